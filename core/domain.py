@@ -1,0 +1,152 @@
+"""A domain: tools, initial database, policy, tasks and tool-dependency edges.
+
+A domain pack builds one `Domain` and registers it through `tau_register_domains`. Files are
+read lazily from the pack's own package (`importlib.resources`), so registering a domain costs
+nothing until a run uses it. Classic-suite adapters pass loader callables instead of a package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from importlib.resources import files
+from types import ModuleType
+from typing import Any
+
+from pydantic import ValidationError
+
+from tau_emotion.core.environment import Database, DataError, Toolset
+from tau_emotion.core.models import Task
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ())) or "(top level)"
+    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"field '{loc}': {err.get('msg')}{more}"
+
+
+def parse_tasks(raw: Any, source: str, domain: str | None = None) -> list[Task]:
+    """Validate a list of task dicts; raise DataError naming the file, the task id and the field."""
+    if isinstance(raw, dict) and "tasks" in raw:
+        raw = raw["tasks"]
+    if not isinstance(raw, list):
+        raise DataError(f"{source}: expected a list of tasks, got {type(raw).__name__}")
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw):
+        ident = item.get("id", f"#{i}") if isinstance(item, dict) else f"#{i}"
+        try:
+            task = Task.model_validate(item)
+        except ValidationError as exc:
+            raise DataError(f"{source}: task '{ident}': {format_validation_error(exc)}") from None
+        if domain is not None and task.domain != domain:
+            raise DataError(f"{source}: task '{ident}': field 'domain' is '{task.domain}', expected '{domain}'")
+        task._source = source
+        if task.id in seen:
+            raise DataError(f"{source}: task '{ident}': duplicate task id")
+        seen.add(task.id)
+        tasks.append(task)
+    return tasks
+
+
+def load_tasks_file(path: Any, domain: str | None = None) -> list[Task]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_tasks(raw, str(path), domain)
+
+
+def collect_tools(source: ModuleType | str | Iterable[Callable]) -> list[Callable]:
+    if isinstance(source, str):
+        source = importlib.import_module(source)
+    if isinstance(source, ModuleType):
+        return [v for v in vars(source).values() if callable(v) and hasattr(v, "__tau_tool__")]
+    return list(source)
+
+
+class Domain:
+    """Everything the harness needs to run tasks in one domain."""
+
+    def __init__(
+        self,
+        name: str,
+        tools: ModuleType | str | Iterable[Callable] | Callable[[], Toolset],
+        *,
+        package: str | None = None,
+        description: str = "",
+        graph_edges: Iterable[tuple[str, str]] | None = None,
+        load_database: Callable[[], Database] | None = None,
+        load_policy: Callable[[], str] | None = None,
+        load_tasks: Callable[[], list[Task]] | None = None,
+        policy_rules: Iterable[Callable] = (),
+        meta: dict[str, Any] | None = None,
+    ):
+        self.name = name
+        self.package = package
+        self.description = description
+        self._tools = tools
+        self._graph_edges = list(graph_edges) if graph_edges is not None else None
+        self._load_database = load_database
+        self._load_policy = load_policy
+        self._load_tasks = load_tasks
+        self.policy_rules = list(policy_rules)
+        self.meta = meta or {}
+
+    def __repr__(self) -> str:
+        return f"Domain({self.name!r})"
+
+    def _file(self, relative: str) -> Any:
+        if self.package is None:
+            raise DataError(f"domain '{self.name}' has no package to read {relative} from")
+        return files(self.package).joinpath(relative)
+
+    @cached_property
+    def toolset(self) -> Toolset:
+        if callable(self._tools) and not isinstance(self._tools, ModuleType):
+            made = self._tools()
+            return made if isinstance(made, Toolset) else Toolset(list(made))
+        return Toolset(collect_tools(self._tools))
+
+    @cached_property
+    def database(self) -> Database:
+        if self._load_database is not None:
+            return self._load_database()
+        return Database.from_json(self._file("data/db.json"))
+
+    @cached_property
+    def policy(self) -> str:
+        if self._load_policy is not None:
+            return self._load_policy()
+        return self._file("data/policy.md").read_text(encoding="utf-8")
+
+    @cached_property
+    def all_tasks(self) -> list[Task]:
+        if self._load_tasks is not None:
+            return self._load_tasks()
+        return load_tasks_file(self._file("data/tasks.json"), self.name)
+
+    def tasks(self, split: str | None = "test") -> list[Task]:
+        return [t for t in self.all_tasks if split in (None, "all") or t.split == split]
+
+    @property
+    def splits(self) -> list[str]:
+        return sorted({t.split for t in self.all_tasks})
+
+    @cached_property
+    def graph_edges(self) -> list[tuple[str, str]] | None:
+        """Declared tool-dependency edges (None when the pack declares none)."""
+        if self._graph_edges is not None:
+            return self._graph_edges
+        if self.package is None:
+            return None
+        path = self._file("data/graph.json")
+        if not path.is_file():
+            return None
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return [tuple(edge) for edge in raw.get("edges", raw)]  # type: ignore[misc]

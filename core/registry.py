@@ -1,0 +1,107 @@
+"""Strict name registries for domains, agents, users, metrics, executors, stores, trainers and suites.
+
+A duplicate name is an error naming both owners; an unknown name lists what is installed and
+suggests the nearest; a `"module:attr"` target is imported only when first used.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class RegistryError(LookupError):
+    """An unknown or duplicate name; the message is meant for people."""
+
+
+def suggest(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
+    return f" Did you mean '{close[0]}'?" if close else ""
+
+
+def resolve_target(target: Any) -> Any:
+    if isinstance(target, str) and ":" in target:
+        module, _, attr = target.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return target
+
+
+@dataclass
+class Entry(Generic[T]):
+    name: str
+    target: Any
+    owner: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    _loaded: Any = None
+
+    def load(self) -> T:
+        if self._loaded is None:
+            self._loaded = resolve_target(self.target)
+        return self._loaded
+
+
+class Registry(Generic[T]):
+    """Names -> targets for one kind of thing (`kind` is used in messages: 'domain', 'agent', ...)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, Entry[T]] = {}
+
+    def add(self, name: str, target: Any, owner: str = "?", **meta: Any) -> None:
+        if name in self._entries:
+            other = self._entries[name].owner
+            raise RegistryError(f"{self.kind} '{name}' is registered twice: by plugin '{other}' and by plugin '{owner}'")
+        self._entries[name] = Entry(name, target, owner, meta)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def entry(self, name: str) -> Entry[T]:
+        try:
+            return self._entries[name]
+        except KeyError:
+            names = self.names()
+            installed = ", ".join(names) if names else "none"
+            raise RegistryError(
+                f"unknown {self.kind} '{name}'.{suggest(name, names)} Installed: {installed}"
+            ) from None
+
+    def get(self, name: str) -> T:
+        return self.entry(name).load()
+
+    def items(self) -> list[tuple[str, Entry[T]]]:
+        return sorted(self._entries.items())
+
+
+class Register:
+    """The callable handed to `tau_register_*` hooks: `register(name, target, **meta)` or `register(obj)`."""
+
+    def __init__(self, registry: Registry, owner_of: Callable[[], str]):
+        self._registry = registry
+        self._owner_of = owner_of
+
+    def __call__(self, name: Any, target: Any = None, **meta: Any) -> None:
+        if target is None:
+            obj = name
+            name = getattr(obj, "name", None)
+            if not isinstance(name, str):
+                raise RegistryError(f"register() needs a name for {obj!r}")
+            target = obj
+        self._registry.add(name, target, owner=self._owner_of(), **meta)

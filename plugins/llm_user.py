@@ -1,0 +1,65 @@
+"""The `llm` user: a model plays the customer, following tau-bench's user protocol.
+
+The model sees the task instruction (and what the user knows) in its system prompt, plus every
+section other plugins add through `tau_user_prompt` (that is how the emotion pack conditions
+it). Roles are flipped: the agent's messages are the model's `user` turns. Text sent together
+with a termination token is kept. One guard against a known simulator failure: a user that
+answers an agent's confirmation question with "yes" and the stop token in the same message
+would end the episode before the agent could act, so the token is held back in that message.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.episode import Episode
+from tau_emotion.core.models import Message
+from tau_emotion.plugins.completion import ModelSettings, complete
+from tau_emotion.plugins.stop import STOP_TOKEN
+from tau_emotion.templates import render
+
+GREETING = "Hi! How can I help you today?"
+_ASKS_CONFIRMATION = re.compile(r"\b(confirm|proceed|go ahead|shall i|should i|would you like me to|do you want me to)\b", re.I)
+_AGREES = re.compile(r"^\W*(yes|yeah|yep|sure|ok|okay|correct|please do|go ahead)\b", re.I)
+
+
+class LLMUser:
+    def __init__(self, episode: Episode):
+        self.episode = episode
+        self.settings = ModelSettings.from_config(episode.config, "user")
+        self.history: list[dict[str, str]] = []
+        self.system: str | None = None
+
+    def _system_prompt(self) -> str:
+        task = self.episode.task
+        base = render("user_system.j2", instruction=task.user.instruction, known=task.user.known, stop_token=STOP_TOKEN)
+        return "\n\n".join([base, *self.episode.user_prompt_sections(base)])
+
+    async def _say(self, agent_text: str) -> Message:
+        if self.system is None:
+            self.system = self._system_prompt()
+        self.history.append({"role": "user", "content": agent_text})
+        reply = await complete(self.settings, [{"role": "system", "content": self.system}, *self.history])
+        text = (reply.content or "").strip()
+        self.history.append({"role": "assistant", "content": text})
+        return Message(role="user", content=text, usage=reply.usage)
+
+    async def start(self) -> Message:
+        message = await self._say(GREETING)
+        self.episode.add_usage(message.usage)
+        return message
+
+    async def respond(self, message: Message) -> Message:
+        agent_text = message.content or ""
+        reply = await self._say(agent_text)
+        self.episode.add_usage(reply.usage)
+        text = reply.content or ""
+        if STOP_TOKEN in text and _ASKS_CONFIRMATION.search(agent_text) and "?" in agent_text and _AGREES.search(text):
+            reply.content = text.replace(STOP_TOKEN, "").strip() or "Yes."
+        return reply
+
+
+@hookimpl
+def tau_register_users(register):
+    register("llm", LLMUser)

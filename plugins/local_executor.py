@@ -1,0 +1,35 @@
+"""The `local` executor: trials as asyncio tasks under a concurrency limit (episodes are I/O-bound)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.models import EpisodeResult
+
+
+class LocalExecutor:
+    def __init__(self, concurrency: int = 8):
+        self.concurrency = max(1, int(concurrency))
+
+    async def run(self, jobs: list[Callable[[], Awaitable[EpisodeResult]]],
+                  on_result: Callable[[EpisodeResult], None]) -> None:
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(job: Callable[[], Awaitable[EpisodeResult]]) -> None:
+            async with limit:
+                result = await job()
+            on_result(result)
+
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:
+                t.cancel()
+
+
+@hookimpl
+def tau_register_executors(register):
+    register("local", LocalExecutor)

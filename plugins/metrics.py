@@ -1,0 +1,99 @@
+"""The `metrics` plugin: Avg@k and Pass^k (tau-bench's unbiased estimator) with bootstrap intervals.
+
+Over n trials of a task with c successes: Avg@n is the mean of c/n over tasks, Pass^k the mean
+of C(c,k)/C(n,k). Errored trials count as failures (and are reported); intervals resample tasks.
+`score_group` is public so other plugins (the emotion pack) break results down the same way.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from math import comb
+from statistics import mean
+from typing import Any
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.models import EpisodeResult, RunConfig
+
+BOOTSTRAP_SAMPLES = 1000
+
+
+def pass_hat_k(c: int, n: int, k: int) -> float:
+    return comb(c, k) / comb(n, k) if n >= k else float("nan")
+
+
+def _interval(values: list[float], rng: random.Random) -> list[float]:
+    if len(values) < 2:
+        return [values[0], values[0]] if values else [float("nan"), float("nan")]
+    means = sorted(mean(rng.choices(values, k=len(values))) for _ in range(BOOTSTRAP_SAMPLES))
+    return [round(means[int(0.025 * BOOTSTRAP_SAMPLES)], 4), round(means[int(0.975 * BOOTSTRAP_SAMPLES) - 1], 4)]
+
+
+def score_group(results: Iterable[EpisodeResult], k_max: int, seed: int = 0) -> dict[str, Any]:
+    """Avg@k, Pass^1..k, mean reward, intervals and counts for one group of results."""
+    by_task: dict[str, list[EpisodeResult]] = defaultdict(list)
+    for r in results:
+        by_task[f"{r.domain}/{r.task_id}"].append(r)
+    if not by_task:
+        return {"n_tasks": 0, "n_trials": 0}
+    rng = random.Random(seed)
+    per_task_avg = [sum(r.success for r in rs) / len(rs) for rs in by_task.values()]
+    out: dict[str, Any] = {
+        "n_tasks": len(by_task),
+        "n_trials": sum(len(rs) for rs in by_task.values()),
+        "avg_at_k": round(mean(per_task_avg), 4),
+        "avg_at_k_ci95": _interval(per_task_avg, rng),
+        "mean_reward": round(mean(r.reward for rs in by_task.values() for r in rs), 4),
+        "pass_hat_k": {},
+        "pass_hat_k_ci95": {},
+    }
+    for k in range(1, k_max + 1):
+        values = [pass_hat_k(sum(r.success for r in rs), len(rs), k) for rs in by_task.values() if len(rs) >= k]
+        if values:
+            out["pass_hat_k"][str(k)] = round(mean(values), 4)
+            out["pass_hat_k_ci95"][str(k)] = _interval(values, rng)
+    all_results = [r for rs in by_task.values() for r in rs]
+    terminations = Counter(r.termination.reason for r in all_results)
+    out["terminations"] = dict(sorted(terminations.items()))
+    out["unsatisfied_rate"] = round(terminations.get("unsatisfied", 0) / len(all_results), 4)
+    return out
+
+
+def breakdown(results: list[EpisodeResult], key: Callable[[EpisodeResult], str | None], k_max: int,
+              seed: int = 0) -> dict[str, Any]:
+    groups: dict[str, list[EpisodeResult]] = defaultdict(list)
+    for r in results:
+        name = key(r)
+        if name is not None:
+            groups[name].append(r)
+    return {name: score_group(rs, k_max, seed) for name, rs in sorted(groups.items())}
+
+
+def conversation_stats(results: list[EpisodeResult]) -> dict[str, Any]:
+    if not results:
+        return {}
+    tokens = sum(r.usage.get("total_tokens", 0.0) for r in results)
+    cost = sum(r.usage.get("cost", 0.0) for r in results)
+    return {
+        "mean_steps": round(mean(r.n_steps for r in results), 3),
+        "mean_user_turns": round(mean(r.n_user_turns for r in results), 3),
+        "tool_calls_per_user_turn": round(
+            sum(r.n_tool_calls for r in results) / max(1, sum(r.n_user_turns for r in results)), 3),
+        "total_tokens": tokens,
+        "total_cost": round(cost, 6),
+    }
+
+
+def core_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, Any]:
+    overall = score_group(results, config.trials, config.seed)
+    overall.pop("n_tasks", None)
+    overall["by_domain"] = breakdown(results, lambda r: r.domain, config.trials, config.seed)
+    overall["conversation"] = conversation_stats(results)
+    return overall
+
+
+@hookimpl
+def tau_register_metrics(register):
+    register("core", core_metrics)

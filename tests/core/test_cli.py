@@ -1,0 +1,149 @@
+import json
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from tau_emotion.core.cli import build_cli
+
+
+@pytest.fixture
+def tau(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TAU_PLUGINS", raising=False)
+    runner = CliRunner()
+    cli = build_cli()
+
+    def invoke(*args):
+        return runner.invoke(cli, list(args), catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def bad_pack(tmp_path, monkeypatch):
+    """A third-party-style pack on sys.path whose data files the test breaks."""
+    pkg = tmp_path / "badpack"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        from tau_emotion.core import hookimpl
+        from tau_emotion.core.domain import Domain
+
+        @hookimpl
+        def tau_register_domains(register):
+            register(Domain("bad", tools="tau_emotion.domain_packs.mock.tools", package=__name__))
+    """))
+    (pkg / "data" / "policy.md").write_text("policy")
+    (pkg / "data" / "db.json").write_text('{"owners": {}, "accounts": {}}')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield pkg / "data"
+    sys.modules.pop("badpack", None)
+
+
+def test_run_mock_writes_summary_json(tau, tmp_path):
+    result = tau("run", "--plugins", "mock", "--trials", "2", "--summary-json", "s.json", "--no-progress")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["plugins"] == ["mock"]
+    assert summary["n_tasks"] == 4 and summary["trials"] == 2
+    assert summary["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    assert summary["avg_at_k"] == 1.0
+    assert set(summary["by_domain"]) == {"mock"}
+    assert summary["terminations"] == {"terminal_tool": 2, "user_stop": 6}
+    run_id = summary["run_id"]
+    shown = tau("show", run_id, "--json")
+    assert len(json.loads(shown.output)["trials"]) == 8
+    exported = tau("export", run_id)
+    lines = [json.loads(x) for x in exported.output.splitlines()]
+    assert len(lines) == 8 and lines[0]["messages"][0]["role"] == "user"
+    assert run_id in tau("runs").output
+
+
+def test_task_selection_options(tau, tmp_path):
+    result = tau("run", "--plugins", "mock", "--trials", "1", "--tasks", "2", "--summary-json", "a.json", "--no-progress")
+    assert json.loads((tmp_path / "a.json").read_text())["n_tasks"] == 2
+    result = tau("run", "--plugins", "mock", "--trials", "1", "--task-ids", "mock-003,mock-004",
+                 "--summary-json", "b.json", "--no-progress")
+    assert json.loads((tmp_path / "b.json").read_text())["n_tasks"] == 2
+    result = tau("run", "--plugins", "mock", "--task-ids", "mock-999")
+    assert result.exit_code == 1 and "unknown task id(s) in split 'test': mock-999" in result.output
+
+
+def test_tasks_json_and_domains(tau):
+    tasks = json.loads(tau("tasks", "mock", "--json").output)
+    assert [t["id"] for t in tasks] == ["mock-001", "mock-002", "mock-003", "mock-004"]
+    assert "mock " in tau("domains").output
+    result = tau("tasks", "mokc")
+    assert result.exit_code == 1 and "Did you mean 'mock'?" in result.output
+
+
+def test_unknown_plugin_and_domain_errors_are_one_line(tau):
+    result = tau("run", "--plugins", "airlin")
+    assert result.exit_code == 1
+    assert result.output.strip().startswith("Error: unknown plugin 'airlin'. Did you mean 'airline'?")
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    result = tau("run")
+    assert result.exit_code == 1 and "no domain selected" in result.output
+    result = tau("run", "--plugins", "mock", "--agent", "orakle")
+    assert "unknown agent 'orakle'. Did you mean 'oracle'?" in result.output
+
+
+@pytest.mark.parametrize(
+    ("tasks", "expected"),
+    [
+        ('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x", "intents": "nope"}}]',
+         "tasks.json: task 'b-1': field 'user.intents': Input should be a valid list"),
+        ('[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "colour": 1}]',
+         "tasks.json: task 'b-2': field 'colour': Extra inputs are not permitted"),
+        ('[{"id": "b-3", "domain": "bad", "user": {"instruction": "x"}, "emotion": {"family": "fear"}}]',
+         "tasks.json: task 'b-3': field 'emotion.emotion': Field required"),
+        ('[{"id": "b-4", "domain": "bad", "user": {"instruction": "x"}', "tasks.json: invalid JSON at line 1"),
+    ],
+)
+def test_malformed_task_file_is_one_line_naming_file_task_and_field(tau, bad_pack, tasks, expected):
+    (bad_pack / "tasks.json").write_text(tasks)
+    result = tau("run", "--plugins", "badpack")
+    assert result.exit_code == 1
+    assert expected in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_malformed_db_file_and_debug_traceback(tau, bad_pack):
+    (bad_pack / "tasks.json").write_text('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"}}]')
+    (bad_pack / "db.json").write_text('{"owners": [1, 2]}')
+    result = tau("run", "--plugins", "badpack", "--no-progress")
+    assert result.exit_code == 1
+    assert "db.json: table 'owners' row 0 has no 'id' field" in result.output
+    with pytest.raises(Exception, match="has no 'id' field"):
+        tau("run", "--plugins", "badpack", "--debug")
+
+
+def test_broken_plugin_is_listed_not_fatal(tau):
+    result = tau("plugins")
+    assert result.exit_code == 0
+    assert "mock" in result.output and "tau_register_domains" in result.output
+
+
+def test_help_lists_run_options(tau):
+    out = tau("run", "--help").output
+    for flag in ("--plugins", "--agent-model", "--user-api-base", "--trials", "--resume", "--summary-json"):
+        assert flag in out
+
+
+def test_tasks_check_lists_tasks_whose_gold_does_not_score(tau, bad_pack):
+    (bad_pack / "db.json").write_text('{"owners": {}, "accounts": {"a": {"owner": "o", "balance": 5, "status": "open"}}}')
+    (bad_pack / "tasks.json").write_text(
+        '[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"},'
+        '  "gold": {"actions": [{"name": "get_account", "arguments": {"account_id": "a"}}]}},'
+        ' {"id": "b-2", "domain": "bad", "user": {"instruction": "x"},'
+        '  "gold": {"actions": [{"name": "get_account", "arguments": {"account_id": "zz"}}]}}]')
+    result = tau("tasks", "bad", "--check", "--plugins", "badpack")
+    assert "task 'b-2': gold action 0 (get_account) failed: Error: account zz not found" in result.output
+    assert "b-1" not in result.output.split("1 of 2")[0]
+    assert "1 of 2 task(s) in bad/test score 1" in result.output
+
+
+def test_tasks_check_mock_all_score(tau):
+    result = tau("tasks", "mock", "--check")
+    assert "4 of 4 task(s) in mock/test score 1" in result.output

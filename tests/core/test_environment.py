@@ -1,0 +1,141 @@
+import json
+from typing import Literal
+
+import pytest
+
+from tau_emotion.core.environment import Database, DataError, ToolError, Toolset, tool
+
+
+def _db():
+    return Database({"users": {"u1": {"name": "Ada", "tags": ["a"]}, "u2": {"name": "Ben", "tags": []}},
+                     "orders": {"o1": {"user": "u1", "total": 10}}})
+
+
+def test_state_is_copy_on_write_and_reset_is_free():
+    db = _db()
+    state = db.state()
+    state["users"]["u1"]["tags"].append("b")
+    state["orders"]["o2"] = {"user": "u2", "total": 3}
+    del state["orders"]["o1"]
+    assert db.tables["users"]["u1"]["tags"] == ["a"]
+    assert "o1" in db.tables["orders"] and "o2" not in db.tables["orders"]
+    assert sorted(state["orders"]) == ["o2"]
+    assert state.changed() == {"users": {"u1": {"name": "Ada", "tags": ["a", "b"]}},
+                               "orders": {"o1": None, "o2": {"user": "u2", "total": 3}}}
+    fresh = db.state()
+    assert fresh.content_hash == db.content_hash
+    assert state.content_hash != db.content_hash
+
+
+def test_hash_is_content_based_and_stable_under_key_order():
+    a = Database({"t": {"x": {"a": 1, "b": [1, 2]}, "y": {"c": None}}})
+    b = Database({"t": {"y": {"c": None}, "x": {"b": [1, 2], "a": 1}}})
+    assert a.content_hash == b.content_hash
+    state = a.state()
+    state["t"]["x"]["a"] = 2
+    state["t"]["x"]["a"] = 1  # changed and changed back: same content, same hash
+    assert state.content_hash == a.content_hash
+    other = a.state()
+    row = other["t"]["x"]
+    other["t"]["x"] = {"b": row["b"], "a": row["a"]}
+    assert other.content_hash == a.content_hash
+    moved = a.state()
+    moved["t"]["z"] = moved["t"]["y"]
+    del moved["t"]["y"]
+    assert moved.content_hash != a.content_hash
+
+
+def test_reads_do_not_change_the_hash_and_peek_does_not_copy():
+    db = _db()
+    state = db.state()
+    _ = state["users"]["u1"]
+    assert state.content_hash == db.content_hash
+    assert state["users"].peek("u2") is db.tables["users"]["u2"]
+    assert dict(state["users"].scan())["u2"]["name"] == "Ben"
+
+
+def test_database_from_json_errors_name_the_file(tmp_path):
+    bad = tmp_path / "db.json"
+    bad.write_text('{"users": {"u1": {"name": "x"},}}')
+    with pytest.raises(DataError, match=r"db.json: invalid JSON at line 1"):
+        Database.from_json(bad)
+    bad.write_text('{"users": 3}')
+    with pytest.raises(DataError, match=r"table 'users' must be an object or a list"):
+        Database.from_json(bad)
+    ok = tmp_path / "list.json"
+    ok.write_text(json.dumps({"users": [{"id": "u1", "name": "x"}]}))
+    assert Database.from_json(ok).tables["users"]["u1"]["name"] == "x"
+
+
+@tool(writes=True)
+def rename(db, user_id: str, name: str, mode: Literal["first", "full"] = "full", times: int = 1) -> dict:
+    """Rename a user.
+
+    Args:
+        user_id: The user's id.
+        name: The new name,
+            possibly long.
+        mode: Which part to change.
+        times: How often.
+    """
+    if user_id not in db["users"]:
+        raise ToolError(f"user {user_id} not found")
+    db["users"][user_id]["name"] = name
+    return {"ok": True}
+
+
+@tool(terminal=True)
+def hand_over(db, summary: str) -> str:
+    """Hand over to a human.
+
+    Args:
+        summary: Why.
+    """
+    return "done"
+
+
+def test_schema_is_derived_from_signature_and_docstring():
+    ts = Toolset([rename, hand_over])
+    schema = ts["rename"].schema["function"]
+    assert schema["description"] == "Rename a user."
+    params = schema["parameters"]
+    assert params["required"] == ["user_id", "name"]
+    assert params["properties"]["name"]["description"] == "The new name, possibly long."
+    assert params["properties"]["mode"]["enum"] == ["first", "full"]
+    assert params["properties"]["times"]["type"] == "integer"
+    assert ts["rename"].writes and not ts["rename"].terminal
+    assert ts.is_terminal("hand_over")
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("nope", {}, "unknown tool 'nope'. Available tools: hand_over, rename"),
+        ("rename", '{"user_id": ', "not valid JSON"),
+        ("rename", {"user_id": "u1"}, "name: Field required"),
+        ("rename", {"user_id": "u1", "name": "x", "times": "many"}, "times: Input should be a valid integer"),
+        ("rename", {"user_id": "u1", "name": "x", "color": "red"}, "color: Extra inputs are not permitted"),
+        ("rename", {"user_id": "u9", "name": "x"}, "user u9 not found"),
+        ("rename", "[1, 2]", "must be a JSON object"),
+    ],
+)
+def test_bad_tool_calls_become_error_results(name, arguments, expected):
+    ts = Toolset([rename, hand_over])
+    state = _db().state()
+    text, is_error = ts.call(state, name, arguments)
+    assert is_error
+    assert expected in text
+    assert state.content_hash == state.database.content_hash
+
+
+def test_tool_without_docstring_or_db_parameter_is_rejected():
+    def nodoc(db, x: int):
+        return x
+
+    def nodb(x: int):
+        """Doc."""
+
+    with pytest.raises(DataError, match="no docstring"):
+        Toolset([nodoc])
+    with pytest.raises(DataError, match="first parameter"):
+        Toolset([nodb])

@@ -1,0 +1,112 @@
+import sys
+import textwrap
+
+import pytest
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.plugins import DEFAULT_PLUGINS, PluginError, get_plugin_manager, parse_selection
+from tau_emotion.core.registry import RegistryError
+
+
+@pytest.fixture
+def plugin_dir(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    created = []
+
+    def write(name, source):
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
+        created.append(name)
+        return name
+
+    yield write
+    for name in created:
+        sys.modules.pop(name, None)
+
+
+def test_parse_selection():
+    assert parse_selection("emotion, airline,no:unsatisfied") == (["emotion", "airline"], ["unsatisfied"])
+    assert parse_selection(["a,b", "no:c"]) == (["a", "b"], ["c"])
+
+
+def test_parse_selection_reads_env(monkeypatch):
+    monkeypatch.setenv("TAU_PLUGINS", "mock,no:progress")
+    assert parse_selection(None) == (["mock"], ["progress"])
+
+
+def test_defaults_plus_selected_and_blocking():
+    pm = get_plugin_manager(["mock"])
+    assert set(DEFAULT_PLUGINS) | {"mock", "core"} == {name for name, _ in pm.list_name_plugin()}
+    assert pm.catalog("domains").names() == ["mock"]
+    blocked = get_plugin_manager(["mock"], ["stop", "oracle"])
+    names = {name for name, _ in blocked.list_name_plugin()}
+    assert "stop" not in names and "oracle" not in names
+    assert "oracle" not in blocked.catalog("agents")
+    assert get_plugin_manager().catalog("domains").names() == []
+
+
+def test_unknown_plugin_suggests_nearest():
+    with pytest.raises(PluginError, match=r"unknown plugin 'mok'\. Did you mean 'mock'\? Installed plugins: .*airline"):
+        get_plugin_manager(["mok"])
+
+
+def test_unknown_catalog_name_suggests_nearest():
+    pm = get_plugin_manager(["mock"])
+    with pytest.raises(RegistryError, match=r"unknown agent 'orcale'\. Did you mean 'oracle'\? Installed: oracle, tool_calling"):
+        pm.catalog("agents").get("orcale")
+
+
+def test_tau_requires_pulls_plugins_in_and_no_blocks_them(plugin_dir):
+    plugin_dir("needs_mock", """
+        tau_requires = ["mock"]
+    """)
+    pm = get_plugin_manager(["needs_mock"])
+    assert "mock" in pm.catalog("domains")
+    pm = get_plugin_manager(["needs_mock"], ["mock"])
+    assert "mock" not in pm.catalog("domains")
+
+
+def test_dotted_module_plugin_and_duplicate_names_name_both_owners(plugin_dir):
+    plugin_dir("dup_agent", """
+        from tau_emotion.core import hookimpl
+
+        @hookimpl
+        def tau_register_agents(register):
+            register("oracle", object)
+    """)
+    pm = get_plugin_manager(["dup_agent"])
+    with pytest.raises(RegistryError, match=r"agent 'oracle' is registered twice: by plugin '(oracle|dup_agent)' and by plugin '(oracle|dup_agent)'"):
+        pm.catalog("agents")
+
+
+def test_broken_plugin_is_one_readable_error(plugin_dir):
+    plugin_dir("broken_plugin", "raise RuntimeError('boom at import')\n")
+    with pytest.raises(PluginError, match=r"plugin 'broken_plugin' \(broken_plugin\) failed to import: RuntimeError: boom at import"):
+        get_plugin_manager(["broken_plugin"])
+
+
+def test_misspelt_hookimpl_fails_loudly(plugin_dir):
+    plugin_dir("typo_plugin", """
+        from tau_emotion.core import hookimpl
+
+        @hookimpl
+        def tau_register_agent(register):
+            pass
+    """)
+    with pytest.raises(PluginError, match="tau_register_agent"):
+        get_plugin_manager(["typo_plugin"])
+
+
+def test_in_test_plugin_object_can_terminate_episodes():
+    from tau_emotion.core.models import RunConfig, Termination
+    from tau_emotion.core.runner import prepare_run, run_sync
+
+    class CutAfterFirstUserMessage:
+        @hookimpl(tryfirst=True)
+        def tau_check_termination(self, episode, message):
+            if message.role == "user":
+                return Termination(reason="cut", by="test")
+
+    pm = get_plugin_manager(["mock"], extra=[CutAfterFirstUserMessage()])
+    run = prepare_run(RunConfig(plugins=["mock"], trials=1, options={"progress": False}), ":memory:", pm=pm)
+    summary = run_sync(run)
+    assert summary["terminations"] == {"cut": 4}

@@ -1,0 +1,325 @@
+"""Behaviour of the airline pack's tools, rules and tasks against its real generated database."""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib.resources import files
+
+import pytest
+
+from tau_emotion.core.domain import Domain
+from tau_emotion.domain_packs.airline import generate_db, rules, tau_register_domains
+from tau_emotion.domain_packs.airline.tools import BAG_FEE
+
+
+@pytest.fixture(scope="module")
+def domain() -> Domain:
+    found: list[Domain] = []
+    tau_register_domains(found.append)
+    assert [d.name for d in found] == ["airline"]
+    return found[0]
+
+
+@pytest.fixture()
+def state(domain):
+    return domain.database.state()
+
+
+def call(domain, state, name, **arguments):
+    text, is_error = domain.toolset.call(state, name, arguments)
+    assert not is_error, text
+    return json.loads(text) if text[:1] in "[{" else text
+
+
+def fail(domain, state, name, **arguments) -> str:
+    text, is_error = domain.toolset.call(state, name, arguments)
+    assert is_error, text
+    return text
+
+
+# --------------------------------------------------------------------------- data
+
+
+def test_database_scale_and_shape(domain):
+    tables = domain.database.tables
+    assert set(tables) == {"users", "flights", "reservations", "airports"}
+    assert len(tables["users"]) == 500
+    assert len(tables["flights"]) == 300
+    assert len(tables["reservations"]) == 2000
+    assert len(tables["airports"]) == 25
+    for rid, res in list(tables["reservations"].items())[:50]:
+        assert res["reservation_id"] == rid
+        assert rid in tables["users"][res["user_id"]]["reservations"]
+    size = files("tau_emotion.domain_packs.airline").joinpath("data/db.json").stat().st_size
+    assert size < 8_000_000
+
+
+def test_generator_is_deterministic_and_matches_the_shipped_file():
+    shipped = json.loads(files("tau_emotion.domain_packs.airline").joinpath("data/db.json").read_text())
+    assert generate_db.generate(0) == shipped
+    assert generate_db.generate(1) != shipped
+
+
+def test_tool_schemas_are_derived(domain):
+    names = set(domain.toolset.tools)
+    assert len(names) >= 14
+    assert {"book_reservation", "cancel_reservation", "calculate", "transfer_to_human_agents"} <= names
+    assert domain.toolset.is_terminal("transfer_to_human_agents")
+    assert domain.toolset["cancel_reservation"].writes
+    assert not domain.toolset["get_user_details"].writes
+    book = domain.toolset["book_reservation"].parameters
+    assert book["properties"]["cabin"]["enum"] == ["basic_economy", "economy", "business"]
+    assert "payment_methods" in book["required"]
+
+
+def test_policy_and_graph_load(domain):
+    assert "24 hours" in domain.policy
+    assert "2024-05-15 15:00 EST" in domain.policy
+    edges = domain.graph_edges
+    assert edges and all(a in domain.toolset and b in domain.toolset for a, b in edges)
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def test_unknown_ids_are_tool_errors(domain, state):
+    assert "reservation 'NOPE00' not found" in fail(domain, state, "get_reservation_details", reservation_id="NOPE00")
+    assert "user 'nobody' not found" in fail(domain, state, "get_user_details", user_id="nobody")
+    assert "YYYY-MM-DD" in fail(domain, state, "search_direct_flight", origin="JFK", destination="MIA", date="5/24")
+
+
+def test_calculate_is_arithmetic_only(domain, state):
+    assert call(domain, state, "calculate", expression="(135 + 177) * 2") == "624"
+    assert call(domain, state, "calculate", expression="10 / 3") == "3.33"
+    assert call(domain, state, "calculate", expression="-1,234 + 34") == "-1200"
+    for bad in ("__import__('os').system('true')", "2 ** 10", "open('x')", "[1][0]", "True + 1"):
+        assert "only numbers" in fail(domain, state, "calculate", expression=bad)
+    assert "division by zero" in fail(domain, state, "calculate", expression="1 / 0")
+
+
+def test_search_returns_only_bookable_flights(domain, state):
+    direct = call(domain, state, "search_direct_flight", origin="DFW", destination="IAD", date="2024-05-28")
+    assert direct and all(f["status"] == "available" and "prices" in f for f in direct)
+    assert call(domain, state, "search_direct_flight", origin="DFW", destination="IAD", date="2024-05-10") == []
+    pairs = call(domain, state, "search_onestop_flight", origin="SEA", destination="MIA", date="2024-05-23")
+    assert pairs and all(a["destination"] == b["origin"] and b["destination"] == "MIA" for a, b in pairs)
+
+
+def test_booking_deducts_gift_card_and_takes_seats(domain, state):
+    before = call(domain, state, "search_direct_flight", origin="DEN", destination="BOS", date="2024-05-24")[0]
+    price = before["prices"]["economy"]
+    res = call(
+        domain,
+        state,
+        "book_reservation",
+        user_id="keiko_silva_2315",
+        origin="DEN",
+        destination="BOS",
+        flight_type="one_way",
+        cabin="economy",
+        flights=[{"flight_number": "SKY968", "date": "2024-05-24"}],
+        passengers=[{"first_name": "Keiko", "last_name": "Silva", "dob": "1990-02-15"}],
+        payment_methods=[
+            {"payment_id": "gift_card_6352277", "amount": 279},
+            {"payment_id": "credit_card_1296271", "amount": price + 50 - 279},
+        ],
+        total_baggages=4,
+        nonfree_baggages=1,
+        insurance="no",
+    )
+    user = call(domain, state, "get_user_details", user_id="keiko_silva_2315")
+    assert user["payment_methods"]["gift_card_6352277"]["amount"] == 0
+    assert user["reservations"][-1] == res["reservation_id"]
+    assert res["created_at"] == "2024-05-15T15:00:00"
+    after = call(domain, state, "search_direct_flight", origin="DEN", destination="BOS", date="2024-05-24")[0]
+    assert after["available_seats"]["economy"] == before["available_seats"]["economy"] - 1
+
+
+def test_booking_refuses_wrong_totals_and_overdrawn_cards(domain, state):
+    args = dict(
+        user_id="keiko_silva_2315",
+        origin="DEN",
+        destination="BOS",
+        flight_type="one_way",
+        cabin="economy",
+        flights=[{"flight_number": "SKY968", "date": "2024-05-24"}],
+        passengers=[{"first_name": "Keiko", "last_name": "Silva", "dob": "1990-02-15"}],
+        total_baggages=0,
+        nonfree_baggages=0,
+        insurance="no",
+    )
+    assert "total price is 376" in fail(
+        domain, state, "book_reservation", payment_methods=[{"payment_id": "credit_card_1296271", "amount": 1}], **args
+    )
+    assert "has only 279" in fail(
+        domain, state, "book_reservation", payment_methods=[{"payment_id": "gift_card_6352277", "amount": 376}], **args
+    )
+    assert state.changed() == {}
+
+
+def test_cancel_refunds_original_payments_and_is_not_repeatable(domain, state):
+    res = call(domain, state, "cancel_reservation", reservation_id="VLM1VV")
+    assert res["status"] == "cancelled" and res["refund_total"] == 671
+    assert res["payment_history"][-1] == {"payment_id": "gift_card_5909137", "amount": -671}
+    user = call(domain, state, "get_user_details", user_id="mei_brooks_6002")
+    assert user["payment_methods"]["gift_card_5909137"]["amount"] == 4 + 671
+    assert "already cancelled" in fail(domain, state, "cancel_reservation", reservation_id="VLM1VV")
+
+
+def test_cancel_keeps_certificate_money_and_refuses_flown_trips(domain, state):
+    res = call(domain, state, "cancel_reservation", reservation_id="ZDUHRG")  # paid with certificate + gift card
+    assert res["refund_total"] == 151
+    assert "already departed" in fail(domain, state, "cancel_reservation", reservation_id="L9MSJP")
+
+
+def test_flight_change_charges_difference_and_bag_fee(domain, state):
+    res = call(
+        domain,
+        state,
+        "update_reservation_flights",
+        reservation_id="VRSB5Q",
+        cabin="economy",
+        flights=[{"flight_number": "SKY655", "date": "2024-05-24"}, {"flight_number": "SKY817", "date": "2024-05-28"}],
+        payment_id="credit_card_3649188",
+    )
+    assert res["payment_history"][-1] == {"payment_id": "credit_card_3649188", "amount": -72}
+    assert res["flights"][0]["price"] == 234  # a kept flight keeps its price
+    res = call(
+        domain,
+        state,
+        "update_reservation_baggages",
+        reservation_id="VRSB5Q",
+        total_baggages=5,
+        nonfree_baggages=3,
+        payment_id="credit_card_3649188",
+    )
+    assert res["payment_history"][-1]["amount"] == 2 * BAG_FEE
+    assert "cannot go down" in fail(
+        domain,
+        state,
+        "update_reservation_baggages",
+        reservation_id="VRSB5Q",
+        total_baggages=5,
+        nonfree_baggages=0,
+        payment_id="credit_card_3649188",
+    )
+    assert "certificate" in fail(
+        domain,
+        state,
+        "update_reservation_baggages",
+        reservation_id="VRSB5Q",
+        total_baggages=6,
+        nonfree_baggages=4,
+        payment_id="certificate_6625218",
+    )
+
+
+def test_passenger_count_cannot_change(domain, state):
+    one = [{"first_name": "Ann", "last_name": "Lee", "dob": "1990-01-01"}]
+    assert "cannot change" in fail(
+        domain, state, "update_reservation_passengers", reservation_id="ZTGLR0", passengers=one
+    )
+
+
+def test_certificate_ids_are_deterministic(domain):
+    texts = []
+    for _ in range(2):
+        s = domain.database.state()
+        texts.append(call(domain, s, "send_certificate", user_id="mei_brooks_6002", amount=100))
+    assert texts[0] == texts[1] and "certificate_" in texts[0]
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def test_basic_economy_flight_change_is_a_violation(state):
+    moved = {
+        "reservation_id": "1TKEB0",
+        "cabin": "basic_economy",
+        "payment_id": "credit_card_4455356",
+        "flights": [{"flight_number": "SKY295", "date": "2024-05-28"}],
+    }
+    assert "basic economy" in rules.basic_economy_flights_fixed(state, "update_reservation_flights", moved)
+    upgrade = dict(moved, cabin="economy", flights=[{"flight_number": "SKY295", "date": "2024-05-26"}])
+    assert rules.violations(state, "update_reservation_flights", upgrade) == []
+
+
+def test_cancellation_rules(state):
+    assert "cannot be cancelled" in rules.cancellation_allowed(
+        state, "cancel_reservation", {"reservation_id": "ZTGLR0"}
+    )
+    for allowed in ("UYYHQF", "QRTF8P", "BD270U", "VLM1VV"):  # recent, business, insured, airline-cancelled
+        assert rules.cancellation_allowed(state, "cancel_reservation", {"reservation_id": allowed}) is None
+    assert "flown" in rules.cancellation_allowed(state, "cancel_reservation", {"reservation_id": "Y43ERC"})
+
+
+def test_route_bags_payment_and_compensation_rules(state):
+    wrong = {
+        "reservation_id": "GUETZL",
+        "cabin": "economy",
+        "payment_id": "credit_card_3649188",
+        "flights": [{"flight_number": "SKY211", "date": "2024-05-30"}],
+    }
+    assert "one-way trip" in rules.route_and_trip_type_kept(state, "update_reservation_flights", wrong)
+    bags = {"reservation_id": "G8V19T", "total_baggages": 5, "nonfree_baggages": 1, "payment_id": "credit_card_1962535"}
+    assert "should be 2" in rules.baggage_rules(state, "update_reservation_baggages", bags)
+    assert "removed" in rules.baggage_rules(state, "update_reservation_baggages", dict(bags, total_baggages=0))
+    assert rules.compensation_eligible(state, "send_certificate", {"user_id": "mei_brooks_6002", "amount": 100}) is None
+    assert "one of [100]" in rules.compensation_eligible(
+        state, "send_certificate", {"user_id": "mei_brooks_6002", "amount": 500}
+    )
+    assert "no cancelled or delayed" in rules.compensation_eligible(
+        state, "send_certificate", {"user_id": "amelia_silva_2834", "amount": 100}
+    )
+    two_certs = {
+        "user_id": "aisha_nguyen_6056",
+        "passengers": [{}],
+        "payment_methods": [
+            {"payment_id": "certificate_3323695", "amount": 1},
+            {"payment_id": "certificate_4714832", "amount": 1},
+        ],
+    }
+    assert "at most 1 certificate" in rules.booking_limits(state, "book_reservation", two_certs)
+    assert (
+        rules.change_paid_by_card(state, "update_reservation_baggages", dict(bags, payment_id="certificate_5978888"))
+        is not None
+    )
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def test_tasks_are_many_varied_and_long_enough(domain):
+    tasks = domain.tasks("test")
+    assert len(tasks) >= 22
+    assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 5
+    assert all(t.user.known.get("user_id") and t.user.intents for t in tasks)
+    reads_only = [t for t in tasks if not any(domain.toolset[a.name].writes for a in t.gold.actions)]
+    assert len(reads_only) >= 8 and all(t.gold.outputs for t in reads_only if t.id != "airline-023")
+    assert all(a.name in domain.toolset for t in tasks for a in t.gold.actions)
+
+
+def test_every_gold_replays_policy_valid_and_deterministic(domain):
+    edges = set(domain.graph_edges)
+    base = domain.database.content_hash
+    for task in domain.tasks("test"):
+        hashes = []
+        for _ in range(2):
+            state = domain.database.state()
+            for action in task.gold.actions:
+                if domain.toolset[action.name].writes:
+                    assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+                text, is_error = domain.toolset.call(state, action.name, action.arguments)
+                assert not is_error, (task.id, action.name, text)
+            hashes.append(state.content_hash)
+        assert hashes[0] == hashes[1], task.id
+        writes = any(domain.toolset[a.name].writes for a in task.gold.actions)
+        assert (hashes[0] != base) == writes, task.id
+        names = [a.name for a in task.gold.actions]
+        assert set(zip(names, names[1:], strict=False)) <= edges, task.id
+
+
+def test_pack_import_is_light():
+    heavy = {"torch", "transformers", "trl", "vllm", "ray"}
+    assert not heavy & set(sys.modules)

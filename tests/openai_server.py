@@ -1,0 +1,90 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API with scripted replies.
+
+Replies are queued per model name, so one server can play the agent and the user. A reply is a
+dict: {"content": str} and/or {"tool_calls": [{"name": ..., "arguments": "<raw string>"}]}, or
+{"status": 500} for a server error. Every request is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class ScriptedOpenAI:
+    def __init__(self) -> None:
+        self.scripts: dict[str, deque[Any]] = defaultdict(deque)
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in owner.scripts]})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with owner.lock:
+                    owner.requests.append(body)
+                    queue = owner.scripts.get(body.get("model", ""))
+                    reply = queue.popleft() if queue else {"content": "###STOP###"}
+                if callable(reply):
+                    reply = reply(body)
+                if "sleep" in reply:
+                    time.sleep(reply["sleep"])
+                if "status" in reply:
+                    self._send(reply["status"], {"error": {"message": reply.get("message", "scripted failure"),
+                                                           "type": "server_error"}})
+                    return
+                self._send(200, owner.completion(body, reply))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def completion(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+        if reply.get("tool_calls"):
+            message["tool_calls"] = [
+                {"id": f"call_{len(self.requests)}_{i}", "type": "function",
+                 "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str)
+                              else json.dumps(c["arguments"])}}
+                for i, c in enumerate(reply["tool_calls"])]
+        return {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def script(self, model: str, *replies: Any) -> None:
+        self.scripts[model].extend(replies)
+
+    def start(self) -> ScriptedOpenAI:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

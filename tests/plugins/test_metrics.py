@@ -1,0 +1,39 @@
+from math import comb
+
+import pytest
+
+from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
+from tau_emotion.plugins.metrics import core_metrics, pass_hat_k, score_group
+
+
+def _r(task, trial, success, domain="d", reason="user_stop"):
+    return EpisodeResult(task_id=task, domain=domain, trial=trial, reward=1.0 if success else 0.0, success=success,
+                         termination=Termination(reason=reason))
+
+
+def test_pass_hat_k_is_taubench_unbiased_estimator():
+    assert pass_hat_k(3, 3, 3) == 1.0
+    assert pass_hat_k(2, 3, 3) == 0.0
+    assert pass_hat_k(2, 4, 2) == comb(2, 2) / comb(4, 2)
+    assert pass_hat_k(0, 3, 1) == 0.0
+
+
+def test_avg_and_pass_k_over_tasks():
+    results = [_r("a", 0, True), _r("a", 1, True), _r("a", 2, True),
+               _r("b", 0, True), _r("b", 1, False), _r("b", 2, False)]
+    group = score_group(results, 3)
+    assert group["avg_at_k"] == pytest.approx((1 + 1 / 3) / 2, abs=1e-4)
+    assert group["pass_hat_k"]["1"] == pytest.approx((1 + 1 / 3) / 2, abs=1e-4)
+    assert group["pass_hat_k"]["2"] == pytest.approx((1 + 0) / 2, abs=1e-4)
+    assert group["pass_hat_k"]["3"] == pytest.approx(0.5)
+    lo, hi = group["avg_at_k_ci95"]
+    assert lo <= group["avg_at_k"] <= hi
+
+
+def test_breakdown_by_domain_and_unsatisfied_rate():
+    results = [_r("a", 0, True, "x"), _r("b", 0, False, "y", reason="unsatisfied")]
+    summary = core_metrics(results, RunConfig(trials=1))
+    assert set(summary["by_domain"]) == {"x", "y"}
+    assert summary["by_domain"]["x"]["avg_at_k"] == 1.0
+    assert summary["unsatisfied_rate"] == 0.5
+    assert summary["terminations"] == {"unsatisfied": 1, "user_stop": 1}
