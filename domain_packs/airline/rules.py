@@ -69,6 +69,13 @@ def _itinerary_problem(
     return None
 
 
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _allowance(state: State, user_id: str, cabin: str, passengers: int) -> int | None:
     user = state["users"].peek(user_id)
     if user is None or cabin not in FREE_BAGS["regular"]:
@@ -167,7 +174,8 @@ def baggage_rules(state: State, action_name: str, arguments: dict) -> str | None
         if res is None:
             return None
         user_id, cabin, passengers = res["user_id"], res["cabin"], len(res["passengers"])
-        if int(arguments.get("total_baggages", 0)) < res["total_baggages"]:
+        total = _int(arguments.get("total_baggages"))
+        if total is not None and total < res["total_baggages"]:
             return "checked bags cannot be removed from a reservation"
     elif action_name == "book_reservation":
         user_id = str(arguments.get("user_id"))
@@ -176,10 +184,11 @@ def baggage_rules(state: State, action_name: str, arguments: dict) -> str | None
     else:
         return None
     allowance = _allowance(state, user_id, cabin, passengers)
-    if allowance is None:
-        return None
-    expected = max(0, int(arguments.get("total_baggages", 0)) - allowance)
-    if int(arguments.get("nonfree_baggages", 0)) != expected:
+    total, nonfree = _int(arguments.get("total_baggages")), _int(arguments.get("nonfree_baggages"))
+    if allowance is None or total is None or nonfree is None:
+        return None  # the tool reports malformed arguments
+    expected = max(0, total - allowance)
+    if nonfree != expected:
         return f"with {allowance} free bag(s) allowed, nonfree_baggages should be {expected}"
     return None
 

@@ -287,6 +287,13 @@ def test_route_bags_payment_and_compensation_rules(state):
     )
 
 
+def test_rules_ignore_malformed_arguments(state):
+    junk = [{}, {"reservation_id": 5}, {"reservation_id": "ZTGLR0", "flights": "x", "total_baggages": "many"}]
+    for name in ("book_reservation", "update_reservation_flights", "update_reservation_baggages", "send_certificate"):
+        for arguments in junk:
+            rules.violations(state, name, arguments)  # must not raise
+
+
 # --------------------------------------------------------------------------- tasks
 
 
