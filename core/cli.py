@@ -149,7 +149,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"run {summary.get('run_id')}")
-    table.add_column("scope")
+    table.add_column("scope", no_wrap=True)
     table.add_column("tasks", justify="right")
     table.add_column("Avg@k", justify="right")
     for k in summary.get("pass_hat_k", {}):

@@ -22,7 +22,7 @@ import pluggy
 from tau_emotion.core import PROJECT, hookspecs
 from tau_emotion.core.registry import Register, Registry, suggest
 
-DEFAULT_PLUGINS = ("oracle", "tool_calling", "scripted", "llm_user", "stop", "metrics", "sqlite", "local", "progress")
+DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "scripted", "llm_user", "stop", "metrics", "sqlite", "local", "progress")
 
 CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites")
 

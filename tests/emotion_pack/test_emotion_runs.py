@@ -1,0 +1,196 @@
+"""The emotion plugin end to end: conditioning, patience, ###UNSATISFIED###, metrics, bad input."""
+
+import json
+from statistics import mean
+
+import pytest
+from click.testing import CliRunner
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.cli import build_cli
+from tau_emotion.core.models import Message, RunConfig
+from tau_emotion.core.plugins import get_plugin_manager
+from tau_emotion.core.runner import prepare_run, run_sync
+from tau_emotion.plugins.oracle_agent import OracleAgent
+
+IMPATIENT = ["anger.frustration/cold/high/skeptical", "anger.exasperation/cold/high/skeptical",
+             "anger.bitterness/cold/high/skeptical"]
+PATIENT = "enjoyment.peace/warm/low/trusting"
+
+
+def _run(plugins, tmp_path, pm=None, **kw):
+    options = {"progress": False, **kw.pop("options", {})}
+    config = RunConfig(plugins=plugins, options=options, **kw)
+    run = prepare_run(config, str(tmp_path / "r.sqlite"), pm=pm)
+    summary = run_sync(run)
+    return run, summary, run.store.results(run.run_id)
+
+
+def test_oracle_with_emotional_scripted_user_solves_every_airline_task(tmp_path):
+    run, summary, results = _run(["emotion", "airline"], tmp_path, trials=3)
+    assert all(t.emotion is not None and t.emotion.anchor for t in run.tasks)
+    assert len({t.emotion.condition_id for t in run.tasks}) > 5
+    assert summary["pass_hat_k"]["3"] == 1.0, [r.task_id for r in results if r.reward != 1]
+    assert summary["terminations"]["unsatisfied"] == 0
+    assert set(summary["by_emotion_family"]) <= {"anger", "disgust", "fear", "sadness", "enjoyment"}
+    assert sum(g["n_tasks"] for g in summary["by_emotion_family"].values()) == len(run.tasks)
+    first_user = results[0].messages[0]
+    assert first_user.role == "user" and first_user.content
+
+
+class AskingAgent(OracleAgent):
+    """Asks the user three things only the database knows, then does the job like the oracle."""
+
+    QUESTIONS = ["Before I start, what exact balance does the account hold right now?",
+                 "And what is the internal ledger reference of that account?",
+                 "Could you also tell me the current interest figure on it?"]
+
+    def __init__(self, episode):
+        super().__init__(episode)
+        self.asked = 0
+
+    async def act(self, messages):
+        if self.asked < len(self.QUESTIONS):
+            self.asked += 1
+            return Message(role="assistant", content=self.QUESTIONS[self.asked - 1])
+        return await super().act(messages)
+
+
+class AskingPlugin:
+    @hookimpl
+    def tau_register_agents(self, register):
+        register("asking", AskingAgent)
+
+
+def _asking_run(condition, tmp_path, blocked=()):
+    pm = get_plugin_manager(["emotion", "mock"], list(blocked), extra=[AskingPlugin()])
+    _, summary, results = _run(["emotion", "mock"], tmp_path / condition.replace("/", "_"), pm=pm, trials=2,
+                               agent="asking", options={"emotion": condition}, max_steps=40)
+    return summary, results
+
+
+def test_impatient_users_give_up_on_an_agent_that_asks_what_tools_know(tmp_path):
+    impatient = [_asking_run(c, tmp_path) for c in IMPATIENT]
+    patient_summary, patient_results = _asking_run(PATIENT, tmp_path)
+    impatient_results = [r for _, rs in impatient for r in rs]
+    unsat = sum(r.termination.reason == "unsatisfied" for r in impatient_results)
+    impatient_reward = mean(r.reward for r in impatient_results)
+    patient_reward = mean(r.reward for r in patient_results)
+    assert unsat > 0, f"impatient UNSATISFIED count {unsat} of {len(impatient_results)}"
+    assert impatient_reward < patient_reward, (
+        f"mean reward impatient {impatient_reward:+.3f} vs patient {patient_reward:+.3f}")
+    assert patient_summary["terminations"]["unsatisfied"] == 0, patient_summary["terminations"]
+    assert all(r.reward == -1.0 for r in impatient_results if r.termination.reason == "unsatisfied")
+    gave_up = next(r for r in impatient_results if r.termination.reason == "unsatisfied")
+    assert "###UNSATISFIED###" in gave_up.messages[-1].content
+
+
+def test_no_unsatisfied_ablates_the_terminator(tmp_path):
+    _, results = _asking_run(IMPATIENT[0], tmp_path, blocked=["unsatisfied"])
+    assert all(r.termination.reason != "unsatisfied" for r in results)
+    assert all(r.reward != -1.0 for r in results)
+
+
+def _llm_config(server, **kw):
+    return dict(agent="tool_calling", user="llm", trials=1, task_ids=["mock-001"],
+                agent_model="openai/agent", agent_api_base=server.base_url,
+                user_model="openai/user", user_api_base=server.base_url,
+                options={"retry_wait": 0.01, "emotion": "fear.anxiety/warm/high/cautious"}, **kw)
+
+
+@pytest.mark.parametrize("blocked", [[], ["unsatisfied"]])
+def test_llm_user_sending_unsatisfied_mid_task(openai_server, tmp_path, blocked):
+    openai_server.script("agent", {"content": "Please hold, what is your account id?"},
+                         {"content": "Still checking things, please hold."})
+    openai_server.script("user", {"content": "I need to move 200 dollars from acc-1 to acc-2, quickly."},
+                         {"content": "This is hopeless.\n###UNSATISFIED###"},
+                         {"content": "###STOP###"})
+    pm = get_plugin_manager(["emotion", "mock"], blocked)
+    _, summary, [result] = _run(["emotion", "mock"], tmp_path, pm=pm, **_llm_config(openai_server))
+    user_system = [r for r in openai_server.requests if r["model"] == "user"][0]["messages"][0]["content"]
+    assert "<emotion>" in user_system and "(condition: fear.anxiety/warm/high/cautious)" in user_system
+    if blocked:
+        assert "###UNSATISFIED###" not in user_system
+        assert result.termination.reason == "user_stop" and result.reward == 0.0
+    else:
+        assert "###UNSATISFIED###" in user_system
+        assert result.termination.reason == "unsatisfied" and result.reward == -1.0
+        assert summary["terminations"]["unsatisfied"] == 1
+        assert "This is hopeless." in result.messages[-1].content
+
+
+def test_emotion_control_runs_each_task_both_ways(tmp_path):
+    run, summary, results = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion_control": True})
+    assert len(run.tasks) == 8
+    assert sum(t.emotion is None for t in run.tasks) == 4
+    assert summary["emotion_vs_control"]["control"]["avg_at_k"] == 1.0
+    assert summary["emotion_vs_control"]["emotional"]["avg_at_k"] == 1.0
+    assert set(summary["by_emotion_dimension"]) == {"emotion", "politeness", "urgency", "trust"}
+
+
+def test_fixed_condition_and_none_control(tmp_path):
+    run, _, _ = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": "family:fear"})
+    assert {t.emotion.family for t in run.tasks} == {"fear"}
+    run, summary, _ = _run(["emotion", "mock"], tmp_path / "n", trials=1, options={"emotion": "none"})
+    assert all(t.emotion is None for t in run.tasks)
+    assert summary["by_emotion_family"] == {}
+
+
+def test_seeded_conditions_are_reproducible(tmp_path):
+    a, _, _ = _run(["emotion", "mock"], tmp_path / "a", trials=1, seed=7)
+    b, _, _ = _run(["emotion", "mock"], tmp_path / "b", trials=1, seed=7)
+    c, _, _ = _run(["emotion", "mock"], tmp_path / "c", trials=1, seed=8)
+    assert [t.emotion for t in a.tasks] == [t.emotion for t in b.tasks]
+    assert [t.emotion for t in a.tasks] != [t.emotion for t in c.tasks]
+
+
+@pytest.fixture
+def tau(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cli = build_cli()
+    return lambda *args: CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_cli_emotion_options_and_bad_condition_errors(tau, tmp_path):
+    result = tau("run", "--plugins", "emotion,mock", "--emotion", "fear.anxiety/warm/hihg/cautious")
+    assert result.exit_code == 1 and "did you mean 'high'" in result.output and "Traceback" not in result.output
+    result = tau("run", "--plugins", "emotion,mock", "--emotion", "family:feer")
+    assert result.exit_code == 1 and "did you mean 'fear'" in result.output
+    assert "anger" in result.output and "enjoyment" in result.output
+    result = tau("run", "--plugins", "emotion,mock", "--trials", "1", "--emotion-control", "--no-progress",
+                 "--summary-json", "s.json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["n_tasks"] == 8 and summary["terminations"]["unsatisfied"] == 0
+    assert "by_emotion_family" in summary
+
+
+def test_malformed_emotion_block_names_file_task_and_field(tau, tmp_path, monkeypatch):
+    import sys
+    import textwrap
+
+    pkg = tmp_path / "emopack"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        from tau_emotion.core import hookimpl
+        from tau_emotion.core.domain import Domain
+
+        @hookimpl
+        def tau_register_domains(register):
+            register(Domain("emo", tools="tau_emotion.domain_packs.mock.tools", package=__name__))
+    """))
+    (pkg / "data" / "db.json").write_text('{"owners": {}, "accounts": {}}')
+    (pkg / "data" / "policy.md").write_text("p")
+    (pkg / "data" / "tasks.json").write_text(json.dumps([{
+        "id": "emo-1", "domain": "emo", "user": {"instruction": "x"},
+        "emotion": {"family": "fear", "emotion": "anxeity", "politeness": "warm", "urgency": "high",
+                    "trust": "cautious"}}]))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        result = tau("run", "--plugins", "emotion,emopack")
+    finally:
+        sys.modules.pop("emopack", None)
+    assert result.exit_code == 1
+    out = result.output
+    assert "tasks.json: task 'emo-1': field 'emotion'" in out and "did you mean 'anxiety'" in out
+    assert "Traceback" not in out
