@@ -15,6 +15,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up on a slow reply (a timeout test) is expected
+
+
 class ScriptedOpenAI:
     def __init__(self) -> None:
         self.scripts: dict[str, deque[Any]] = defaultdict(deque)
@@ -57,7 +64,7 @@ class ScriptedOpenAI:
                     return
                 self._send(200, owner.completion(body, reply))
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def completion(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:

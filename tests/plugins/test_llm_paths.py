@@ -94,3 +94,31 @@ def test_request_payload_is_openai_shaped(openai_server, tmp_path):
     assert roles == ["system", "user", "assistant", "tool"]
     assert json.loads(second["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {"account_id": "acc-9"}
     assert "not found" in second["messages"][3]["content"]
+
+
+def test_timeout_is_retried(openai_server, tmp_path):
+    openai_server.script("agent-model", {"sleep": 1.5, "content": "late"}, {"content": "235.5, done."})
+    openai_server.script("user-model", {"content": "Balance of acc-2?"}, {"content": "###STOP###"})
+    config = _config(openai_server)
+    config.options["model_timeout"] = 0.5
+    run = prepare_run(config, str(tmp_path / "r.sqlite"))
+    run_sync(run)
+    [result] = run.store.results(run.run_id)
+    assert result.status == "ok", result.error
+    assert [m.content for m in result.messages if m.role == "assistant"] == ["235.5, done."]
+
+
+def test_cli_exits_non_zero_with_summary_when_the_model_server_is_down(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from tau_emotion.core.cli import build_cli
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(build_cli(), [
+        "run", "--plugins", "mock", "--trials", "1", "--agent", "tool_calling", "--agent-model", "openai/x",
+        "--agent-api-base", "http://127.0.0.1:9/v1", "--max-retries", "1", "--retry-wait", "0.01",
+        "--no-progress", "--summary-json", "s.json"])
+    assert result.exit_code == 1
+    assert "4 trial(s) ended in error" in result.output and "tau run --resume" in result.output
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["errors"] == 4 and summary["terminations"] == {"error": 4}
