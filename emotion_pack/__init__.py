@@ -17,6 +17,13 @@ from tau_emotion.core.episode import stable_seed
 tau_requires = ["unsatisfied"]
 
 CONTROL_SUFFIX = "~control"
+CLASSIFY = "classify"
+
+
+def _classifier():
+    from tau_emotion.emotion_pack.classifier import FeelingsClassifier
+
+    return FeelingsClassifier.load_or_train()
 
 
 @hookimpl
@@ -37,8 +44,9 @@ def tau_register_commands(cli):
     if run is not None and not any(p.name == "emotion" for p in run.params):
         run.params.append(click.Option(
             ["--emotion"], default=None,
-            help="emotion plugin: CONDITION_ID | random | family:NAME | emotion:NAME | none (the no-emotion "
-                 "control). Default: seeded random; tasks with their own condition keep it."))
+            help="emotion plugin: CONDITION_ID | random | family:NAME | emotion:NAME | classify (the feelings "
+                 "classifier reads the task's instruction) | none (the no-emotion control). Default: seeded "
+                 "random; tasks with their own condition keep it."))
         run.params.append(click.Option(
             ["--emotion-control"], is_flag=True, default=None,
             help="emotion plugin: run every task both with its emotion and as the no-emotion control."))
@@ -52,7 +60,8 @@ def _spec(config: Any) -> str:
 def tau_configure(config):
     from tau_emotion.emotion_pack.taxonomy import resolve_condition_spec
 
-    resolve_condition_spec(_spec(config), random.Random(0))  # raises ConditionError with the valid values
+    if _spec(config) != CLASSIFY:
+        resolve_condition_spec(_spec(config), random.Random(0))  # raises ConditionError with the valid values
 
 
 def _task_condition(task: Any) -> Any:
@@ -80,6 +89,8 @@ def tau_modify_tasks(tasks, config, pluginmanager):
             condition = _task_condition(task)
         else:
             chosen = pluginmanager.hook.tau_emotion_condition(task=task, config=config, rng=rng)
+            if chosen is None and _spec(config) == CLASSIFY:
+                chosen = _classifier().classify(task.user.instruction).condition
             condition = chosen or resolve_condition_spec(_spec(config), rng)
         if condition is None:
             out.append(task)

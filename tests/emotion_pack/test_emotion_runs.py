@@ -194,3 +194,14 @@ def test_malformed_emotion_block_names_file_task_and_field(tau, tmp_path, monkey
     out = result.output
     assert "tasks.json: task 'emo-1': field 'emotion'" in out and "did you mean 'anxiety'" in out
     assert "Traceback" not in out
+
+
+def test_classify_reads_the_condition_from_the_instruction(tmp_path):
+    from tau_emotion.emotion_pack.classifier import FeelingsClassifier
+
+    run, summary, _ = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": "classify"})
+    classifier = FeelingsClassifier.load_or_train()
+    for task in run.tasks:
+        expected = classifier.classify(task.user.instruction).condition
+        assert task.emotion.condition_id == expected.id
+    assert summary["avg_at_k"] == 1.0
