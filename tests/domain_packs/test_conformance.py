@@ -27,6 +27,8 @@ def test_tool_schemas_derive(name):
         assert fn["description"], fn["name"]
         assert fn["parameters"]["type"] == "object"
         json.dumps(schema)
+        if domain.meta.get("verbatim_schemas"):
+            continue  # an adapted suite keeps its authors' schemas word for word, so agents see the same prompts
         for param in fn["parameters"].get("properties", {}).values():
             assert param.get("description"), f"{name}.{fn['name']}: a parameter has no description"
 
