@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from pydantic import ConfigDict, ValidationError, create_model
+from pydantic import ConfigDict, Field, ValidationError, create_model
 
 _MOD = 1 << 256
 _DELETED = object()
@@ -303,8 +303,6 @@ class Tool:
         for p in params[1:]:
             annotation = hints.get(p.name, Any)
             default = ... if p.default is inspect.Parameter.empty else p.default
-            from pydantic import Field
-
             fields[p.name] = (annotation, Field(default, description=param_docs.get(p.name)))
         self.model = create_model(
             f"{self.name}_args", __config__=ConfigDict(extra="forbid", strict=False), **fields
