@@ -233,14 +233,20 @@ def change_paid_by_card(state: State, action_name: str, arguments: dict) -> str 
 
 def compensation_eligible(state: State, action_name: str, arguments: dict) -> str | None:
     """Certificates only for a cancelled (100 per passenger) or delayed (50 per passenger) flight,
-    and only for silver/gold members, insured reservations or business cabin."""
+    and only for silver/gold members, insured reservations or business cabin.
+
+    With a `reservation_id` the certificate must fit that reservation; without one, some
+    reservation of the user must qualify for that amount."""
     if action_name != "send_certificate":
         return None
     user = state["users"].peek(str(arguments.get("user_id")))
     if user is None:
         return None
+    named = arguments.get("reservation_id")
+    if named is not None and named not in user["reservations"]:
+        return f"reservation {named} does not belong to user {user['user_id']}"
     allowed = set()
-    for rid in user["reservations"]:
+    for rid in [named] if named is not None else user["reservations"]:
         res = state["reservations"].peek(rid)
         if res is None:
             continue
@@ -253,7 +259,8 @@ def compensation_eligible(state: State, action_name: str, arguments: dict) -> st
         if "delayed" in statuses:
             allowed.add(50 * len(res["passengers"]))
     if not allowed:
-        return f"user {user['user_id']} has no cancelled or delayed flight that qualifies for compensation"
+        which = f"reservation {named}" if named is not None else f"user {user['user_id']}"
+        return f"{which} has no cancelled or delayed flight that qualifies for compensation"
     if arguments.get("amount") not in allowed:
         return f"a compensation certificate must be one of {sorted(allowed)}, not {arguments.get('amount')}"
     return None

@@ -555,15 +555,18 @@ def update_reservation_baggages(
 
 
 @tool(writes=True)
-def send_certificate(db: State, user_id: str, amount: int) -> str:
+def send_certificate(db: State, user_id: str, amount: int, reservation_id: str | None = None) -> str:
     """Add a travel certificate of the given amount to a user's profile, as compensation.
 
     Args:
         user_id: The user's id.
         amount: The certificate's value in dollars.
+        reservation_id: The reservation the compensation is for (optional; it must belong to the user).
     """
     if amount <= 0:
         raise ToolError("the certificate amount must be positive")
+    if reservation_id is not None and _reservation(db, reservation_id)["user_id"] != user_id:
+        raise ToolError(f"reservation {reservation_id} does not belong to user '{user_id}'")
     user = _user(db, user_id, write=True)
     methods = user["payment_methods"]
     attempt = 0

@@ -297,9 +297,9 @@ def test_rules_ignore_malformed_arguments(state):
 # --------------------------------------------------------------------------- tasks
 
 
-def test_tasks_are_many_varied_and_long_enough(domain):
-    tasks = domain.tasks("test")
-    assert len(tasks) >= 22
+def test_hand_tasks_are_many_varied_and_long_enough(domain):
+    tasks = domain.tasks("hand")
+    assert len(tasks) >= 22 and all(t.meta["source"] == "hand" for t in tasks)
     assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 5
     assert all(t.user.known.get("user_id") and t.user.intents for t in tasks)
     reads_only = [t for t in tasks if not any(domain.toolset[a.name].writes for a in t.gold.actions)]
@@ -307,10 +307,22 @@ def test_tasks_are_many_varied_and_long_enough(domain):
     assert all(a.name in domain.toolset for t in tasks for a in t.gold.actions)
 
 
-def test_every_gold_replays_policy_valid_and_deterministic(domain):
-    edges = set(domain.graph_edges)
+def test_tracer_splits_are_built_and_long_enough(domain):
+    test, train = domain.tasks("test"), domain.tasks("train")
+    assert len(test) == 58 and len(train) == 600
+    assert all(t.meta["source"] == "tracer" for t in test + train)
+    assert sum(len(t.gold.actions) for t in test) / len(test) >= 6.5
+    assert sum(t.meta["policy_challenge"] for t in test) >= 8
+    assert not {t.id for t in test} & {t.id for t in train}
+
+
+@pytest.mark.parametrize("split", ["hand", "test", "train"])
+def test_every_gold_replays_policy_valid_and_deterministic(domain, split):
+    from tau_emotion.tracer.graph import build_graph
+
+    edges = set(domain.graph_edges) if split == "hand" else set(build_graph(domain).graph.edges)
     base = domain.database.content_hash
-    for task in domain.tasks("test"):
+    for task in domain.tasks(split):
         hashes = []
         for _ in range(2):
             state = domain.database.state()
@@ -325,6 +337,40 @@ def test_every_gold_replays_policy_valid_and_deterministic(domain):
         assert (hashes[0] != base) == writes, task.id
         names = [a.name for a in task.gold.actions]
         assert set(zip(names, names[1:], strict=False)) <= edges, task.id
+
+
+def test_policy_challenges_are_refused_requests_the_rules_forbid(domain):
+    challenges = [t for t in domain.tasks("test") + domain.tasks("train") if t.meta["refused"]]
+    assert len(challenges) >= 50
+    for task in challenges:
+        for refused in task.meta["refused"]:
+            state = domain.database.state()
+            for action in task.gold.actions[: refused["after"]]:
+                domain.toolset.call(state, action.name, action.arguments)
+            assert rules.violations(state, refused["name"], refused["arguments"]), task.id
+        handover = any(domain.toolset.is_terminal(a.name) for a in task.gold.actions)
+        assert task.gold.outputs or handover, task.id
+
+
+def test_send_certificate_for_a_named_reservation(domain, state):
+    text = call(domain, state, "send_certificate", user_id="mei_brooks_6002", amount=100, reservation_id="VLM1VV")
+    assert "certificate_" in text
+    assert "does not belong" in fail(domain, state, "send_certificate", user_id="mei_brooks_6002", amount=100,
+                                     reservation_id="ZTGLR0")
+    named = {"user_id": "mei_brooks_6002", "amount": 100, "reservation_id": "VLM1VV"}
+    assert rules.compensation_eligible(state, "send_certificate", named) is None
+    assert "one of [100]" in rules.compensation_eligible(state, "send_certificate", dict(named, amount=50))
+    other = rules.compensation_eligible(state, "send_certificate", dict(named, reservation_id="ZTGLR0"))
+    assert "does not belong" in other
+
+
+def test_tracer_hints_are_declared(domain):
+    from tau_emotion.tracer.hints import load_hints
+
+    hints = load_hints(domain)
+    assert domain.meta["tracer"] == "tau_emotion.domain_packs.airline.tracer_hints"
+    assert hints.can_ground and hints.entry_tools == ["get_user_details"]
+    assert {"book_reservation", "cancel_reservation", "send_certificate"} <= set(hints.goals)
 
 
 def test_pack_import_is_light():

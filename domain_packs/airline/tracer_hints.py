@@ -1,0 +1,853 @@
+"""Tracer hints for the airline pack: who the user is and how each goal tool is grounded.
+
+The Tracer (`tau_emotion.tracer`) samples workflows from the tool graph and validates them; this
+module is the airline knowledge it needs to turn a goal tool into a concrete intent on the
+database (see `tau_emotion.tracer.hints` for the interface). Each grounder picks entities from
+the current state, computes the figures the user must be told, says which facts the user knows
+and which choices the user's words must settle, and, when asked for a policy challenge, produces a
+request that `rules.py` forbids.
+
+Goals: change flights (new date or cabin), add bags, change passengers, cancel, compensation,
+book, flight status. Challenges: changing a basic economy flight, changing the cabin of a trip
+already partly flown, removing bags, adding a passenger, cancelling without grounds or after
+departure, compensation for a reservation that does not qualify, and paying with two
+certificates.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import weakref
+from typing import Any
+
+from tau_emotion.domain_packs.airline.tools import BAG_FEE, FLOWN, FREE_BAGS, INSURANCE_PER_PASSENGER, NOW
+from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
+
+TODAY = NOW[:10]
+ENTRY_TOOLS = ["get_user_details"]
+# Few users have a disrupted flight or a changeable one; draw those goals more often.
+GOAL_WEIGHTS = {"send_certificate": 2.5, "update_reservation_flights": 2.0, "get_flight_status": 0.7,
+                "book_reservation": 0.8, "update_reservation_passengers": 0.7}
+HANDOFF_TOOL = "transfer_to_human_agents"
+# The policy: verify a flight's status before compensating for it, read a reservation before acting on it.
+POLICY_EDGES = [
+    ("get_flight_status", "send_certificate"),
+    ("get_reservation_details", "send_certificate"),
+    ("get_reservation_details", "cancel_reservation"),
+    ("get_reservation_details", "update_reservation_flights"),
+]
+OCCASIONS = [
+    ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3),
+    ("this trip is {{my}} honeymoon", 3),
+    ("{{I}} {{am}} going to a funeral in the family", 3),
+    ("{{I}} {{have}} a job interview at the other end", 2),
+    ("{{I}} {{am}} visiting {{my}} grandparents", 2),
+    ("{{I}} {{am}} flying out for an important client meeting", 2),
+    ("{{I}} {{am}} going to a friend's birthday party", 1),
+    ("this is a long-planned holiday", 1),
+    ("{{I}} {{am}} attending a conference", 1),
+    ("it is just a weekend getaway", 0),
+]
+
+_indexes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# --------------------------------------------------------------------------- wording
+
+
+def day(date: str) -> str:
+    d = _dt.date.fromisoformat(date)
+    return f"{d.strftime('%B')} {d.day}"
+
+
+def _days_until(date: str) -> int:
+    return (_dt.date.fromisoformat(date) - _dt.date.fromisoformat(TODAY)).days
+
+
+class _Index:
+    """Lookups over the initial database, built once per database."""
+
+    def __init__(self, db: Any):
+        airports = db.tables["airports"]
+        cities: dict[str, list[str]] = {}
+        for code, row in airports.items():
+            cities.setdefault(row["city"], []).append(code)
+        self.city = {code: (row["city"] if len(cities[row["city"]]) == 1 else f"{row['city']} {code}")
+                     for code, row in airports.items()}
+        self.users = list(db.tables["users"])
+
+
+def _index(ctx: GroundingContext) -> _Index:
+    db = ctx.domain.database
+    if db not in _indexes:
+        _indexes[db] = _Index(db)
+    return _indexes[db]
+
+
+def _place(ctx: GroundingContext, code: str) -> str:
+    return _index(ctx).city[code]
+
+
+def _status(ctx: GroundingContext, number: str, date: str) -> str | None:
+    flight = ctx.state["flights"].peek(number)
+    return None if flight is None else flight["dates"].get(date, {}).get("status")
+
+
+def _user(ctx: GroundingContext) -> dict:
+    return ctx.state["users"].peek(ctx.persona.facts["user_id"])
+
+
+def _reservations(ctx: GroundingContext) -> list[dict]:
+    table = ctx.state["reservations"]
+    return [r for rid in _user(ctx)["reservations"] if (r := table.peek(rid)) is not None]
+
+
+def _used(ctx: GroundingContext) -> set[str]:
+    """Reservations an earlier intent of this task already wrote to or asked about."""
+    used = set()
+    for d in ctx.history:
+        used.update(v for v in (d.arguments.get("reservation_id"), d.facts.get("reservation_id")) if v)
+        used.update(c.value for c in d.choices if c.what == "reservation")
+    return used
+
+
+def _trip(ctx: GroundingContext, res: dict) -> str:
+    kind = "round trip" if res["flight_type"] == "round_trip" else "trip"
+    return f"{_place(ctx, res['origin'])} to {_place(ctx, res['destination'])} {kind}"
+
+
+def _future(ctx: GroundingContext, res: dict) -> bool:
+    """Active and no flight departed or departing today (every flight still open for booking)."""
+    return res["status"] == "active" and all(
+        _status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in res["flights"])
+
+
+def _money(value: float) -> str:
+    value = round(value, 2)
+    return str(int(value)) if value == int(value) else f"{value:.2f}"
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+class _Ref:
+    """How the user points at one of their reservations: its id, or words that pick it out."""
+
+    def __init__(self, ctx: GroundingContext, res: dict, tell_id: float = 0.5):
+        self.res = res
+        rid = res["reservation_id"]
+        self.facts: dict[str, Any] = {}
+        self.choices: list[Choice] = []
+        # the policy asks to read a reservation before acting on it
+        self.reads: dict[str, list[dict]] = {"get_reservation_details": [{"reservation_id": rid}]}
+        self.evidence: list[str] = ["get_reservation_details"]
+        first = res["flights"][0]["date"]
+        self.phrase = f"{{{{my}}}} {_trip(ctx, res)} on {day(first)}"
+        if rid not in ctx.domain.database.tables["reservations"]:
+            self.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
+            return
+        others = _reservations(ctx)
+        options = [Option(r["reservation_id"], {"origin": _place(ctx, r["origin"]),
+                                                "destination": _place(ctx, r["destination"]),
+                                                "date": r["flights"][0]["date"]}) for r in others]
+        wanted = {"origin": _place(ctx, res["origin"]), "destination": _place(ctx, res["destination"]), "date": first}
+        selectors = None
+        for keys in (("destination",), ("origin", "destination"), ("origin", "destination", "date")):
+            trial = {k: wanted[k] for k in keys}
+            if Choice("reservation", rid, options, trial).resolve() == [rid]:
+                selectors = trial
+                break
+        if selectors is None or len(others) == 1 or ctx.rng.random() < tell_id:
+            self.facts["reservation_id"] = rid
+            self.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
+            return
+        self.choices.append(Choice("reservation", rid, options, selectors))
+        self.facts.update({f"trip_{k}": v for k, v in selectors.items()})
+        self.reads["list_user_reservations"] = [{"user_id": res["user_id"]}]
+        self.evidence.append("list_user_reservations")
+        if "date" not in selectors:
+            self.phrase = f"{{{{my}}}} {_trip(ctx, res)}"
+
+
+def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> tuple[str, Choice, dict, str] | None:
+    """A credit or gift card that can pay `charge`: (id, choice, facts, phrase), worded so it is the only fit."""
+    methods = _user(ctx)["payment_methods"]
+    options = []
+    for pid, m in methods.items():
+        kind = m["source"].replace("_", " ")
+        attrs = {"kind": kind}
+        if m["source"] == "credit_card":
+            attrs.update(brand=m["brand"], last_four=m["last_four"])
+        elif m["source"] == "gift_card":
+            attrs["balance"] = m["amount"]
+        options.append(Option(pid, attrs))
+    usable = [o for o in options if o.attrs["kind"] == "credit card"
+              or (o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge))]
+    if not usable:
+        return None
+    pick = ctx.rng.choice(usable)
+    attrs = pick.attrs
+    for keys in (("kind",), ("kind", "brand"), ("kind", "last_four"), ("kind", "balance")):
+        if any(k not in attrs for k in keys):
+            continue
+        selectors = {k: attrs[k] for k in keys}
+        if Choice("payment method", pick.value, options, selectors).resolve() == [pick.value]:
+            break
+    else:
+        return None
+    if attrs["kind"] == "credit card":
+        words = f"{attrs['brand'].title()} credit card" if "brand" in selectors else "credit card"
+        if "last_four" in selectors:
+            words = f"credit card ending in {attrs['last_four']}"
+    else:
+        words = "gift card" + (f" with {attrs['balance']} dollars on it" if "balance" in selectors else "")
+    facts = {"payment_method": words}
+    if "last_four" in selectors:
+        facts["card_last_four_digits"] = attrs["last_four"]
+    phrase = (f"get the difference back on {{{{my}}}} {words}" if refund
+              else f"pay with {{{{my}}}} {words}" if charge else f"use {{{{my}}}} {words} if anything is charged")
+    return pick.value, Choice("payment method", pick.value, options, selectors), facts, phrase
+
+
+def _draft(kind: str, goal: str, arguments: dict, request: list[str], ref: _Ref | None = None, **kw: Any) -> IntentDraft:
+    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
+    if ref is not None:
+        draft.facts = {**ref.facts, **draft.facts}
+        draft.choices = [*ref.choices, *draft.choices]
+        for tool, sets in ref.reads.items():
+            draft.reads[tool] = [*sets, *draft.reads.get(tool, [])]
+        draft.evidence = [*ref.evidence, *[e for e in draft.evidence if e not in ref.evidence]]
+    return draft
+
+
+def _pick(ctx: GroundingContext, items: list[dict]) -> dict | None:
+    fresh = [r for r in items if r["reservation_id"] not in _used(ctx)]
+    return ctx.rng.choice(fresh) if fresh else None
+
+
+# --------------------------------------------------------------------------- persona
+
+
+def persona(ctx: GroundingContext) -> Persona | None:
+    ids = _index(ctx).users
+    for _ in range(10):
+        uid = ctx.rng.choice(ids)
+        user = ctx.state["users"].peek(uid)
+        if user["reservations"]:
+            break
+    else:
+        return None
+    name = user["name"]
+    return Persona(name=f"{name['first_name']} {name['last_name']}",
+                   facts={"user_id": uid, "first_name": name["first_name"], "last_name": name["last_name"]},
+                   reads={"get_user_details": [{"user_id": uid}]}, entity=uid)
+
+
+# --------------------------------------------------------------------------- change flights
+
+
+def _legs_search(ctx: GroundingContext, origin: str, destination: str, date: str) -> list[dict]:
+    out = []
+    for number, flight in ctx.state["flights"].scan():
+        if flight["origin"] == origin and flight["destination"] == destination:
+            entry = flight["dates"].get(date)
+            if entry is not None and entry["status"] == "available":
+                out.append({"flight_number": number, "departure": flight["scheduled_departure_time_est"],
+                            "seats": entry["available_seats"], "prices": entry["prices"]})
+    return out
+
+
+def _period(clock: str) -> str:
+    hour = int(clock[:2])
+    return "morning" if hour < 12 else ("afternoon" if hour < 17 else "evening")
+
+
+def _flight_choice(ctx: GroundingContext, found: list[dict], cabin: str, n: int) -> tuple[dict, Choice, list[str]] | None:
+    """One of the bookable results and the preference that picks it (none needed when it is the only one)."""
+    options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": _period(f["departure"])})
+               for f in found if f["seats"][cabin] >= n]
+    if not options:
+        return None
+    pick = ctx.rng.choice(options)
+    flight = next(f for f in found if f["flight_number"] == pick.value)
+    if len(options) == 1:
+        return flight, Choice("flight", pick.value, options), []
+    cheapest = Choice("flight", pick.value, options, order=("price", "min"))
+    if cheapest.resolve() == [pick.value] and ctx.rng.random() < 0.6:
+        return flight, cheapest, ["take the cheapest option"]
+    by_period = Choice("flight", pick.value, options, {"period": pick.attrs["period"]})
+    if by_period.resolve() == [pick.value]:
+        return flight, by_period, [f"take the {pick.attrs['period']} flight"]
+    if cheapest.resolve() == [pick.value]:
+        return flight, cheapest, ["take the cheapest option"]
+    return None
+
+
+def _change_date(ctx: GroundingContext) -> IntentDraft | None:
+    challenge = ctx.want_challenge and ctx.rng.random() < 0.5
+    wanted = ("basic_economy",) if challenge else ("economy", "business")
+    items = [r for r in _reservations(ctx) if r["cabin"] in wanted and _future(ctx, r)
+             and (r["flight_type"], len(r["flights"])) in (("one_way", 1), ("round_trip", 2))]
+    res = _pick(ctx, items)
+    if res is None:
+        return None
+    n = len(res["passengers"])
+    which = ctx.rng.randrange(len(res["flights"]))
+    leg = res["flights"][which]
+    shift = ctx.rng.choice([-2, -1, 1, 2, 3])
+    new_date = (_dt.date.fromisoformat(leg["date"]) + _dt.timedelta(days=shift)).isoformat()
+    other = res["flights"][1 - which]["date"] if len(res["flights"]) == 2 else None
+    if not "2024-05-16" <= new_date <= "2024-05-30" or (other and (new_date >= other if which == 0 else new_date <= other)):
+        return None
+    found = _legs_search(ctx, leg["origin"], leg["destination"], new_date)
+    chosen = _flight_choice(ctx, found, res["cabin"], n)
+    if chosen is None:
+        return None
+    flight, choice, prefs = chosen
+    flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
+    flights[which] = {"flight_number": flight["flight_number"], "date": new_date}
+    new_price = flight["prices"][res["cabin"]]
+    diff = (new_price - leg["price"]) * n
+    high, low = (new_price, leg["price"]) if diff >= 0 else (leg["price"], new_price)
+    expression = f"({high} - {low}) * {n}" if n > 1 else f"{high} - {low}"  # the figure told: no sign
+    ref = _Ref(ctx, res)
+    part = "" if len(res["flights"]) == 1 else ("the outbound flight of " if which == 0 else "the return flight of ")
+    request = [f"move {part}{ref.phrase} from {day(leg['date'])} to {day(new_date)}",
+               f"change {part}{ref.phrase} to fly on {day(new_date)} instead of {day(leg['date'])}"]
+    search = {"origin": leg["origin"], "destination": leg["destination"], "date": new_date}
+    mood = Mood("{{my}} plans moved, so {{I}} need to fly on another day", "neutral", 1, _days_until(min(leg["date"], new_date)))
+    if challenge:
+        return _draft("change_flight_basic_economy", "update_reservation_flights",
+                      {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
+                       "payment_id": next(iter(_user(ctx)["payment_methods"]))},
+                      request, ref, facts={"new_travel_date": new_date}, refused=True,
+                      outputs=[Output("basic economy")], evidence=["get_reservation_details"],
+                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
+                                _days_until(leg["date"])))
+    paid = _payment(ctx, max(diff, 0), refund=diff < 0)
+    if paid is None:
+        return None
+    pid, pay_choice, pay_facts, pay_phrase = paid
+    outputs = [Output(_money(abs(diff)), "the fare difference")] if diff else []
+    return _draft("change_flight", "update_reservation_flights",
+                  {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
+                  request, ref, facts={"new_travel_date": new_date, **pay_facts},
+                  reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
+                  choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood)
+
+
+def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
+    user = _user(ctx)
+    if ctx.want_challenge:
+        items = [r for r in _reservations(ctx) if r["status"] == "active" and r["cabin"] != "business"
+                 and any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])
+                 and any(_status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in r["flights"])]
+        res = _pick(ctx, items)
+        if res is None:
+            return None
+        ref = _Ref(ctx, res)
+        flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
+        flown = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
+        transfer = ctx.is_last and ctx.rng.random() < 0.6
+        return _draft("upgrade_after_departure", "update_reservation_flights",
+                      {"reservation_id": res["reservation_id"], "cabin": "business", "flights": flights,
+                       "payment_id": next(iter(user["payment_methods"]))},
+                      [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
+                      refused=True, on_refusal="transfer" if transfer else "accept",
+                      outputs=[] if transfer else [Output("flown")],
+                      reads={"get_flight_status": [{"flight_number": flown["flight_number"], "date": flown["date"]}]},
+                      evidence=["get_reservation_details", "get_flight_status"],
+                      handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
+                      mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
+    items = [r for r in _reservations(ctx) if _future(ctx, r)]
+    res = _pick(ctx, items)
+    if res is None:
+        return None
+    cabins = [c for c in ("economy", "business") if c != res["cabin"]]
+    if res["cabin"] == "business":
+        cabins = ["economy"]
+    cabin = ctx.rng.choice(cabins)
+    n = len(res["passengers"])
+    searches, new_prices = [], []
+    for leg in res["flights"]:
+        entry = ctx.state["flights"].peek(leg["flight_number"])["dates"][leg["date"]]
+        if entry["available_seats"][cabin] < n:
+            return None
+        new_prices.append(entry["prices"][cabin])
+        search = {"origin": leg["origin"], "destination": leg["destination"], "date": leg["date"]}
+        if search not in searches:
+            searches.append(search)
+    old = [leg["price"] for leg in res["flights"]]
+    diff = (sum(new_prices) - sum(old)) * n
+    high, low = (new_prices, old) if diff >= 0 else (old, new_prices)
+    expression = f"({' + '.join(map(str, high))} - {' - '.join(map(str, low))}) * {n}"
+    paid = _payment(ctx, max(diff, 0), refund=diff < 0)
+    if paid is None:
+        return None
+    pid, pay_choice, pay_facts, pay_phrase = paid
+    ref = _Ref(ctx, res)
+    flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
+    verb = "upgrade" if cabin == "business" or res["cabin"] == "basic_economy" else "change"
+    words = cabin.replace("_", " ")
+    return _draft("change_cabin", "update_reservation_flights",
+                  {"reservation_id": res["reservation_id"], "cabin": cabin, "flights": flights, "payment_id": pid},
+                  [f"{verb} {ref.phrase} to {words} class, same flights", f"{verb} the cabin of {ref.phrase} to {words}"],
+                  ref, facts={"new_cabin": cabin, **pay_facts},
+                  reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
+                  choices=[pay_choice], outputs=[Output(_money(abs(diff)), "the price difference")] if diff else [],
+                  preferences=[pay_phrase],
+                  mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
+                            _days_until(res["flights"][0]["date"])))
+
+
+def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
+    first, second = (_change_date, _change_cabin) if ctx.rng.random() < 0.5 else (_change_cabin, _change_date)
+    return first(ctx) or second(ctx)
+
+
+# --------------------------------------------------------------------------- bags and passengers
+
+
+def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | None:
+    user = _user(ctx)
+    items = [r for r in _reservations(ctx) if _future(ctx, r)]
+    res = _pick(ctx, items)
+    if res is None:
+        return None
+    ref = _Ref(ctx, res)
+    n = len(res["passengers"])
+    if ctx.want_challenge and res["total_baggages"] >= 1:
+        total = res["total_baggages"] - 1
+        return _draft("remove_bag", "update_reservation_baggages",
+                      {"reservation_id": res["reservation_id"], "total_baggages": total,
+                       "nonfree_baggages": min(res["nonfree_baggages"], total),
+                       "payment_id": next(iter(user["payment_methods"]))},
+                      [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
+                      ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed")],
+                      evidence=["get_reservation_details"],
+                      mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
+                                _days_until(res["flights"][0]["date"])))
+    added = ctx.rng.choice([1, 1, 2, 3])
+    total = res["total_baggages"] + added
+    allowance = FREE_BAGS[user["membership"]][res["cabin"]] * n
+    nonfree = max(0, total - allowance)
+    if nonfree < res["nonfree_baggages"]:
+        return None
+    fee = BAG_FEE * (nonfree - res["nonfree_baggages"])
+    paid = _payment(ctx, fee)
+    if paid is None:
+        return None
+    pid, pay_choice, pay_facts, pay_phrase = paid
+    bags = "one checked bag" if added == 1 else f"{added} checked bags"
+    outputs = [Output(_money(fee), "the bag fee")] if fee else []
+    reads = {"calculate": [{"expression": f"{BAG_FEE} * {nonfree - res['nonfree_baggages']}"}]} if fee else {}
+    return _draft("add_bags", "update_reservation_baggages",
+                  {"reservation_id": res["reservation_id"], "total_baggages": total, "nonfree_baggages": nonfree,
+                   "payment_id": pid},
+                  [f"add {bags} to {ref.phrase}" + (f", {total} in total" if total != added else ""),
+                   f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
+                  ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
+                  outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
+                  mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
+                            _days_until(res["flights"][0]["date"])))
+
+
+_NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11-02"), ("Mina", "Park", "1993-07-21"),
+               ("Tobias", "Keller", "1978-01-30"), ("Ines", "Duarte", "2001-09-12"), ("Ravi", "Menon", "1969-05-08"),
+               ("Sofia", "Lindqvist", "1990-12-24"), ("Kwame", "Asante", "1987-04-15")]
+
+
+def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft | None:
+    items = [r for r in _reservations(ctx) if _future(ctx, r)]
+    res = _pick(ctx, items)
+    if res is None:
+        return None
+    ref = _Ref(ctx, res)
+    passengers = [dict(p) for p in res["passengers"]]
+    first, last, dob = ctx.rng.choice(_NEW_PEOPLE)
+    newcomer = {"first_name": first, "last_name": last, "dob": dob}
+    mood = Mood("someone else has to travel on {{my}} booking", "negative", 1, _days_until(res["flights"][0]["date"]))
+    if ctx.want_challenge and len(passengers) < 5:
+        return _draft("add_passenger", "update_reservation_passengers",
+                      {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
+                      [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
+                      facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers")],
+                      evidence=["get_reservation_details"],
+                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
+                                _days_until(res["flights"][0]["date"])))
+    k = ctx.rng.randrange(len(passengers))
+    old = passengers[k]
+    if ctx.rng.random() < 0.5:
+        shifted = _dt.date.fromisoformat(old["dob"]) + _dt.timedelta(days=ctx.rng.choice([-400, -31, 1, 10, 365]))
+        passengers[k] = {**old, "dob": shifted.isoformat()}
+        facts = {"passenger_to_correct": f"{old['first_name']} {old['last_name']}", "correct_dob": shifted.isoformat()}
+        request = [f"correct the date of birth of {old['first_name']} {old['last_name']} on {ref.phrase} "
+                   f"to {shifted.isoformat()}"]
+        kind = "fix_passenger"
+        mood = Mood("a date of birth on {{my}} booking is wrong", "neutral", 1, mood.days_left)
+    else:
+        passengers[k] = newcomer
+        facts = {"passenger_to_replace": f"{old['first_name']} {old['last_name']}", "new_passenger": newcomer}
+        request = [f"replace {old['first_name']} {old['last_name']} with {first} {last} (born {dob}) on {ref.phrase}"]
+        kind = "replace_passenger"
+    return _draft(kind, "update_reservation_passengers",
+                  {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
+                  mood=mood)
+
+
+# --------------------------------------------------------------------------- cancel and compensate
+
+
+def _cancel_grounds(ctx: GroundingContext, res: dict) -> str | None:
+    if res["created_at"] >= "2024-05-14T15:00:00":
+        return "recent"
+    if any(_status(ctx, leg["flight_number"], leg["date"]) == "cancelled" for leg in res["flights"]):
+        return "airline"
+    if res["cabin"] == "business":
+        return "business"
+    if res["insurance"] == "yes":
+        return "insured"
+    return None
+
+
+_REASONS = {
+    "recent": ("{{my}} plans changed", "change of plans"),
+    "airline": ("the airline cancelled one of {{my}} flights", "the airline cancelled a flight"),
+    "business": ("{{I}} no longer need to travel", "change of plans"),
+    "insured": ("{{I}} {{am}} sick and {{my}} doctor says {{I}} should not fly", "health: doctor advised not to fly"),
+    "weather": ("a big storm is forecast where {{I}} {{am}} going", "weather: a storm is forecast"),
+    "none": ("{{I}} would rather not travel after all", "change of plans"),
+}
+
+
+def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
+    active = [r for r in _reservations(ctx) if r["status"] == "active"]
+    unflown = [r for r in active if not any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN
+                                            for leg in r["flights"])]
+    if ctx.want_challenge:
+        flown = [r for r in active if any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])]
+        stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
+        res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
+        if res is None:
+            return None
+        ref = _Ref(ctx, res)
+        reason, said = _REASONS["none"]
+        if res in flown:
+            leg = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
+            transfer = ctx.is_last and ctx.rng.random() < 0.6
+            return _draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
+                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
+                          refused=True, on_refusal="transfer" if transfer else "accept",
+                          outputs=[] if transfer else [Output("flown")],
+                          reads={"get_flight_status": [{"flight_number": leg["flight_number"], "date": leg["date"]}]},
+                          evidence=["get_reservation_details", "get_flight_status"], context=reason,
+                          handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
+                          mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
+        return _draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
+                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
+                      refused=True, outputs=[Output("insurance")], evidence=["get_reservation_details"], context=reason,
+                      mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
+                                _days_until(res["flights"][0]["date"])))
+    items = [r for r in unflown if _cancel_grounds(ctx, r)]
+    res = _pick(ctx, items)
+    if res is None:
+        return None
+    grounds = _cancel_grounds(ctx, res)
+    reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else grounds]
+    ref = _Ref(ctx, res)
+    refund = sum(p["amount"] for p in res["payment_history"] if not p["payment_id"].startswith("certificate_"))
+    reads: dict[str, list[dict]] = {}
+    evidence = []
+    if grounds == "airline":
+        leg = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) == "cancelled")
+        reads["get_flight_status"] = [{"flight_number": leg["flight_number"], "date": leg["date"]}]
+        evidence.append("get_flight_status")
+    stakes = 3 if grounds in ("airline", "insured") else 1
+    return _draft("cancel", "cancel_reservation", {"reservation_id": res["reservation_id"]},
+                  [f"cancel {ref.phrase}", f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref,
+                  facts={"cancellation_reason": said}, reads=reads, evidence=evidence, context=reason,
+                  outputs=[Output(_money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
+                  mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes,
+                            _days_until(res["flights"][0]["date"])))
+
+
+def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
+    user = _user(ctx)
+    silver = user["membership"] in ("silver", "gold")
+    disrupted = []
+    for res in _reservations(ctx):
+        for leg in res["flights"]:
+            status = _status(ctx, leg["flight_number"], leg["date"])
+            if status in ("cancelled", "delayed"):
+                qualifies = silver or res["insurance"] == "yes" or res["cabin"] == "business"
+                disrupted.append((res, leg, status, qualifies))
+                break
+    wanted = [d for d in disrupted if d[3] != ctx.want_challenge]
+    earlier = [d for d in wanted if d[0]["reservation_id"] in _used(ctx)]
+    if not wanted:
+        return None
+    res, leg, status, _ = ctx.rng.choice(earlier or wanted)
+    ref = _Ref(ctx, res)
+    n = len(res["passengers"])
+    per = 100 if status == "cancelled" else 50
+    event = "was cancelled by the airline" if status == "cancelled" else "is delayed"
+    context = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} on {day(leg['date'])} {event}"
+    status_read = {"flight_number": leg["flight_number"], "date": leg["date"]}
+    mood = Mood(context, "negative", 3 if status == "cancelled" else 2, _days_until(leg["date"]))
+    request = ["get some compensation for the " + ("cancellation" if status == "cancelled" else "delay"),
+               "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay")]
+    if ctx.want_challenge:
+        return _draft("compensation_not_eligible", "send_certificate",
+                      {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
+                      request, ref, refused=True, outputs=[Output("insurance")], context=context,
+                      reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
+                      mood=mood)
+    amount = per * n
+    options = [Option(per * n, {"reason": status})]
+    other = [s for s in {_status(ctx, f["flight_number"], f["date"]) for f in res["flights"]} if s in ("cancelled", "delayed")
+             and s != status]
+    for s in sorted(other):
+        options.append(Option((100 if s == "cancelled" else 50) * n, {"reason": s}))
+    choice = Choice("certificate amount", amount, options, {"reason": status})
+    return _draft("compensation", "send_certificate",
+                  {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]},
+                  request, ref, context=context, reads={"get_flight_status": [status_read]}, choices=[choice],
+                  policy_values=[amount],
+                  evidence=["get_flight_status"], outputs=[Output(str(amount), "the value of the certificate")],
+                  mood=mood)
+
+
+# --------------------------------------------------------------------------- booking
+
+
+def _onestop(ctx: GroundingContext, origin: str, destination: str, date: str) -> list[list[dict]]:
+    text, is_error = ctx.domain.toolset.call(ctx.state, "search_onestop_flight",
+                                             {"origin": origin, "destination": destination, "date": date})
+    if is_error:
+        return []
+    import json
+
+    return json.loads(text)
+
+
+def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
+    rng = ctx.rng
+    user = _user(ctx)
+    airports = list(ctx.state["airports"])
+    origin, destination = rng.sample(airports, 2)
+    date = (_dt.date(2024, 5, 16) + _dt.timedelta(days=rng.randrange(12))).isoformat()
+    cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
+    companions = [dict(p) for p in user["saved_passengers"]]
+    party = [{"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}]
+    facts: dict[str, Any] = {}
+    if rng.random() < 0.45:
+        if companions and rng.random() < 0.6:
+            other = rng.choice(companions)
+            facts["companion_name"] = f"{other['first_name']} {other['last_name']}"
+        else:
+            first, last, dob = rng.choice(_NEW_PEOPLE)
+            other = {"first_name": first, "last_name": last, "dob": dob}
+            facts["companion"] = other
+        party.append(other)
+    n = len(party)
+    round_trip = rng.random() < 0.35
+    reads: dict[str, list[dict]] = {}
+    choices: list[Choice] = []
+    prefs: list[str] = []
+    legs: list[tuple[str, str, int]] = []  # (number, date, price)
+    direct = _legs_search(ctx, origin, destination, date)
+    if direct and rng.random() < 0.7:
+        chosen = _flight_choice(ctx, direct, cabin, n)
+        if chosen is None:
+            return None
+        flight, choice, more = chosen
+        reads["search_direct_flight"] = [{"origin": origin, "destination": destination, "date": date}]
+        choices.append(choice)
+        prefs += ["fly nonstop", *more]
+        legs.append((flight["flight_number"], date, flight["prices"][cabin]))
+    else:
+        if direct:
+            return None
+        pairs = [p for p in _onestop(ctx, origin, destination, date)
+                 if all(f["available_seats"][cabin] >= n for f in p)]
+        if not pairs:
+            return None
+        options = [Option(p[0]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
+        totals = [p[0]["prices"][cabin] + p[1]["prices"][cabin] for p in pairs]
+        if totals.count(min(totals)) > 1:
+            return None  # no single cheapest connection for the user to ask for
+        pick = pairs[totals.index(min(totals))]
+        choice = Choice("connection", pick[0]["flight_number"], options, order=("price", "min"))
+        if len(pairs) > 1:
+            prefs.append("take the cheapest connection")
+        reads["search_direct_flight"] = [{"origin": origin, "destination": destination, "date": date}]
+        reads["search_onestop_flight"] = [{"origin": origin, "destination": destination, "date": date}]
+        seconds = [Option(p[1]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
+        dates = [Option(p[1]["date"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
+        choices += [choice, Choice("connecting flight", pick[1]["flight_number"], seconds, order=("price", "min")),
+                    Choice("connection date", pick[1]["date"], dates, order=("price", "min"))]
+        legs += [(f["flight_number"], f["date"], f["prices"][cabin]) for f in pick]
+        round_trip = False
+    back_date = None
+    if round_trip:
+        back_date = (_dt.date.fromisoformat(date) + _dt.timedelta(days=rng.randrange(2, 6))).isoformat()
+        if back_date > "2024-05-30":
+            return None
+        back = _legs_search(ctx, destination, origin, back_date)
+        chosen = _flight_choice(ctx, back, cabin, n)
+        if chosen is None:
+            return None
+        flight, choice, more = chosen
+        reads["search_direct_flight"].append({"origin": destination, "destination": origin, "date": back_date})
+        choices.append(choice)
+        prefs += [p.replace("option", "return option").replace(" flight", " return flight") for p in more]
+        legs.append((flight["flight_number"], back_date, flight["prices"][cabin]))
+    insurance = rng.choice(["yes", "no"])
+    bags = rng.choice([0, 0, 1, 2, 3])
+    allowance = FREE_BAGS[user["membership"]][cabin] * n
+    nonfree = max(0, bags - allowance)
+    fare = sum(price for _, _, price in legs)
+    total = fare * n + (INSURANCE_PER_PASSENGER * n if insurance == "yes" else 0) + BAG_FEE * nonfree
+    terms = [f"{'(' + ' + '.join(str(p) for _, _, p in legs) + ')' if len(legs) > 1 else legs[0][2]} * {n}"]
+    if insurance == "yes":
+        terms.append(f"{INSURANCE_PER_PASSENGER} * {n}")
+    if nonfree:
+        terms.append(f"{BAG_FEE} * {nonfree}")
+    expressions = [" + ".join(terms)]
+    methods = user["payment_methods"]
+    cards = [pid for pid, m in methods.items() if m["source"] == "credit_card"]
+    # "my gift card" must name one card: only users with a single gift card (certificate) split this way
+    gifts = [pid for pid, m in methods.items() if m["source"] == "gift_card"]
+    gifts = gifts if len(gifts) == 1 and 0 < methods[gifts[0]]["amount"] < total else []
+    certs = [pid for pid, m in methods.items() if m["source"] == "certificate"]
+    certs = certs if len(certs) == 1 and 0 < methods[certs[0]]["amount"] < total else []
+    if ctx.want_challenge and len([p for p, m in methods.items() if m["source"] == "certificate"]) >= 2:
+        two = [p for p, m in methods.items() if m["source"] == "certificate"][:2]
+        split = [{"payment_id": two[0], "amount": methods[two[0]]["amount"]},
+                 {"payment_id": two[1], "amount": round(total - methods[two[0]]["amount"], 2)}]
+        payment_words, challenge = "pay with both of {{my}} travel certificates together", True
+        payment_fact = "both travel certificates, nothing else"
+    else:
+        if not cards:
+            return None
+        card_pay = _payment_card(ctx, cards)
+        if card_pay is None:
+            return None
+        card, card_choice, card_words = card_pay
+        choices.append(card_choice)
+        extra = rng.choice(["card", "gift", "cert"])
+        kinds = [Option(pid, {"kind": m["source"]}) for pid, m in methods.items()]
+        if extra == "gift" and gifts:
+            choices.append(Choice("gift card", gifts[0], kinds, {"kind": "gift_card"}))
+        if extra == "cert" and certs:
+            choices.append(Choice("travel certificate", certs[0], kinds, {"kind": "certificate"}))
+        if extra == "gift" and len(gifts) == 1:
+            g = gifts[0]
+            split = [{"payment_id": g, "amount": methods[g]["amount"]},
+                     {"payment_id": card, "amount": round(total - methods[g]["amount"], 2)}]
+            expressions.append(f"{_money(total)} - {methods[g]['amount']}")
+            payment_words = f"use all of {{{{my}}}} gift card and put the rest on {{{{my}}}} {card_words}"
+            payment_fact = f"the whole gift card, the rest on the {card_words}"
+        elif extra == "cert" and len(certs) == 1:
+            c = certs[0]
+            split = [{"payment_id": c, "amount": methods[c]["amount"]},
+                     {"payment_id": card, "amount": round(total - methods[c]["amount"], 2)}]
+            expressions.append(f"{_money(total)} - {methods[c]['amount']}")
+            payment_words = f"use {{{{my}}}} travel certificate and put the rest on {{{{my}}}} {card_words}"
+            payment_fact = f"the travel certificate, the rest on the {card_words}"
+        else:
+            split = [{"payment_id": card, "amount": total}]
+            payment_words = f"pay with {{{{my}}}} {card_words}"
+            payment_fact = f"the {card_words}"
+        challenge = False
+    tell_codes = rng.random() < 0.5
+    for code in (origin, destination):
+        if not tell_codes:
+            options = [Option(c, {"city": _index(ctx).city[c]}) for c in airports]
+            choices.append(Choice("airport", code, options, {"city": _index(ctx).city[code]}))
+    where = (lambda c: f"{_place(ctx, c)} ({c})") if tell_codes else (lambda c: _place(ctx, c))
+    if not tell_codes:
+        reads["list_all_airports"] = [{}]
+    facts.update({"origin": where(origin), "destination": where(destination), "travel_date": date,
+                  "trip_type": "round trip" if round_trip else "one way", "cabin": cabin.replace("_", " "),
+                  "checked_bags": bags, "travel_insurance": insurance, "payment": payment_fact})
+    if back_date:
+        facts["return_date"] = back_date
+    reads["calculate"] = [{"expression": e} for e in expressions]
+    who = "just for {{me}}" if n == 1 else ("for {{me}} and " + (facts.get("companion_name")
+                                                                   or f"{party[1]['first_name']} {party[1]['last_name']} (born {party[1]['dob']})"))
+    trip = (f"a round trip from {where(origin)} to {where(destination)}, leaving {day(date)} and returning {day(back_date)}"
+            if back_date else f"a one-way trip from {where(origin)} to {where(destination)} on {day(date)}")
+    bag_words = "travel without checked bags" if bags == 0 else (
+        "check one bag" if bags == 1 else f"check {bags} bags")
+    request = [f"book {trip} in {cabin.replace('_', ' ')}, {who}",
+               f"get {trip} booked, {cabin.replace('_', ' ')} class, {who}"]
+    flights = [{"flight_number": num, "date": d} for num, d, _ in legs]
+    arguments = {"user_id": user["user_id"], "origin": origin, "destination": destination,
+                 "flight_type": "round_trip" if round_trip else "one_way", "cabin": cabin, "flights": flights,
+                 "passengers": party, "payment_methods": split, "total_baggages": bags, "nonfree_baggages": nonfree,
+                 "insurance": insurance}
+    insurance_words = "take the travel insurance" if insurance == "yes" else "skip the travel insurance"
+    occasion_mood = Mood("{{I}} want to book a trip", "positive", 1, _days_until(date))
+    return IntentDraft(kind="book_two_certificates" if challenge else "book", goal="book_reservation",
+                       arguments=arguments, request=request, facts=facts, reads=reads, choices=choices,
+                       outputs=[Output(_money(total), "the total price")],
+                       preferences=[*prefs, bag_words, insurance_words, payment_words],
+                       refused=challenge, policy_values=[nonfree], mood=occasion_mood)
+
+
+def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice, str] | None:
+    methods = _user(ctx)["payment_methods"]
+    options = [Option(pid, {"kind": methods[pid]["source"], "brand": methods[pid].get("brand"),
+                            "last_four": methods[pid].get("last_four")}) for pid in methods]
+    card = ctx.rng.choice(cards)
+    m = methods[card]
+    for selectors, words in ((({"kind": "credit_card"}), "credit card"),
+                             ({"kind": "credit_card", "brand": m["brand"]}, f"{m['brand'].title()} card"),
+                             ({"kind": "credit_card", "last_four": m["last_four"]}, f"card ending in {m['last_four']}")):
+        choice = Choice("credit card", card, options, selectors)
+        if choice.resolve() == [card]:
+            return card, choice, words
+    return None
+
+
+# --------------------------------------------------------------------------- flight status
+
+
+def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
+    found = []
+    for res in _reservations(ctx):
+        if res["reservation_id"] in _used(ctx):
+            continue
+        for leg in res["flights"]:
+            status = _status(ctx, leg["flight_number"], leg["date"])
+            if leg["date"] == TODAY and status in ("on time", "delayed", "cancelled", "flying", "landed") or (
+                    leg["date"] > TODAY and status == "cancelled"):
+                found.append((res, leg, status))
+                break
+    if not found:
+        return None
+    res, leg, status = ctx.rng.choice(found)
+    ref = _Ref(ctx, res)
+    when = "today" if leg["date"] == TODAY else f"on {day(leg['date'])}"
+    flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
+    facts = {"flight_date": leg["date"]}
+    if ctx.rng.random() < 0.4:
+        facts["flight_number"] = leg["flight_number"]
+        flight += f" ({leg['flight_number']})"
+    return _draft("flight_status", "get_flight_status", {"flight_number": leg["flight_number"], "date": leg["date"]},
+                  [f"check whether {flight} is on schedule", f"find out the status of {flight}"], ref, facts=facts,
+                  outputs=[Output(status)],
+                  mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
+                            _days_until(leg["date"])))
+
+
+GOALS = {
+    "update_reservation_flights": ground_update_reservation_flights,
+    "update_reservation_baggages": ground_update_reservation_baggages,
+    "update_reservation_passengers": ground_update_reservation_passengers,
+    "cancel_reservation": ground_cancel_reservation,
+    "send_certificate": ground_send_certificate,
+    "book_reservation": ground_book_reservation,
+    "get_flight_status": ground_get_flight_status,
+}

@@ -1,0 +1,120 @@
+"""Building tasks: determinism, validity of every built task, and the committed airline splits."""
+
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from tau_emotion.core.reward import check_task
+from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file
+from tau_emotion.tracer.feelings import EmotionLabeler
+
+# DESIGN.md section 6
+EMOTIONS = {
+    "anger": {"annoyance", "frustration", "exasperation", "argumentativeness", "bitterness"},
+    "disgust": {"dislike", "aversion", "distaste", "repugnance"},
+    "fear": {"nervousness", "anxiety", "dread", "desperation"},
+    "sadness": {"disappointment", "discouragement", "helplessness", "hopelessness", "sorrow"},
+    "enjoyment": {"relief", "peace", "pride", "excitement"},
+}
+
+
+def _classify(text):
+    """A stand-in classifier: the condition depends on the text, as the real one's does."""
+    family = "fear" if "anxious" in text or "worry" in text else "anger"
+    emotion = "anxiety" if family == "fear" else "frustration"
+    return SimpleNamespace(condition=SimpleNamespace(family=family, emotion=emotion, politeness="warm",
+                                                     urgency="high", trust="cautious"))
+
+
+STUB = EmotionLabeler(_classify, lambda condition, rng: f"Anchor for {condition.family} #{rng.randrange(10)}")
+
+
+def _strip_emotion(tasks):
+    return [t.model_copy(update={"emotion": None}) for t in tasks]
+
+
+def test_same_seed_same_bytes_other_seed_other_tasks(airline):
+    first = build_tasks(airline, "test", 6, 3, labeler=STUB)
+    again = build_tasks(airline, "test", 6, 3, labeler=STUB)
+    other = build_tasks(airline, "test", 6, 4, labeler=STUB)
+    assert dump_tasks(first.tasks) == dump_tasks(again.tasks)
+    assert dump_tasks(first.tasks) != dump_tasks(other.tasks)
+    assert {t.user.instruction for t in first.tasks}.isdisjoint({t.user.instruction for t in other.tasks})
+
+
+def test_built_tasks_replay_carry_emotion_and_need_action(airline):
+    report = build_tasks(airline, "test", 10, 21, labeler=STUB)
+    assert report.accepted == 10 and report.candidates >= 10
+    assert sum(report.rejected.values()) == report.candidates - 10
+    ids = [t.id for t in report.tasks]
+    assert ids == [f"airline-test-{k:03d}" for k in range(1, 11)]
+    initial = airline.database.content_hash
+    for task in report.tasks:
+        assert check_task(airline, task) is None, task.id
+        assert 5 <= len(task.gold.actions) <= 12
+        assert task.meta["source"] == "tracer" and task.meta["feeling"] and task.meta["graph_path"]
+        assert task.emotion is not None and task.emotion.anchor.startswith("Anchor for")
+        assert task.emotion.family == _classify(task.meta["feeling"]).condition.family
+        from tau_emotion.core.reward import replay
+
+        changes = replay(airline, task).content_hash != initial
+        handover = any(airline.toolset.is_terminal(a.name) for a in task.gold.actions)
+        assert changes or task.gold.outputs or handover, task.id
+        assert task.user.known["user_id"] in task.user.instruction
+
+
+def test_build_is_byte_identical_across_processes(tmp_path):
+    outputs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"train-{hash_seed}.json"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run([sys.executable, "-c", "from tau_emotion.core.cli import main; main()", "tracer", "build",
+                               "airline", "--split", "train", "--n", "5", "--seed", "9", "--out", str(out),
+                               "--no-emotion"], capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and len(json.loads(outputs[0])) == 5
+
+
+def test_merge_replaces_one_split_and_keeps_the_others(tmp_path, airline):
+    path = tmp_path / "tasks.json"
+    hand = airline.tasks("hand")[:2]
+    path.write_text(dump_tasks(hand))
+    built = build_tasks(airline, "train", 3, 5).tasks
+    merge_into_file(path, "train", built)
+    merge_into_file(path, "train", built[:1])
+    rows = json.loads(path.read_text())
+    assert [r["split"] for r in rows] == ["hand", "hand", "train"]
+
+
+# --------------------------------------------------------------------------- the committed airline tasks
+
+
+def test_committed_splits_have_the_promised_shape(airline):
+    hand, test, train = airline.tasks("hand"), airline.tasks("test"), airline.tasks("train")
+    assert len(hand) == 32 and all(t.meta["source"] == "hand" for t in hand)
+    assert len(test) == 58 and len(train) == 600
+    assert sum(len(t.gold.actions) for t in test) / len(test) >= 6.5
+    challenges = [t for t in test if t.meta["policy_challenge"]]
+    assert len(challenges) >= 8
+    for task in challenges:
+        handover = any(airline.toolset.is_terminal(a.name) for a in task.gold.actions)
+        assert task.gold.outputs or handover, task.id
+    assert any(airline.toolset.is_terminal(a.name) for t in test + train for a in t.gold.actions)
+    for task in test + train:
+        assert task.emotion is not None and task.emotion.emotion in EMOTIONS[task.emotion.family], task.id
+        assert task.emotion.anchor and task.meta["feeling"]
+
+
+@pytest.mark.parametrize("split", ["test", "train"])
+def test_committed_split_is_what_its_seed_builds(airline, split):
+    """Rebuilding from the recorded seed reproduces the split: every task passed the validator."""
+    committed = airline.tasks(split)
+    seed = committed[0].meta["seed"]
+    report = build_tasks(airline, split, len(committed), seed, labeler=STUB, avoid=default_avoid(airline, split))
+    rebuilt = [t.model_dump(mode="json") for t in _strip_emotion(report.tasks)]
+    assert rebuilt == [t.model_dump(mode="json") for t in _strip_emotion(committed)]

@@ -1,0 +1,112 @@
+"""Reverse refinement and feelings: templates by default, a model through litellm as an option."""
+
+import json
+import random
+import re
+
+import pytest
+
+from tau_emotion.tracer.build import make_task
+from tau_emotion.tracer.feelings import LIKELY, EmotionLabeler, LLMFeelings, TemplateFeelings, situation
+from tau_emotion.tracer.graph import build_graph
+from tau_emotion.tracer.grounding import Grounder, Reject
+from tau_emotion.tracer.hints import load_hints
+from tau_emotion.tracer.refine import FIRST, SECOND, LLMRefiner, TemplateRefiner, say
+from tau_emotion.tracer.sampling import profile_for
+from tau_emotion.tracer.validate import Validator
+from tests.tracer.test_build import EMOTIONS
+
+
+def _grounded(airline, want=lambda c: True, start=0):
+    grounder = Grounder(airline, build_graph(airline), load_hints(airline), profile_for("test"))
+    for i in range(start, start + 500):
+        try:
+            cand = grounder.ground(random.Random(i), i, "test")
+        except Reject:
+            continue
+        if want(cand):
+            return cand
+    raise AssertionError("no candidate grounded")
+
+
+@pytest.fixture(scope="module")
+def candidate(airline):
+    return _grounded(airline, lambda c: len(c.drafts) >= 2)
+
+
+def test_phrases_render_in_both_persons():
+    text = "{{I}} {{am}} sure {{my}} flight is fine, {{agent}} said so to {{me}}"
+    assert say(text, FIRST) == "I am sure my flight is fine, you said so to me"
+    assert say(text, SECOND) == "you are sure your flight is fine, the agent said so to you"
+    assert say("{% if true %}{{my}} bag{% endif %}", SECOND) == "your bag"
+
+
+def test_template_refiner_writes_one_line_per_intent_and_varies(airline, candidate):
+    refiner = TemplateRefiner(airline)
+    refined = refiner.refine(candidate, random.Random(1))
+    handovers = sum(1 for d in candidate.drafts if d.refused and d.on_refusal == "transfer")
+    assert len(refined.intents) == len(candidate.drafts) + handovers
+    assert refined.instruction.startswith(f"You are {candidate.persona.name} (user id ")
+    said = " ".join(refined.intents).lower()
+    assert re.search(r"\b(my|me|i)\b", said) and not re.search(r"\byour\b", said)
+    assert re.search(r"\byour?\b", refined.instruction.lower()) and not re.search(r"\bmy\b", refined.instruction)
+    assert refined.known["user_id"] == candidate.persona.facts["user_id"]
+    others = {refiner.refine(candidate, random.Random(s)).intents[0] for s in range(12)}
+    assert len(others) >= 3, "the same intent should come out in several phrasings"
+    cand = candidate
+    cand.task = make_task(cand, refined, "template", 0)
+    Validator(airline).check(cand)
+
+
+def test_llm_refiner_keeps_the_schema_and_rejects_dropped_facts(airline, candidate, openai_server):
+    template = TemplateRefiner(airline).refine(candidate, random.Random(2))
+    rewrite = {"instruction": "You are a traveller with a few requests.", "known": template.known,
+               "intents": [f"Rewritten line {i}." for i in range(len(template.intents))]}
+    dropped = dict(rewrite, known={"user_id": template.known["user_id"]})
+    openai_server.script("refiner", {"content": "Here you go:\n" + json.dumps(rewrite)},
+                         {"content": json.dumps(dropped)}, {"content": "no json at all"})
+    refiner = LLMRefiner(airline, "openai/refiner", openai_server.base_url)
+    refiner.settings.retry_wait_s = 0.01
+    refined = refiner.refine(candidate, random.Random(2))
+    assert refined.instruction == rewrite["instruction"] and refined.intents == rewrite["intents"]
+    prompt = openai_server.requests[0]["messages"][0]["content"]
+    assert template.instruction in prompt and candidate.persona.facts["user_id"] in prompt
+    with pytest.raises(Reject) as info:
+        refiner.refine(candidate, random.Random(2))
+    assert info.value.check == "refine" and "dropped the known fact" in info.value.detail
+    with pytest.raises(Reject) as info:
+        refiner.refine(candidate, random.Random(2))
+    assert info.value.check == "refine"
+
+
+def test_feelings_follow_the_situation(airline):
+    refusal = _grounded(airline, lambda c: any(d.mood.valence == "negative" and d.mood.stakes >= 2 for d in c.drafts))
+    facts = situation(refusal)
+    assert facts["valence"] == "negative" and facts["stakes"] >= 2
+    texts = {TemplateFeelings().describe(refusal, random.Random(s)) for s in range(8)}
+    assert len(texts) > 3 and all(facts["events"][0][:12].lower() in t.lower() for t in texts)
+    for weights in LIKELY.values():
+        for key in weights:
+            family, emotion = key.split(".")
+            assert emotion in EMOTIONS[family], key
+
+
+def test_llm_feelings_and_labeler(airline, candidate, openai_server):
+    openai_server.script("feeler", {"content": "I'm worried sick and I need this fixed today."})
+    feelings = LLMFeelings("openai/feeler", openai_server.base_url)
+    text = feelings.describe(candidate, random.Random(0))
+    assert text == "I'm worried sick and I need this fixed today."
+    assert "Situation:" in openai_server.requests[0]["messages"][0]["content"]
+    seen = []
+
+    def classify(t):
+        seen.append(t)
+        from types import SimpleNamespace
+
+        return SimpleNamespace(condition=SimpleNamespace(family="fear", emotion="anxiety", politeness="neutral",
+                                                         urgency="high", trust="skeptical"))
+
+    labeler = EmotionLabeler(classify, lambda c, rng: f"{c.emotion} anchor {rng.randrange(3)}")
+    label = labeler.label(text, random.Random(0))
+    assert seen == [text]
+    assert label["family"] == "fear" and label["urgency"] == "high" and label["anchor"].startswith("anxiety anchor")

@@ -1,0 +1,145 @@
+"""The validator rejects a hand-made bad candidate for each rule, and accepts the repaired one."""
+
+import pytest
+
+from tau_emotion.domain_packs.airline.tools import FREE_BAGS
+from tau_emotion.tracer.grounding import Refusal, Reject
+from tau_emotion.tracer.hints import Choice, IntentDraft, Option, Output
+from tau_emotion.tracer.validate import Validator
+from tests.tracer.candidates import make_candidate
+
+AMELIA = {"user_id": "amelia_silva_2834"}
+
+
+def rejected(validator, cand) -> Reject:
+    with pytest.raises(Reject) as info:
+        validator.check(cand)
+    return info.value
+
+
+def _bag_calls(airline):
+    """Add one bag to the first open economy reservation whose owner has several payment methods."""
+    tables = airline.database.tables
+
+    def fits(res):
+        user = tables["users"][res["user_id"]]
+        paid = {p["payment_id"] for p in res["payment_history"]}
+        cards = [p for p, m in user["payment_methods"].items() if m["source"] == "credit_card" and p not in paid]
+        statuses = {tables["flights"][leg["flight_number"]]["dates"][leg["date"]]["status"] for leg in res["flights"]}
+        return (res["status"] == "active" and res["cabin"] == "economy" and statuses == {"available"}
+                and len(user["payment_methods"]) >= 2 and cards)
+
+    rid, res = next((rid, res) for rid, res in tables["reservations"].items() if fits(res))
+    user = tables["users"][res["user_id"]]
+    paid = {p["payment_id"] for p in res["payment_history"]}
+    cards = [p for p, m in user["payment_methods"].items() if m["source"] == "credit_card" and p not in paid]
+    total = res["total_baggages"] + 1
+    nonfree = max(0, total - FREE_BAGS[user["membership"]][res["cabin"]] * len(res["passengers"]))
+    calls = [("get_user_details", {"user_id": user["user_id"]}), ("get_reservation_details", {"reservation_id": rid}),
+             ("update_reservation_baggages", {"reservation_id": rid, "total_baggages": total,
+                                              "nonfree_baggages": nonfree, "payment_id": cards[0]})]
+    known = {"user_id": user["user_id"], "reservation_id": rid, "total_checked_bags": total}
+    return user, cards[0], known, calls
+
+
+def test_withheld_argument_is_rejected(airline):
+    calls = [("get_user_details", AMELIA), ("get_reservation_details", {"reservation_id": "VRSB5Q"})]
+    cand = make_candidate(airline, AMELIA, calls, outputs=["DFW"], evidence=["get_user_details"])
+    problem = rejected(Validator(airline), cand)
+    assert problem.check == "provenance" and "reservation_id='VRSB5Q'" in problem.detail
+    told = make_candidate(airline, {**AMELIA, "reservation_id": "VRSB5Q"}, calls, outputs=["DFW"],
+                          evidence=["get_user_details"])
+    Validator(airline).check(told)
+
+
+def test_unused_read_is_rejected(airline):
+    calls = [("get_user_details", AMELIA), ("list_all_airports", {}),
+             ("get_reservation_details", {"reservation_id": "ZTGLR0"})]
+    cand = make_candidate(airline, AMELIA, calls, outputs=["135"], evidence=["get_user_details"])
+    problem = rejected(Validator(airline), cand)
+    assert problem.check == "provenance" and "list_all_airports" in problem.detail and "not used" in problem.detail
+
+
+def test_hidden_choice_between_payment_methods_is_rejected(airline):
+    user, card, known, calls = _bag_calls(airline)
+    ident = ["get_user_details"]
+    problem = rejected(Validator(airline), make_candidate(airline, known, calls, evidence=ident))
+    assert problem.check == "ambiguous" and f"payment_id={card!r}" in problem.detail
+    options = [Option(pid, {"kind": m["source"], "last_four": m.get("last_four")})
+               for pid, m in user["payment_methods"].items()]
+    settled = Choice("payment method", card, options, {"kind": "credit_card",
+                                                       "last_four": user["payment_methods"][card]["last_four"]})
+    assert settled.resolve() == [card]
+    draft = IntentDraft(kind="add_bags", goal="update_reservation_baggages", arguments=calls[-1][1], request=["x"],
+                        choices=[settled])
+    Validator(airline).check(make_candidate(airline, known, calls, drafts=[draft], evidence=ident))
+
+
+def test_declared_choice_the_user_does_not_settle_is_rejected(airline):
+    user, card, known, calls = _bag_calls(airline)
+    options = [Option("SKY1", {"price": 100}), Option("SKY2", {"price": 100})]
+    draft = IntentDraft(kind="pick", goal="update_reservation_baggages", arguments={}, request=["x"],
+                        choices=[Choice("flight", "SKY1", options, order=("price", "min"))])
+    cand = make_candidate(airline, {**known, "payment": card}, calls, drafts=[draft], evidence=["get_user_details"])
+    problem = rejected(Validator(airline), cand)
+    assert problem.check == "ambiguous" and "2 flight options fit" in problem.detail
+
+
+def test_policy_violation_is_rejected(airline):
+    known = {**AMELIA, "reservation_id": "ZTGLR0"}
+    calls = [("get_user_details", AMELIA), ("get_reservation_details", {"reservation_id": "ZTGLR0"}),
+             ("cancel_reservation", {"reservation_id": "ZTGLR0"})]
+    problem = rejected(Validator(airline), make_candidate(airline, known, calls))
+    assert problem.check == "policy" and "cannot be cancelled" in problem.detail
+
+
+def test_refusal_the_policy_allows_is_rejected(airline):
+    known = {"user_id": "aarav_vargas_6624", "reservation_id": "UYYHQF"}  # booked this morning: cancellable
+    calls = [("get_user_details", {"user_id": "aarav_vargas_6624"}),
+             ("get_reservation_details", {"reservation_id": "UYYHQF"})]
+    refusal = Refusal(intent=0, at=2, name="cancel_reservation", arguments={"reservation_id": "UYYHQF"})
+    draft = IntentDraft(kind="cancel", goal="cancel_reservation", arguments={}, request=["x"], refused=True)
+    cand = make_candidate(airline, known, calls, outputs=["24 hours"], refusals=[refusal], drafts=[draft])
+    problem = rejected(Validator(airline), cand)
+    assert problem.check == "policy" and "breaks no policy rule" in problem.detail
+
+
+def test_non_deterministic_replay_is_rejected(domains):
+    counter = domains.get("tiny_counter")
+    known = {"item_id": "i1"}
+    cand = make_candidate(counter, known, [("look", known), ("stamp", known)])
+    problem = rejected(Validator(counter), cand)
+    assert problem.check == "replay" and "not deterministic" in problem.detail
+
+
+def test_task_a_do_nothing_agent_would_pass_is_rejected(airline):
+    known = {**AMELIA, "reservation_id": "ZTGLR0"}
+    calls = [("get_user_details", AMELIA), ("get_reservation_details", {"reservation_id": "ZTGLR0"})]
+    problem = rejected(Validator(airline), make_candidate(airline, known, calls, evidence=["get_reservation_details"]))
+    assert problem.check == "trivial"
+
+
+def test_id_the_user_cannot_know_in_the_instruction_is_rejected(airline):
+    calls = [("get_user_details", AMELIA), ("get_reservation_details", {"reservation_id": "ZTGLR0"})]
+    cand = make_candidate(airline, AMELIA, calls, outputs=["MIA"], evidence=["get_reservation_details"],
+                          instruction="You want to know where reservation ZTGLR0 goes.")
+    problem = rejected(Validator(airline), cand)
+    assert problem.check in ("leak", "provenance")
+    cand2 = make_candidate(airline, AMELIA, calls[:1], outputs=["Amelia"],
+                           instruction="You want help with payment credit_card_3459735.")
+    if "credit_card_3459735" in airline.database.tables["users"]["amelia_silva_2834"]["payment_methods"]:
+        assert rejected(Validator(airline), cand2).check == "leak"
+
+
+def test_near_duplicate_is_rejected(airline):
+    known = {**AMELIA, "reservation_id": "ZTGLR0"}
+    calls = [("get_user_details", AMELIA), ("get_reservation_details", {"reservation_id": "ZTGLR0"})]
+    refusal = Refusal(intent=0, at=2, name="cancel_reservation", arguments={"reservation_id": "ZTGLR0"})
+    draft = IntentDraft(kind="cancel", goal="cancel_reservation", arguments={}, request=["x"], refused=True,
+                        outputs=[Output("insurance")])
+    validator = Validator(airline)
+    first = make_candidate(airline, known, calls, outputs=["insurance"], refusals=[refusal], drafts=[draft])
+    validator.check(first)
+    validator.register(first)
+    again = make_candidate(airline, known, calls, outputs=["insurance"], refusals=[refusal], drafts=[draft])
+    assert rejected(validator, again).check == "duplicate"

@@ -1,0 +1,206 @@
+"""The Tracer pipeline for one domain and split: sample, ground, refine, validate, feel, write.
+
+Candidate `i` of a build draws everything from `random.Random("tracer/<domain>/<split>/<seed>/<i>")`
+(and a second stream for its feelings), so the same seed gives the same tasks, byte for byte, and a
+candidate's fate does not depend on the ones before it except through the duplicate check.
+Rejections are counted per check and reported with one example each.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tau_emotion.core.models import EmotionSpec, Gold, Task, UserSpec
+from tau_emotion.tracer.graph import build_graph
+from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
+from tau_emotion.tracer.hints import load_hints
+from tau_emotion.tracer.refine import TemplateRefiner
+from tau_emotion.tracer.sampling import check_lengths, profile_for
+from tau_emotion.tracer.validate import CHECKS, Validator
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.tracer.feelings import EmotionLabeler
+
+SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
+
+
+class TracerError(RuntimeError):
+    """A build cannot be done; the message names the domain and what to change."""
+
+
+@dataclass
+class BuildReport:
+    domain: str
+    split: str
+    seed: int
+    tasks: list[Task]
+    candidates: int
+    rejected: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    graph: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> int:
+        return len(self.tasks)
+
+    def breakdown(self) -> dict[str, int]:
+        return {check: self.rejected.get(check, 0) for check in CHECKS if self.rejected.get(check, 0)}
+
+    def summary_lines(self) -> list[str]:
+        calls = [len(t.gold.actions) for t in self.tasks]
+        challenges = sum(1 for t in self.tasks if t.meta.get("policy_challenge"))
+        lines = [f"{self.domain}/{self.split} seed {self.seed}: {self.accepted} task(s) accepted of {self.candidates} "
+                 f"candidate(s) in {self.seconds:.2f}s",
+                 f"  gold calls: avg {sum(calls) / max(len(calls), 1):.2f}, min {min(calls, default=0)}, "
+                 f"max {max(calls, default=0)}; policy challenges: {challenges}"]
+        total = sum(self.rejected.values())
+        lines.append(f"  rejected: {total}" + ("" if total else " (none)"))
+        for check, count in self.breakdown().items():
+            lines.append(f"    {check:12} {count:6}   e.g. {self.examples.get(check, '')[:150]}")
+        return lines
+
+
+def task_id(domain: str, split: str, k: int, n: int) -> str:
+    return f"{domain}-{split}-{k:0{max(3, len(str(n)))}d}"
+
+
+def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
+    meta = {
+        "source": "tracer",
+        "graph_path": cand.walk,
+        "policy_challenge": cand.policy_challenge,
+        "intents": [d.kind for d in cand.drafts],
+        "refused": [{"name": r.name, "arguments": r.arguments, "after": r.at} for r in cand.refusals],
+        "seed": seed,
+        "candidate": cand.index,
+        "refiner": refiner,
+    }
+    return Task(id=f"{cand.domain}-{cand.split}-candidate-{cand.index}", domain=cand.domain, split=cand.split,
+                user=UserSpec(instruction=refined.instruction, known=refined.known, intents=refined.intents),
+                gold=Gold(actions=cand.gold_actions, outputs=list(cand.outputs)), meta=meta)
+
+
+def build_tasks(
+    domain: Domain,
+    split: str,
+    n: int,
+    seed: int,
+    *,
+    min_calls: int | None = None,
+    max_calls: int | None = None,
+    challenge_rate: float | None = None,
+    refiner: Any = None,
+    feelings: Any = None,
+    labeler: EmotionLabeler | None = None,
+    rollout: Callable[[Candidate], None] | None = None,
+    avoid: list[Task] | None = None,
+    max_candidates: int | None = None,
+    on_accept: Callable[[int], None] | None = None,
+) -> BuildReport:
+    """Build `n` validated tasks; raise TracerError when the candidates run out first."""
+    started = time.perf_counter()
+    hints = load_hints(domain)
+    if not hints.can_ground:
+        raise TracerError(f"domain '{domain.name}' gives the Tracer no grounding hints (persona and GOALS); "
+                          f"point Domain.meta['tracer'] at a hints module (see tau_emotion.tracer.hints)")
+    profile = profile_for(split, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate)
+    graph = build_graph(domain, hints)
+    check_lengths(graph, list(hints.goals), profile.min_calls, profile.max_calls)
+    grounder = Grounder(domain, graph, hints, profile)
+    validator = Validator(domain, avoid or [])
+    refiner = refiner or TemplateRefiner(domain)
+    occasions = [o if isinstance(o, tuple) else (o, 1) for o in hints.occasions]
+    report = BuildReport(domain=domain.name, split=split, seed=seed, tasks=[], candidates=0,
+                         graph={"tools": len(graph.graph), "edges": graph.graph.number_of_edges(),
+                                "density": round(graph.density, 4)})
+    accepted: list[Candidate] = []
+    limit = max_candidates or max(500, 60 * n)
+    index = 0
+    while len(accepted) < n and index < limit:
+        rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{index}")
+        index += 1
+        try:
+            cand = grounder.ground(rng, index - 1, split)
+            if occasions and rng.random() < 0.5:
+                cand.occasion, cand.occasion_stakes = rng.choice(occasions)
+            refined = refiner.refine(cand, rng)
+            cand.task = make_task(cand, refined, getattr(refiner, "name", "template"), seed)
+            validator.check(cand)
+            if rollout is not None:
+                rollout(cand)
+        except Reject as exc:
+            report.rejected[exc.check] += 1
+            report.examples.setdefault(exc.check, exc.detail)
+            continue
+        validator.register(cand)
+        accepted.append(cand)
+        if on_accept is not None:
+            on_accept(len(accepted))
+    report.candidates = index
+    if len(accepted) < n:
+        detail = ", ".join(f"{k} {v}" for k, v in report.breakdown().items())
+        raise TracerError(f"domain '{domain.name}': only {len(accepted)} of {n} {split} task(s) passed validation "
+                          f"after {index} candidates (rejected: {detail or 'none'}); try another seed or --min-calls")
+    feelings = feelings or _template_feelings()
+    for k, cand in enumerate(accepted, start=1):
+        assert cand.task is not None
+        feel_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
+        cand.feeling = feelings.describe(cand, feel_rng)
+        emotion = labeler.label(cand.feeling, feel_rng) if labeler is not None else None
+        cand.task = cand.task.model_copy(update={
+            "id": task_id(domain.name, split, k, n),
+            "emotion": EmotionSpec(**emotion) if emotion else None,
+            "meta": {**cand.task.meta, "feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")},
+        })
+        report.tasks.append(cand.task)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _template_feelings() -> Any:
+    from tau_emotion.tracer.feelings import TemplateFeelings
+
+    return TemplateFeelings()
+
+
+# --------------------------------------------------------------------------- files
+
+
+def dump_tasks(tasks: list[Task]) -> str:
+    rows = [t.model_dump(mode="json") for t in tasks]
+    return json.dumps(rows, indent=1, ensure_ascii=False) + "\n"
+
+
+def pack_tasks_path(domain: Domain) -> Path:
+    if domain.package is None:
+        raise TracerError(f"domain '{domain.name}' has no package to write tasks into; use --out FILE")
+    return Path(str(files(domain.package).joinpath("data/tasks.json")))
+
+
+def default_avoid(domain: Domain, split: str) -> list[Task]:
+    """Tasks a new split must not duplicate: every other split except `train` (train may echo nothing new)."""
+    return [t for t in domain.tasks(None) if t.split != split and (split == "train" or t.split != "train")]
+
+
+def merge_into_file(path: Path, split: str, tasks: list[Task]) -> int:
+    """Replace `split` in a task file (other splits kept), ordered hand, test, train, then others."""
+    raw = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    if isinstance(raw, dict) and "tasks" in raw:
+        raw = raw["tasks"]
+    kept = [row for row in raw if row.get("split") != split]
+    rows = kept + [t.model_dump(mode="json") for t in tasks]
+    order = {id(row): i for i, row in enumerate(rows)}
+    rows.sort(key=lambda row: (SPLIT_ORDER.get(row.get("split", ""), 3), row.get("split", ""), order[id(row)]))
+    path.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(rows)

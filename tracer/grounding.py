@@ -1,0 +1,334 @@
+"""Grounding: turn a sampled workflow into a reference trajectory on the real database.
+
+For each intent the pack's goal grounder picks concrete entities from the current state and
+returns an `IntentDraft` (goal arguments, facts the user can tell, the reads that could precede
+the goal). The reads are then drawn one call at a time: the next call must legally follow the
+previous one in the graph, its arguments must be derivable from what the user knows and what
+earlier calls returned, and it must bring something the intent needs (a value of the goal's
+arguments, of an output, or a fact the decision rests on). Every call is executed, so the result is
+a trajectory whose every argument has a recorded provenance. A candidate that cannot be completed
+is rejected with the check `ungroundable` (or `length`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from tau_emotion.core.models import Action
+from tau_emotion.tracer.hints import GroundingContext, Hints, IntentDraft, Persona
+from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result, phrase_in
+from tau_emotion.tracer.sampling import Profile, goal_sequence, legal_next, weighted_choice
+
+if TYPE_CHECKING:
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.models import Task
+    from tau_emotion.tracer.graph import ToolGraph
+
+
+class Reject(Exception):
+    """A candidate fails one check; `check` names it for the rejection breakdown."""
+
+    def __init__(self, check: str, detail: str):
+        super().__init__(f"{check}: {detail}")
+        self.check = check
+        self.detail = detail
+
+
+@dataclass
+class Step:
+    """One executed gold call."""
+
+    name: str
+    arguments: dict[str, Any]
+    text: str
+    intent: int
+    role: str  # read | goal | handoff
+
+
+@dataclass
+class Refusal:
+    """A goal call the user asks for that the policy forbids: the agent must refuse it."""
+
+    intent: int
+    at: int  # how many gold steps run before it
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class Candidate:
+    """A grounded task before (and after) refinement."""
+
+    domain: str
+    split: str
+    index: int
+    persona: Persona
+    drafts: list[IntentDraft]
+    steps: list[Step]
+    refusals: list[Refusal]
+    walk: list[str]
+    known: dict[str, Any]
+    outputs: list[str]
+    evidence: list[str] = field(default_factory=list)
+    end_hash: str = ""
+    occasion: str | None = None
+    occasion_stakes: int = 0
+    task: Task | None = None
+    feeling: str | None = None
+    emotion: dict[str, Any] | None = None
+
+    @property
+    def gold_actions(self) -> list[Action]:
+        return [Action(name=s.name, arguments=s.arguments) for s in self.steps]
+
+    @property
+    def policy_challenge(self) -> bool:
+        return bool(self.refusals)
+
+
+_PREPOSITIONS = ("to", "for", "of", "on", "in")
+
+
+def plural_key(key: str) -> str:
+    """'reservation_id' -> 'reservation_ids', 'passenger_to_correct' -> 'passengers_to_correct'."""
+    words = key.split("_")
+    at = next((i - 1 for i, w in enumerate(words) if w in _PREPOSITIONS and i > 0), len(words) - 1)
+    if not words[at].endswith("s"):
+        words[at] += "s"
+    return "_".join(words)
+
+
+def merge_facts(known: dict[str, Any], facts: dict[str, Any]) -> None:
+    """Add an intent's facts; a key already holding another value becomes a plural list ("reservation_ids")."""
+    for key, value in facts.items():
+        plural = plural_key(key)
+        if plural in known and plural != key and isinstance(known[plural], list):
+            if value not in known[plural]:
+                known[plural].append(value)
+            continue
+        if key not in known or known[key] == value:
+            known[key] = value
+            continue
+        old = known.pop(key)
+        values = old if plural == key and isinstance(old, list) else [old]
+        if value not in values:
+            values = [*values, value]
+        known[plural] = values
+
+
+def _needed(draft: IntentDraft, with_goal: bool) -> set[tuple[str, Any]]:
+    keys: set[tuple[str, Any]] = set()
+    if with_goal:
+        keys.update(k for _, v in leaves(draft.arguments) if (k := norm(v)) is not None)
+    keys.update(k for o in draft.outputs if (k := norm(o.text)) is not None)
+    for args in draft.reads.get("calculate", []):
+        for token in str(args.get("expression", "")).replace("(", " ").replace(")", " ").split():
+            if (k := norm(token)) is not None and k[0] == "n":
+                keys.add(k)
+    return keys
+
+
+class Grounder:
+    """Grounds candidates for one domain; one instance serves a whole build."""
+
+    def __init__(self, domain: Domain, graph: ToolGraph, hints: Hints, profile: Profile):
+        self.domain = domain
+        self.graph = graph
+        self.hints = hints
+        self.profile = profile
+        self.base_knowledge = Knowledge()
+        self.base_knowledge.add_policy(domain.policy)
+        terminal = [n for n, t in domain.toolset.tools.items() if t.terminal]
+        self.handoff = hints.handoff_tool or (terminal[0] if len(terminal) == 1 else None)
+        self.retries = 3  # goals tried per intent before the candidate is given up
+        self.walks = 3  # read walks tried per intent before it is given up
+        self.evidence_first = 0.8  # chance that a walk step tries the pending evidence reads first
+
+    def ground(self, rng: random.Random, index: int, split: str) -> Candidate:
+        domain, hints = self.domain, self.hints
+        if hints.persona is None:
+            raise Reject("ungroundable", f"domain '{domain.name}' gives no persona() in its tracer hints")
+        state = domain.database.state()
+        ctx = GroundingContext(domain=domain, state=state, persona=None, rng=rng)  # type: ignore[arg-type]
+        persona = hints.persona(ctx)
+        if persona is None:
+            raise Reject("ungroundable", "no persona")
+        ctx.persona = persona
+        n_intents = self.profile.draw_intents(rng)
+        goals = goal_sequence(self.graph, list(hints.goals), rng, n_intents, hints.goal_weights)
+        if not goals:
+            raise Reject("ungroundable", "no goal tool in the graph")
+        knowledge = self.base_knowledge.copy()
+        known = dict(persona.facts)
+        knowledge.add_known(known)
+        cand = Candidate(domain=domain.name, split=split, index=index, persona=persona, drafts=[], steps=[],
+                         refusals=[], walk=[], known=known, outputs=[], evidence=sorted(persona.reads))
+        identification = {tool: list(args) for tool, args in persona.reads.items()}
+        prev: str | None = None
+        reachable: set[str] = set()
+        for i, goal in enumerate(goals):
+            ctx.index, ctx.is_last = i, i == len(goals) - 1
+            ctx.want_challenge = rng.random() < self.profile.challenge_rate
+            draft = hints.goals[goal](ctx)
+            tried = [goal]
+            while draft is None and len(tried) < self.retries:
+                # another goal the graph allows at this point, for the same persona
+                allowed = [g for g in hints.goals if g not in tried and (i == 0 or g in reachable)]
+                if not allowed:
+                    break
+                goal = weighted_choice(rng, allowed, hints.goal_weights)
+                tried.append(goal)
+                draft = hints.goals[goal](ctx)
+            if draft is None:
+                raise Reject("ungroundable", f"{', '.join(tried)}: nothing to ground for this persona")
+            reachable = nx.descendants(self.graph.graph, draft.goal)
+            if draft.refused and draft.on_refusal == "transfer" and not ctx.is_last:
+                raise Reject("ungroundable", f"{goal}: a handover must end the task")
+            ctx.history.append(draft)
+            cand.drafts.append(draft)
+            merge_facts(known, draft.facts)
+            knowledge.add_known(draft.facts)
+            knowledge.add_derived(draft.policy_values)
+            for tool in draft.evidence:
+                if tool not in cand.evidence:
+                    cand.evidence.append(tool)
+            prev = self._intent(cand, i, draft, state, knowledge, prev, rng, identification)
+            for output in draft.outputs:
+                if output.text not in cand.outputs:
+                    cand.outputs.append(output.text)
+        n = len(cand.steps)
+        if not self.profile.min_calls <= n <= self.profile.max_calls:
+            raise Reject("length", f"{n} gold calls, outside {self.profile.min_calls}-{self.profile.max_calls}")
+        cand.end_hash = state.content_hash
+        return cand
+
+    # ----------------------------------------------------------------------- one intent
+
+    def _run(self, cand: Candidate, state: Any, name: str, arguments: dict[str, Any], intent: int, role: str,
+             knowledge: Knowledge, text: str | None = None) -> None:
+        if text is None:
+            text, is_error = self.domain.toolset.call(state, name, arguments)
+            if is_error:
+                raise Reject("ungroundable", f"{name} failed while grounding: {text}")
+        cand.steps.append(Step(name=name, arguments=arguments, text=text, intent=intent, role=role))
+        cand.walk.append(name)
+        knowledge.add_result(len(cand.steps) - 1, parse_result(text), arguments)
+
+    def _reads(self, cand: Candidate, i: int, draft: IntentDraft, state: Any, knowledge: Knowledge, prev: str | None,
+               rng: random.Random, available: dict[str, list[dict[str, Any]]], needed: set[tuple[str, Any]],
+               evidence: list[str], done: Any) -> str | None:
+        """Draw useful legal reads until `done(prev)` holds and the walk stops; returns the last tool called."""
+        toolset = self.domain.toolset
+        while True:
+            ready = done(prev)
+            if ready and rng.random() < self.profile.stop:
+                return prev
+            if len(cand.steps) >= self.profile.max_calls:
+                raise Reject("length", f"more than {self.profile.max_calls} gold calls")
+            options = [(tool, j) for tool, sets in available.items() for j in range(len(sets))
+                       if legal_next(self.graph, prev, tool) and not knowledge.missing(sets[j])]
+            rng.shuffle(options)
+            if rng.random() < self.evidence_first:
+                # facts the decision rests on are usually looked up first
+                options.sort(key=lambda o: o[0] not in evidence)
+            picked = None
+            for tool, j in options:
+                args = available[tool][j]
+                text, is_error = toolset.call(state, tool, args)
+                if is_error:
+                    continue
+                if tool in evidence or knowledge.gains(parse_result(text), needed):
+                    picked = (tool, j, text)
+                    break
+            if picked is None:
+                if ready:
+                    return prev
+                missing = [f"{p}={v!r}" for p, v in knowledge.missing(draft.arguments)][:2]
+                raise Reject("ungroundable", f"{draft.goal}: no legal useful read after {prev or 'the start'}"
+                             + (f" (missing {', '.join(missing)})" if missing else ""))
+            tool, j, text = picked
+            args = available[tool].pop(j)
+            if tool in evidence:
+                evidence.remove(tool)
+            self._run(cand, state, tool, args, i, "read", knowledge, text)
+            prev = tool
+
+    def _intent(self, cand: Candidate, i: int, draft: IntentDraft, state: Any, knowledge: Knowledge,
+                prev: str | None, rng: random.Random, identification: dict[str, list[dict[str, Any]]]) -> str | None:
+        available = {tool: list(sets) for tool, sets in draft.reads.items() if tool != draft.goal}
+        evidence = [t for t in draft.evidence if t in available]
+        pending = list(evidence)  # the decision rests on these facts: read them before the goal
+        for tool, sets in identification.items():
+            if sets:
+                available[tool] = [*sets, *available.get(tool, [])]
+                if tool not in evidence:
+                    evidence.append(tool)
+        needed = _needed(draft, with_goal=not draft.refused)
+        free = self._free_params(draft.goal)
+        before = [k for o in draft.outputs if not o.from_goal and not self._policy_phrase(o.text)
+                  and (k := norm(o.text)) is not None]
+
+        def goal_ready(p: str | None) -> bool:
+            if p is None or not legal_next(self.graph, p, draft.goal) or any(t in evidence for t in pending):
+                return False
+            if any(k not in knowledge.sources for k in before):
+                return False
+            return draft.refused or not knowledge.missing(draft.arguments, skip=free)
+
+        start = (prev, len(cand.steps), len(cand.walk), dict(knowledge.sources),
+                 {t: list(v) for t, v in available.items()}, list(evidence))
+        for attempt in range(self.walks):
+            try:
+                prev = self._reads(cand, i, draft, state, knowledge, prev, rng, available, needed, evidence,
+                                   goal_ready)
+                break
+            except Reject as exc:
+                if exc.check != "ungroundable" or attempt == self.walks - 1:
+                    raise
+                # a dead end: walk again from where this intent started (reads change nothing)
+                prev, n_steps, n_walk, sources, reads, ev = start
+                del cand.steps[n_steps:], cand.walk[n_walk:]
+                knowledge.sources = dict(sources)
+                available = {t: list(v) for t, v in reads.items()}
+                evidence[:] = ev
+        for tool in identification:
+            identification[tool] = [a for a in identification[tool] if a in available.get(tool, [])]
+        if draft.refused:
+            cand.refusals.append(Refusal(intent=i, at=len(cand.steps), name=draft.goal, arguments=draft.arguments))
+            cand.walk.append(f"!{draft.goal}")
+        else:
+            self._run(cand, state, draft.goal, draft.arguments, i, "goal", knowledge)
+            prev = draft.goal
+        missing_outputs = {k for o in draft.outputs if (k := norm(o.text)) is not None and k not in knowledge.sources
+                           and not self._policy_phrase(o.text)}
+        if missing_outputs:
+            evidence.clear()
+
+            def outputs_known(p: str | None) -> bool:
+                return all(k in knowledge.sources for k in missing_outputs)
+
+            prev = self._reads(cand, i, draft, state, knowledge, prev, rng, available, missing_outputs, evidence,
+                               outputs_known)
+        if draft.refused and draft.on_refusal == "transfer":
+            if self.handoff is None or not legal_next(self.graph, prev, self.handoff):
+                raise Reject("ungroundable", f"no legal handover after {prev}")
+            tool = self.domain.toolset[self.handoff]
+            args = {p: draft.handoff_summary or draft.kind for p in tool.parameters.get("required", [])}
+            self._run(cand, state, self.handoff, args, i, "handoff", knowledge)
+            prev = self.handoff
+        return prev
+
+    def _free_params(self, name: str) -> tuple[str, ...]:
+        """Free-text parameters of a terminal tool (a handover summary) need no provenance."""
+        tool = self.domain.toolset[name]
+        if not tool.terminal:
+            return ()
+        props = tool.parameters.get("properties", {})
+        return tuple(p for p, spec in props.items() if spec.get("type") == "string")
+
+    def _policy_phrase(self, text: str) -> bool:
+        return norm(text) is not None and norm(text)[0] == "s" and phrase_in(text, self.domain.policy)

@@ -1,0 +1,221 @@
+"""What a domain pack gives the Tracer: the grounding-hints interface.
+
+The Tracer itself knows no domain. A pack opts in by pointing its `Domain` at a module:
+`Domain(..., meta={"tracer": "tau_emotion.domain_packs.NAME.tracer_hints"})`. Every name in that
+module is optional except `persona` and `GOALS`; without the module a domain still gets a graph
+(`tau tracer graph`) but no tasks.
+
+Module-level names the Tracer reads:
+
+`persona(ctx) -> Persona | None`
+    Pick the user of one candidate task from `ctx.state` with `ctx.rng`.
+`GOALS: dict[str, Callable[[GroundingContext], IntentDraft | None]]`
+    One grounder per goal tool (a write, a terminal tool, or a read whose answer the user
+    wants). Given the state after the earlier intents it returns a concrete `IntentDraft`, or None
+    when this goal cannot be grounded for this persona (the candidate is then rejected as
+    `ungroundable`). With `ctx.want_challenge` it may return a policy challenge instead.
+`GOAL_WEIGHTS: dict[str, float]`
+    How often each goal is drawn (default: all equal), e.g. to favour goals few users qualify for.
+`ENTRY_TOOLS: list[str]`
+    Tools a workflow may start with (default: graph nodes without predecessors).
+`POLICY_EDGES`, `FORBIDDEN_EDGES: list[tuple[str, str]]`
+    Successions the written policy implies (e.g. "verify a flight's status before compensating")
+    or forbids; added to / removed from the dependency graph.
+`PROBE_ARGUMENTS: dict[str, list[dict]]`
+    Example arguments for tools the graph prober cannot fill from database records.
+`HANDOFF_TOOL: str`
+    The terminal tool a refused user may insist on (default: the domain's only terminal tool).
+`OCCASIONS: list[str]`
+    Reasons people have for what they do in this domain ("{{my}} sister's wedding"), used by the
+    feelings generator and as instruction context.
+
+User-facing phrases (`IntentDraft.request`, `.context`, `.preferences`, `Output.ask`,
+`Mood.event`, `OCCASIONS`) are tiny Jinja templates written for any grammatical person: use
+`{{my}}`, `{{me}}`, `{{I}}`, `{{am}}` and `{{have}}` for the user and `{{agent}}` for the support agent
+("you" in the user's lines, "the agent" in the instruction); the refiner renders them in the first
+person for the simulated user's lines and in the second person for the instruction.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.environment import State
+
+
+class HintsError(RuntimeError):
+    """A domain's tracer hints are missing or malformed."""
+
+
+@dataclass
+class Persona:
+    """The simulated user: what they can tell about themselves and how the agent identifies them."""
+
+    name: str
+    facts: dict[str, Any]
+    #: identification reads the first intent may start with, e.g. {"get_user": [{"user_id": ...}]}
+    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: the pack's own record of this user (the Tracer never looks inside)
+    entity: Any = None
+
+
+@dataclass
+class Option:
+    """One alternative of a choice: the argument value it stands for and how a person would describe it."""
+
+    value: Any
+    attrs: dict[str, Any]
+
+
+@dataclass
+class Choice:
+    """A point where the agent must pick one of several valid values; the user's words must pick exactly one.
+
+    `selectors` are attribute values the user states ("nonstop", "on May 24"); `order` is a stated
+    ranking such as ("price", "min") for "the cheapest". The choice is determined when filtering the
+    options by the selectors and then taking the best by `order` leaves exactly `value`.
+    """
+
+    what: str
+    value: Any
+    options: list[Option]
+    selectors: dict[str, Any] = field(default_factory=dict)
+    order: tuple[str, str] | None = None
+
+    def resolve(self) -> list[Any]:
+        """The values still possible given what the user said (distinct, in option order)."""
+        left = [o for o in self.options if all(o.attrs.get(k) == v for k, v in self.selectors.items())]
+        if self.order and left:
+            attr, how = self.order
+            ranked = [o for o in left if o.attrs.get(attr) is not None]
+            if ranked:
+                best = (min if how == "min" else max)(o.attrs[attr] for o in ranked)
+                left = [o for o in ranked if o.attrs[attr] == best]
+        out: list[Any] = []
+        for option in left:
+            if option.value not in out:
+                out.append(option.value)
+        return out
+
+
+@dataclass
+class Output:
+    """A gold output: a short figure or phrase the agent must tell, and how the user asks for it."""
+
+    text: str
+    #: a noun phrase for what the user asks, e.g. "the fare difference" (None: not asked, e.g. a refusal reason)
+    ask: str | None = None
+    #: the goal call's own result holds it (a refund total); otherwise it must be known before the goal call
+    from_goal: bool = False
+
+
+@dataclass
+class Mood:
+    """The situation as the user lives it, for the feelings generator."""
+
+    event: str
+    valence: str = "neutral"  # negative | neutral | positive
+    stakes: int = 1  # 0 (trivial) .. 3 (life-changing)
+    days_left: int | None = None  # time pressure; None when there is none
+
+
+@dataclass
+class IntentDraft:
+    """One grounded intent: the goal call, what the user says and knows, and which reads may precede it."""
+
+    kind: str
+    goal: str
+    arguments: dict[str, Any]
+    request: list[str]
+    facts: dict[str, Any] = field(default_factory=dict)
+    #: read tool -> argument sets this intent can use, in order of preference
+    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: reads that verify a fact the decision rests on (purposeful even when no value flows on)
+    evidence: list[str] = field(default_factory=list)
+    choices: list[Choice] = field(default_factory=list)
+    outputs: list[Output] = field(default_factory=list)
+    preferences: list[str] = field(default_factory=list)
+    context: str | None = None
+    #: policy challenge: the goal call must be refused, so it is not part of the gold trajectory
+    refused: bool = False
+    #: what the user does when refused: "accept", or "transfer" (insist and get handed over)
+    on_refusal: str = "accept"
+    #: values the agent computes from the written policy (e.g. a fee from a table)
+    policy_values: list[Any] = field(default_factory=list)
+    mood: Mood = field(default_factory=lambda: Mood(event="{{I}} need some help"))
+    #: the summary passed to the handoff tool when the user insists
+    handoff_summary: str = ""
+
+
+@dataclass
+class GroundingContext:
+    """What a goal grounder sees: the state after the earlier intents, the persona and a seeded rng."""
+
+    domain: Domain
+    state: State
+    persona: Persona
+    rng: random.Random
+    index: int = 0
+    is_last: bool = True
+    want_challenge: bool = False
+    history: list[IntentDraft] = field(default_factory=list)
+
+    def peek(self, table: str, key: str) -> Any:
+        return self.state[table].peek(key)
+
+
+@dataclass
+class Hints:
+    """The hints of one domain, with defaults for what the pack left out."""
+
+    module: ModuleType | None
+    persona: Callable[[GroundingContext], Persona | None] | None
+    goals: dict[str, Callable[[GroundingContext], IntentDraft | None]]
+    goal_weights: dict[str, float]
+    entry_tools: list[str] | None
+    policy_edges: list[tuple[str, str]]
+    forbidden_edges: list[tuple[str, str]]
+    probe_arguments: dict[str, list[dict[str, Any]]]
+    handoff_tool: str | None
+    occasions: list[str]
+
+    @property
+    def can_ground(self) -> bool:
+        return self.persona is not None and bool(self.goals)
+
+
+def load_hints(domain: Domain) -> Hints:
+    """The hints module named by `domain.meta["tracer"]`, or empty hints when there is none."""
+    target = domain.meta.get("tracer")
+    module: ModuleType | None = None
+    if isinstance(target, ModuleType):
+        module = target
+    elif target:
+        try:
+            module = importlib.import_module(str(target))
+        except ImportError as exc:
+            raise HintsError(f"domain '{domain.name}': tracer hints module '{target}' cannot be imported: {exc}") from None
+    get = (lambda name, default: getattr(module, name, default)) if module is not None else (lambda name, default: default)
+    goals = dict(get("GOALS", {}))
+    unknown = sorted(g for g in goals if g not in domain.toolset)
+    if unknown:
+        raise HintsError(f"domain '{domain.name}': tracer GOALS name unknown tools: {', '.join(unknown)}")
+    return Hints(
+        module=module,
+        persona=get("persona", None),
+        goals=goals,
+        goal_weights={g: float(get("GOAL_WEIGHTS", {}).get(g, 1.0)) for g in goals},
+        entry_tools=list(get("ENTRY_TOOLS", [])) or None,
+        policy_edges=[tuple(e) for e in get("POLICY_EDGES", [])],
+        forbidden_edges=[tuple(e) for e in get("FORBIDDEN_EDGES", [])],
+        probe_arguments=dict(get("PROBE_ARGUMENTS", {})),
+        handoff_tool=get("HANDOFF_TOOL", None),
+        occasions=list(get("OCCASIONS", [])),
+    )

@@ -1,0 +1,156 @@
+"""The `tau tracer` commands: `graph` (the tool dependency graph) and `build` (tasks for a split).
+
+Importing this module costs nothing: the pipeline (networkx, Jinja2, the emotion pack's classifier,
+litellm for the optional model-backed steps) is imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tau_emotion.core import hookimpl
+
+
+def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> Any:
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.plugins import load_all_plugins
+
+    pm, _ = load_all_plugins([x for v in extra_plugins for x in v.split(",") if x.strip()])
+    obj = pm.catalog("domains").get(name)
+    return obj if isinstance(obj, Domain) else obj()
+
+
+def _guard(fn: Any) -> Any:
+    """User-facing failures become one-line errors (tracebacks with --debug)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from tau_emotion.core.cli import USER_ERRORS, fail
+
+        debug = kwargs.pop("debug", False)
+        try:
+            return fn(*args, **kwargs)
+        except click.ClickException:
+            raise
+        except USER_ERRORS as exc:
+            if debug:
+                raise
+            raise fail(exc) from None
+
+    return wrapper
+
+
+debug_option = click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
+                              help="Also load these plugins (module paths of packs that are not installed).")
+
+
+@click.group("tracer")
+def tracer_group() -> None:
+    """Tracer: build a domain's benchmark and training tasks from its tool graph and database."""
+
+
+@tracer_group.command("graph")
+@click.argument("domain")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the graph as JSON.")
+@click.option("--dot", "dot_path", type=click.Path(dir_okay=False), default=None, help="Write the graph as Graphviz DOT.")
+@plugins_option
+@debug_option
+@_guard
+def graph_command(domain: str, json_path: str | None, dot_path: str | None, extra_plugins: tuple[str, ...]) -> None:
+    """Print DOMAIN's tool dependency graph: tools, edges (declared, inferred, policy) and density."""
+    from tau_emotion.tracer.graph import build_graph
+
+    graph = build_graph(_domain(domain, extra_plugins))
+    for warning in graph.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    g = graph.graph
+    click.echo(f"{domain}: {len(g)} tools, {g.number_of_edges()} edges, density {graph.density:.3f} "
+               f"({', '.join(f'{k} {v}' for k, v in graph.source_counts().items())})")
+    click.echo(f"entry tools: {', '.join(graph.entry_tools)}")
+    for name, data in g.nodes(data=True):
+        kind = "terminal" if data["terminal"] else ("write" if data["writes"] else "read")
+        nexts = sorted(g.successors(name))
+        click.echo(f"  {name:32} {kind:8} -> {', '.join(nexts) if nexts else '(none)'}")
+    if json_path:
+        Path(json_path).write_text(json.dumps(graph.to_json(), indent=1) + "\n", encoding="utf-8")
+        click.echo(f"wrote {json_path}", err=True)
+    if dot_path:
+        Path(dot_path).write_text(graph.to_dot(), encoding="utf-8")
+        click.echo(f"wrote {dot_path}", err=True)
+
+
+@tracer_group.command("build")
+@click.argument("domain")
+@click.option("--split", default="test", show_default=True, help="Split to build (test, train, ...).")
+@click.option("--n", "n", default=58, show_default=True, type=click.IntRange(1), help="Tasks to build.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the tasks here (a JSON list); default: replace the split in the pack's data/tasks.json.")
+@click.option("--min-calls", type=click.IntRange(1), default=None, help="Fewest gold calls per task (split default).")
+@click.option("--max-calls", type=click.IntRange(1), default=None, help="Most gold calls per task (split default 12).")
+@click.option("--challenge-rate", type=click.FloatRange(0, 1), default=None,
+              help="Chance that an intent is a policy challenge (split default).")
+@click.option("--refine-model", default=None, help="litellm model for the LLM refiner (default: Jinja2 templates).")
+@click.option("--refine-api-base", default=None, help="OpenAI-compatible endpoint for the refiner model.")
+@click.option("--feelings-model", default=None, help="litellm model for the feelings generator (default: templates).")
+@click.option("--feelings-api-base", default=None, help="OpenAI-compatible endpoint for the feelings model.")
+@click.option("--no-emotion", is_flag=True, help="Do not attach emotion conditions (no classifier needed).")
+@click.option("--rollout-model", default=None,
+              help="Also require a dual-role LLM rollout (agent and user on this model) to solve each task once.")
+@click.option("--rollout-api-base", default=None, help="OpenAI-compatible endpoint for the rollout model.")
+@plugins_option
+@debug_option
+@_guard
+def build_command(domain: str, split: str, n: int, seed: int, out: str | None, min_calls: int | None,
+                  max_calls: int | None, challenge_rate: float | None, refine_model: str | None,
+                  refine_api_base: str | None, feelings_model: str | None, feelings_api_base: str | None,
+                  no_emotion: bool, rollout_model: str | None, rollout_api_base: str | None,
+                  extra_plugins: tuple[str, ...]) -> None:
+    """Build N validated tasks of SPLIT for DOMAIN; prints how many candidates each check rejected."""
+    from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file, pack_tasks_path
+    from tau_emotion.tracer.graph import build_graph
+
+    dom = _domain(domain, extra_plugins)
+    for warning in build_graph(dom).warnings:
+        click.echo(f"warning: {warning}", err=True)
+    refiner = feelings = labeler = rollout = None
+    if refine_model:
+        from tau_emotion.tracer.refine import LLMRefiner
+
+        refiner = LLMRefiner(dom, refine_model, refine_api_base)
+    if feelings_model:
+        from tau_emotion.tracer.feelings import LLMFeelings
+
+        feelings = LLMFeelings(feelings_model, feelings_api_base)
+    if not no_emotion:
+        from tau_emotion.tracer.feelings import EmotionLabeler
+
+        labeler = EmotionLabeler.from_emotion_pack()
+    if rollout_model:
+        from tau_emotion.tracer.rollout import RolloutCheck
+
+        rollout = RolloutCheck(dom, rollout_model, rollout_api_base)
+    target = None if out else pack_tasks_path(dom)
+    report = build_tasks(dom, split, n, seed, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate,
+                         refiner=refiner, feelings=feelings, labeler=labeler, rollout=rollout,
+                         avoid=default_avoid(dom, split))
+    for line in report.summary_lines():
+        click.echo(line)
+    if out:
+        Path(out).write_text(dump_tasks(report.tasks), encoding="utf-8")
+        click.echo(f"wrote {len(report.tasks)} task(s) to {out}", err=True)
+    else:
+        assert target is not None
+        total = merge_into_file(target, split, report.tasks)
+        click.echo(f"replaced split '{split}' in {target} ({total} task(s) in the file)", err=True)
+
+
+@hookimpl
+def tau_register_commands(cli: click.Group) -> None:
+    cli.add_command(tracer_group)

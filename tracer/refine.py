@@ -1,0 +1,206 @@
+"""Reverse refinement: from a grounded trajectory to what the simulated user says and knows.
+
+The default `TemplateRefiner` renders Jinja2 templates of this package (`user_line.j2`,
+`instruction.j2`, `handoff_line.j2`) around the pack's phrases: each intent becomes one first-person
+line for the user (context, request, preferences, questions, in one of several phrasings chosen by
+the seeded rng) and one part of a second-person instruction, followed by the facts the user can give.
+Pack phrases are small templates using `{{my}}`, `{{me}}`, `{{I}}`, `{{am}}`, `{{have}}`, rendered in
+the first person for the user's lines and in the second person for the instruction.
+
+`LLMRefiner` asks a model (through litellm) to rewrite the template's output in the same schema
+(`instruction`, `known`, `intents`); a rewrite that drops a fact or an intent is rejected (`refine`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+
+from tau_emotion.tracer.grounding import Candidate, Reject
+from tau_emotion.tracer.provenance import leaves, norm, parse_result
+
+if TYPE_CHECKING:
+    import random
+
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.tracer.hints import IntentDraft
+
+FIRST = {"my": "my", "me": "me", "I": "I", "am": "am", "have": "have", "agent": "you"}
+SECOND = {"my": "your", "me": "you", "I": "you", "am": "are", "have": "have", "agent": "the agent"}
+_SIMPLE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+IDENTITY_SKIP = ("first_name", "last_name", "name", "full_name")
+
+
+def capfirst(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def join_and(items: list[str]) -> str:
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: files(__package__).joinpath(name).read_text(encoding="utf-8")),
+        undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True)
+    env.filters["capfirst"] = capfirst
+    env.filters["join_and"] = join_and
+    return env
+
+
+def say(text: str | None, person: dict[str, str]) -> str:
+    """Render a pack phrase for one grammatical person (plain `{{var}}` phrases skip the template engine)."""
+    if not text:
+        return ""
+    if "{%" not in text and "{#" not in text:
+        try:
+            return _SIMPLE.sub(lambda m: person[m.group(1)], text)
+        except KeyError:
+            pass
+    return environment().from_string(text).render(**person)
+
+
+def render(template: str, **variables: Any) -> str:
+    text = environment().get_template(template).render(**variables)
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def describe_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {describe_value(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(describe_value(v) for v in value)
+    return str(value)
+
+
+@dataclass
+class Refined:
+    instruction: str
+    known: dict[str, Any]
+    intents: list[str]
+
+
+def intent_type(domain: Domain, draft: IntentDraft) -> str:
+    tool = domain.toolset[draft.goal]
+    return "handoff" if tool.terminal else ("request" if tool.writes or draft.refused else "question")
+
+
+class TemplateRefiner:
+    """The default refiner: Jinja2 templates with seeded phrasing variety."""
+
+    name = "template"
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+
+    def _intent(self, draft: IntentDraft, person: dict[str, str], variant: dict[str, int]) -> dict[str, Any]:
+        return {
+            "type": intent_type(self.domain, draft),
+            "request": say(draft.request[variant["request"] % len(draft.request)], person),
+            "context": say(draft.context, person),
+            "prefs": [say(p, person) for p in draft.preferences],
+            "asks": [say(o.ask, person) for o in draft.outputs if o.ask],
+            "refused": draft.refused,
+            "on_refusal": draft.on_refusal,
+            "frame": variant["frame"], "pref_frame": variant["pref"], "ask_frame": variant["ask"],
+        }
+
+    def refine(self, cand: Candidate, rng: random.Random) -> Refined:
+        variants = [{k: rng.randrange(720) for k in ("request", "frame", "pref", "ask", "handoff")} for _ in cand.drafts]
+        lines: list[str] = []
+        for draft, variant in zip(cand.drafts, variants, strict=True):
+            lines.append(render("user_line.j2", it=self._intent(draft, FIRST, variant)))
+            if draft.refused and draft.on_refusal == "transfer":
+                lines.append(render("handoff_line.j2", variant=variant["handoff"]))
+        persona = cand.persona
+        identity = [f"{k.replace('_', ' ')} {v}" for k, v in persona.facts.items() if k not in IDENTITY_SKIP]
+        known = dict(cand.known)
+        prefs = [say(p, FIRST) for d in cand.drafts for p in d.preferences]
+        if prefs:
+            known.setdefault("preferences", "; ".join(prefs))
+        facts = [f"{k.replace('_', ' ')}: {describe_value(v)}" for k, v in known.items()
+                 if k not in persona.facts and k != "preferences"]
+        instruction = render("instruction.j2", name=persona.name, identity=identity,
+                             occasion=say(cand.occasion, SECOND),
+                             intents=[self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)],
+                             facts=facts, closing=rng.randrange(3))
+        return Refined(instruction=instruction, known=known, intents=lines)
+
+
+def hidden_ids(cand: Candidate, known: dict[str, Any]) -> list[str]:
+    """Ids from the trajectory that the user does not know (for the LLM prompt)."""
+    said = {norm(v) for _, v in leaves(known)}
+    out: list[str] = []
+    for step in cand.steps:
+        for _, v in leaves({"a": step.arguments, "r": parse_result(step.text) if step.role == "goal" else None}):
+            if isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_\-]{5,}", v) and any(c.isdigit() for c in v) \
+                    and norm(v) not in said and not re.match(r"\d{4}-\d{2}-\d{2}", v) and v not in out:
+                out.append(v)
+    return out[:30]
+
+
+def parse_json_object(text: str | None) -> dict[str, Any]:
+    text = text or ""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("no JSON object in the reply")
+    value = json.loads(text[start:end + 1])
+    if not isinstance(value, dict):
+        raise ValueError("the reply is not a JSON object")
+    return value
+
+
+class LLMRefiner:
+    """Rewrites the template refiner's output with a model; same schema, checked for dropped facts."""
+
+    name = "llm"
+
+    def __init__(self, domain: Domain, model: str, api_base: str | None = None, api_key: str | None = None,
+                 temperature: float = 0.7, max_retries: int = 2):
+        from tau_emotion.plugins.completion import ModelSettings
+
+        self.domain = domain
+        self.template = TemplateRefiner(domain)
+        self.settings = ModelSettings(model=model, api_base=api_base, api_key=api_key or ("EMPTY" if api_base else None),
+                                      temperature=temperature, max_retries=max_retries)
+
+    def refine(self, cand: Candidate, rng: random.Random) -> Refined:
+        draft = self.template.refine(cand, rng)
+        prompt = render("refine_prompt.j2", instruction=draft.instruction, intents=draft.intents,
+                        known=json.dumps(draft.known, indent=1, ensure_ascii=False),
+                        hidden=hidden_ids(cand, draft.known))
+        try:
+            reply = asyncio.run(self._ask(prompt))
+            value = parse_json_object(reply)
+        except (ValueError, RuntimeError) as exc:
+            raise Reject("refine", f"the refiner model gave no usable answer: {str(exc).splitlines()[0][:200]}") from None
+        instruction, known, intents = value.get("instruction"), value.get("known"), value.get("intents")
+        if not isinstance(instruction, str) or not instruction.strip():
+            raise Reject("refine", "the rewrite has no instruction")
+        if not isinstance(intents, list) or len(intents) != len(draft.intents) or not all(isinstance(i, str) for i in intents):
+            raise Reject("refine", f"the rewrite has {len(intents) if isinstance(intents, list) else 'no'} user lines, "
+                                   f"expected {len(draft.intents)}")
+        if not isinstance(known, dict):
+            raise Reject("refine", "the rewrite has no known facts")
+        have = {norm(v) for _, v in leaves(known)}
+        lost = [v for _, v in leaves(cand.known) if norm(v) is not None and norm(v) not in have]
+        if lost:
+            raise Reject("refine", f"the rewrite dropped the known fact {lost[0]!r}")
+        return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents])
+
+    async def _ask(self, prompt: str) -> str | None:
+        from tau_emotion.plugins.completion import complete
+
+        message = await complete(self.settings, [{"role": "user", "content": prompt}])
+        return message.content

@@ -1,0 +1,50 @@
+"""Optional validation by rollout: a model plays both the agent and the user, and must solve the task once.
+
+This runs the harness's own episode loop (the `tool_calling` agent and the `llm` user from the
+default plugins, at most 50 agent steps as for Tracer collection), so a candidate is kept only when
+an end-to-end conversation reaches reward 1: the instruction is followable and the gold trajectory
+reachable from it. A failed rollout rejects the candidate with the check `rollout`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from tau_emotion.tracer.grounding import Candidate, Reject
+
+if TYPE_CHECKING:
+    from tau_emotion.core.domain import Domain
+
+ROLLOUT_STEPS = 50
+
+
+class RolloutCheck:
+    """Call with a candidate (whose task is set); raises Reject("rollout") unless the rollout scores 1."""
+
+    def __init__(self, domain: Domain, model: str, api_base: str | None = None, *, max_steps: int = ROLLOUT_STEPS,
+                 options: dict[str, Any] | None = None):
+        from tau_emotion.core.models import RunConfig
+        from tau_emotion.core.plugins import get_plugin_manager
+
+        self.domain = domain
+        self.pm = get_plugin_manager()
+        self.config = RunConfig(agent="tool_calling", agent_model=model, agent_api_base=api_base, user="llm",
+                                user_model=model, user_api_base=api_base, max_steps=max_steps, trials=1,
+                                options={"progress": False, **(options or {})})
+
+    def __call__(self, cand: Candidate) -> None:
+        result = asyncio.run(self._run(cand))
+        if result.reward != 1.0:
+            why = result.error or result.termination.reason
+            raise Reject("rollout", f"the {self.config.agent_model} rollout scored {result.reward:+.0f} ({why})")
+
+    async def _run(self, cand: Candidate) -> Any:
+        from tau_emotion.core.runner import Run, run_one
+
+        assert cand.task is not None
+        run = Run(run_id="tracer-rollout", config=self.config, pm=self.pm, store=None,
+                  domains={self.domain.name: self.domain}, tasks=[cand.task])
+        outcome = run_one(run, cand.task, 0)
+        return await outcome if inspect.isawaitable(outcome) else outcome

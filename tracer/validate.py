@@ -1,0 +1,234 @@
+"""Validation: the checks a grounded, refined candidate must pass to become a task.
+
+Each check raises `Reject(check, detail)`; `tau tracer build` counts rejections per check.
+
+- `replay`: the gold calls replay without a tool error, give the same results as while grounding
+  and the same final database hash (a tool reading a clock or a counter fails here).
+- `provenance`: every argument of every gold call, and every gold output, is known to the user
+  or was returned by an earlier call (or is a number of the policy); every read is used: its
+  result feeds a later call or an output, or it checks a fact the decision rests on.
+- `ambiguous`: every declared choice is settled by what the user says, and no write argument was
+  taken from a list of alternatives that no choice covers.
+- `policy`: no gold write breaks a policy rule of the pack, and every refused request breaks one.
+- `trivial`: the task needs something an agent that does nothing would not do: a database change,
+  an output, or a handover.
+- `leak`: the instruction and the user's lines name no id the user does not know.
+- `duplicate`: the task is not a near-duplicate of an accepted task (same goal calls).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from tau_emotion.core.environment import canonical_json
+from tau_emotion.tracer.grounding import Candidate, Reject
+from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
+
+if TYPE_CHECKING:
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.models import Task
+
+CHECKS = ("ungroundable", "length", "refine", "replay", "provenance", "ambiguous", "policy", "trivial", "leak",
+          "duplicate", "rollout")
+_ID = re.compile(r"^[A-Za-z0-9_\-]{5,}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]")
+DUPLICATE_OVERLAP = 0.5
+
+
+def signature(actions: Iterable[tuple[str, dict[str, Any], bool]]) -> frozenset[str]:
+    """What a task asks to be done: its goal calls (refused ones marked), canonically."""
+    return frozenset(f"{'!' if refused else ''}{name}:{canonical_json(args)}" for name, args, refused in actions)
+
+
+def task_signature(domain: Domain, task: Task) -> frozenset[str]:
+    tools = domain.toolset
+    calls = [(a.name, a.arguments, False) for a in task.gold.actions
+             if a.name in tools and (tools[a.name].writes or tools[a.name].terminal)]
+    calls += [(r["name"], r["arguments"], True) for r in task.meta.get("refused", [])]
+    return signature(calls)
+
+
+def candidate_signature(domain: Domain, cand: Candidate) -> frozenset[str]:
+    tools = domain.toolset
+    calls = [(s.name, s.arguments, False) for s in cand.steps
+             if s.role == "goal" or tools[s.name].writes or tools[s.name].terminal]
+    calls += [(r.name, r.arguments, True) for r in cand.refusals]
+    return signature(calls)
+
+
+class DuplicateIndex:
+    """Accepted tasks by signature; a candidate sharing at least half its goal calls with one is a duplicate."""
+
+    def __init__(self) -> None:
+        self.signatures: list[frozenset[str]] = []
+        self.by_call: dict[str, list[int]] = defaultdict(list)
+
+    def add(self, sig: frozenset[str]) -> None:
+        self.signatures.append(sig)
+        for call in sig:
+            self.by_call[call].append(len(self.signatures) - 1)
+
+    def duplicate_of(self, sig: frozenset[str]) -> int | None:
+        for i in sorted({i for call in sig for i in self.by_call.get(call, [])}):
+            other = self.signatures[i]
+            if len(sig & other) / len(sig | other) >= DUPLICATE_OVERLAP:
+                return i
+        return None
+
+
+class Validator:
+    """All checks for one domain; `register` an accepted candidate so later ones are compared with it."""
+
+    def __init__(self, domain: Domain, existing: Iterable[Task] = ()):
+        self.domain = domain
+        self.tools = domain.toolset
+        self.base = Knowledge()
+        self.base.add_policy(domain.policy)
+        self.initial_hash = domain.database.content_hash
+        self.index = DuplicateIndex()
+        for task in existing:
+            sig = task_signature(domain, task)
+            if sig:
+                self.index.add(sig)
+
+    def check(self, cand: Candidate) -> None:
+        if cand.task is None:
+            raise Reject("refine", "the candidate has no task yet")
+        self.check_replay_and_policy(cand)
+        knowledge = self.check_provenance(cand)
+        self.check_choices(cand, knowledge)
+        self.check_trivial(cand)
+        self.check_leak(cand, knowledge)
+        self.check_duplicate(cand)
+
+    def register(self, cand: Candidate) -> None:
+        self.index.add(candidate_signature(self.domain, cand))
+
+    # ----------------------------------------------------------------------- checks
+
+    def check_replay_and_policy(self, cand: Candidate) -> None:
+        state = self.domain.database.state()
+        rules = self.domain.policy_rules
+        refusals = sorted(cand.refusals, key=lambda r: r.at)
+        for i, step in enumerate([*cand.steps, None]):
+            for refusal in [r for r in refusals if r.at == i]:
+                if not any(rule(state, refusal.name, refusal.arguments) for rule in rules):
+                    raise Reject("policy", f"refused {refusal.name} breaks no policy rule, so refusing is not required")
+            if step is None:
+                break
+            tool = self.tools.tools.get(step.name)
+            if tool is None:
+                raise Reject("replay", f"gold call {i} names unknown tool {step.name}")
+            if tool.terminal and i != len(cand.steps) - 1:
+                raise Reject("replay", f"terminal {step.name} is not the last gold call")
+            if tool.writes:
+                for rule in rules:
+                    problem = rule(state, step.name, step.arguments)
+                    if problem:
+                        raise Reject("policy", f"{step.name}: {problem}")
+            text, is_error = self.tools.call(state, step.name, step.arguments)
+            if is_error:
+                raise Reject("replay", f"gold call {i} ({step.name}) fails on replay: {text}")
+            if text != step.text:
+                raise Reject("replay", f"gold call {i} ({step.name}) returns something else on replay: not deterministic")
+        if cand.end_hash and state.content_hash != cand.end_hash:
+            raise Reject("replay", "the final database differs between two runs of the gold calls: not deterministic")
+
+    def _free(self, name: str) -> tuple[str, ...]:
+        tool = self.tools[name]
+        if not tool.terminal:
+            return ()
+        return tuple(p for p, spec in tool.parameters.get("properties", {}).items() if spec.get("type") == "string")
+
+    def check_provenance(self, cand: Candidate) -> Knowledge:
+        assert cand.task is not None
+        knowledge = self.base.copy()
+        knowledge.add_known(cand.task.user.known)
+        for draft in cand.drafts:
+            knowledge.add_derived(draft.policy_values)
+        names = [s.name for s in cand.steps]
+        for i, step in enumerate(cand.steps):
+            missing = knowledge.missing(step.arguments, skip=self._free(step.name))
+            if missing:
+                path, value = missing[0]
+                raise Reject("provenance", f"{step.name}.{path}={value!r} is neither known to the user "
+                                           f"nor returned by an earlier call")
+            knowledge.add_result(i, parse_result(step.text), step.arguments)
+        for output in cand.task.gold.outputs:
+            if output not in knowledge and not phrase_in(output, self.domain.policy):
+                raise Reject("provenance", f"output {output!r} is not in any tool result nor in the policy")
+        # a read is used when something it returned feeds a later call or an output
+        wanted: set[tuple[str, Any]] = {k for o in cand.task.gold.outputs if (k := norm(o)) is not None}
+        evidence = set(cand.evidence)
+        for i in range(len(cand.steps) - 1, -1, -1):
+            step = cand.steps[i]
+            tool = self.tools[step.name]
+            if not (tool.writes or tool.terminal or step.role == "goal" or step.name in evidence):
+                if not knowledge.keys_of(parse_result(step.text)) & wanted:
+                    raise Reject("provenance", f"read {i} ({step.name}) is not used: nothing it returns feeds a "
+                                               f"later call or an output (calls: {' -> '.join(names)})")
+            for _, value in leaves(step.arguments):
+                if (k := norm(value)) is not None:
+                    wanted.add(k)
+                if isinstance(value, str) and k not in knowledge.sources:
+                    wanted.update(k2 for n in _NUMBERS.findall(value.replace(",", "")) if (k2 := norm(n)) is not None)
+        return knowledge
+
+    def check_choices(self, cand: Candidate, knowledge: Knowledge) -> None:
+        covered = set()
+        for draft in cand.drafts:
+            for choice in draft.choices:
+                left = choice.resolve()
+                if left != [choice.value]:
+                    what = (f"{len(left)} {choice.what} options fit what the user says" if len(left) != 1
+                            else f"what the user says picks another {choice.what}")
+                    raise Reject("ambiguous", f"{draft.kind}: {what}")
+                covered.add(norm(choice.value))
+        # picking one alternative settles all of its fields (a gift card chosen: its balance too)
+        picked = {(src.step, src.record) for key in covered if (src := knowledge.sources.get(key)) and src.record}
+        names = [s.name for s in cand.steps]
+        for step in cand.steps:
+            if not self.tools[step.name].writes:
+                continue
+            for path, value in leaves(step.arguments):
+                source = knowledge.source(value)
+                if source is None or source.kind != "result" or source.alternatives < 2 or norm(value) in covered:
+                    continue
+                if (source.step, source.record) in picked:
+                    continue
+                raise Reject("ambiguous", f"{step.name}.{path}={value!r} is one of {source.alternatives} alternatives "
+                                          f"in {source.describe(names)} and nothing the user says picks it")
+
+    def check_trivial(self, cand: Candidate) -> None:
+        assert cand.task is not None
+        changes = bool(cand.end_hash) and cand.end_hash != self.initial_hash
+        handover = any(self.tools[s.name].terminal for s in cand.steps)
+        if not (changes or cand.task.gold.outputs or handover):
+            raise Reject("trivial", "no database change, no output and no handover: doing nothing would pass")
+        for draft in cand.drafts:
+            if draft.refused and not draft.outputs and draft.on_refusal != "transfer":
+                raise Reject("trivial", f"{draft.kind}: a refusal with nothing to say and no handover is not checked")
+
+    def check_leak(self, cand: Candidate, knowledge: Knowledge) -> None:
+        assert cand.task is not None
+        user = cand.task.user
+        said = set(_WORDS.findall(" ".join([user.instruction, *user.intents])))
+        known = {t for _, v in leaves(user.known) if isinstance(v, str) for t in [v, *_WORDS.findall(v)]}
+        for step in cand.steps:
+            for _, value in leaves(parse_result(step.text)):
+                if (isinstance(value, str) and value in said and value not in known and not _DATE.match(value)
+                        and _ID.match(value) and (value.isupper() or any(c.isdigit() or c == "_" for c in value))):
+                    raise Reject("leak", f"the user's words name {value!r}, which the user cannot know")
+
+    def check_duplicate(self, cand: Candidate) -> None:
+        sig = candidate_signature(self.domain, cand)
+        goals = sum(1 for s in cand.steps if s.role == "goal") + len(cand.refusals)
+        if len(sig) < goals:
+            raise Reject("duplicate", "asks for the same goal call twice")
+        if self.index.duplicate_of(sig) is not None:
+            raise Reject("duplicate", "shares at least half of its goal calls with an accepted task")
+
