@@ -6,7 +6,7 @@ import pytest
 
 from tau_emotion.core.environment import Database
 from tau_emotion.core.plugins import load_all_plugins
-from tau_emotion.core.reward import expected_hash, replay
+from tau_emotion.core.reward import check_task, expected_hash, replay
 
 _PM, _REPORT = load_all_plugins()
 DOMAINS = _PM.catalog("domains")
@@ -49,6 +49,12 @@ def test_every_gold_sequence_replays_without_tool_error(name):
     domain = _domain(name)
     for task in domain.tasks(None):
         replay(domain, task)  # raises GoldReplayError naming the task and action
+
+
+def test_every_gold_trajectory_scores_one(name):
+    domain = _domain(name)
+    problems = [p for p in (check_task(domain, t) for t in domain.tasks(None)) if p]
+    assert not problems, problems[:3]
 
 
 def test_reset_is_deterministic_and_replay_is_repeatable(name):
