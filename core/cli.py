@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -41,9 +42,7 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             raise fail(exc) from None
 
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
+    return functools.wraps(fn)(wrapper)
 
 
 debug_option = click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
@@ -171,7 +170,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     click.echo("terminations: " + ", ".join(f"{k}={v}" for k, v in summary.get("terminations", {}).items()))
 
 
-def _all_domains(extra: tuple[str, ...] = ()) -> Any:
+def all_domains(extra: tuple[str, ...] = ()) -> Any:
     pm, _ = load_all_plugins([x for v in extra for x in v.split(",") if x.strip()] or parse_selection(None)[0])
     return pm.catalog("domains")
 
@@ -206,7 +205,7 @@ def plugins_command(as_json: bool) -> None:
 @guarded
 def domains_command(as_json: bool, extra_plugins: tuple[str, ...]) -> None:
     """List installed domains with their tools and task counts per split."""
-    catalog = _all_domains(extra_plugins)
+    catalog = all_domains(extra_plugins)
     rows = []
     for name, entry in catalog.items():
         domain = entry.load()
@@ -245,7 +244,7 @@ def suites_command() -> None:
 @guarded
 def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plugins: tuple[str, ...]) -> None:
     """Show a domain's tasks."""
-    dom = _all_domains(extra_plugins).get(domain)
+    dom = all_domains(extra_plugins).get(domain)
     tasks = dom.tasks(split)
     if check:
         from tau_emotion.core.reward import check_task

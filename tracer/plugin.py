@@ -13,41 +13,14 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.cli import all_domains, debug_option, guarded, plugins_option
 
 
 def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> Any:
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.plugins import load_all_plugins
 
-    pm, _ = load_all_plugins([x for v in extra_plugins for x in v.split(",") if x.strip()])
-    obj = pm.catalog("domains").get(name)
+    obj = all_domains(extra_plugins).get(name)
     return obj if isinstance(obj, Domain) else obj()
-
-
-def _guard(fn: Any) -> Any:
-    """User-facing failures become one-line errors (tracebacks with --debug)."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from tau_emotion.core.cli import USER_ERRORS, fail
-
-        debug = kwargs.pop("debug", False)
-        try:
-            return fn(*args, **kwargs)
-        except click.ClickException:
-            raise
-        except USER_ERRORS as exc:
-            if debug:
-                raise
-            raise fail(exc) from None
-
-    return wrapper
-
-
-debug_option = click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
-                              help="Also load these plugins (module paths of packs that are not installed).")
 
 
 @click.group("tracer")
@@ -61,7 +34,7 @@ def tracer_group() -> None:
 @click.option("--dot", "dot_path", type=click.Path(dir_okay=False), default=None, help="Write the graph as Graphviz DOT.")
 @plugins_option
 @debug_option
-@_guard
+@guarded
 def graph_command(domain: str, json_path: str | None, dot_path: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Print DOMAIN's tool dependency graph: tools, edges (declared, inferred, policy) and density."""
     from tau_emotion.tracer.graph import build_graph
@@ -106,7 +79,7 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
 @click.option("--rollout-api-base", default=None, help="OpenAI-compatible endpoint for the rollout model.")
 @plugins_option
 @debug_option
-@_guard
+@guarded
 def build_command(domain: str, split: str, n: int, seed: int, out: str | None, min_calls: int | None,
                   max_calls: int | None, challenge_rate: float | None, refine_model: str | None,
                   refine_api_base: str | None, feelings_model: str | None, feelings_api_base: str | None,

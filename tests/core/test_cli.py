@@ -1,44 +1,12 @@
 import json
-import sys
-import textwrap
 
 import pytest
-from click.testing import CliRunner
-
-from tau_emotion.core.cli import build_cli
 
 
 @pytest.fixture
-def tau(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TAU_PLUGINS", raising=False)
-    runner = CliRunner()
-    cli = build_cli()
-
-    def invoke(*args):
-        return runner.invoke(cli, list(args), catch_exceptions=False)
-
-    return invoke
-
-
-@pytest.fixture
-def bad_pack(tmp_path, monkeypatch):
-    """A third-party-style pack on sys.path whose data files the test breaks."""
-    pkg = tmp_path / "badpack"
-    (pkg / "data").mkdir(parents=True)
-    (pkg / "__init__.py").write_text(textwrap.dedent("""
-        from tau_emotion.core import hookimpl
-        from tau_emotion.core.domain import Domain
-
-        @hookimpl
-        def tau_register_domains(register):
-            register(Domain("bad", tools="tau_emotion.domain_packs.mock.tools", package=__name__))
-    """))
-    (pkg / "data" / "policy.md").write_text("policy")
-    (pkg / "data" / "db.json").write_text('{"owners": {}, "accounts": {}}')
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield pkg / "data"
-    sys.modules.pop("badpack", None)
+def bad_pack(make_pack):
+    """A third-party-style pack whose data files the test breaks."""
+    return make_pack("badpack", "bad")
 
 
 def test_run_mock_writes_summary_json(tau, tmp_path):

@@ -4,10 +4,8 @@ import json
 from statistics import mean
 
 import pytest
-from click.testing import CliRunner
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.cli import build_cli
 from tau_emotion.core.models import Message, RunConfig
 from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
@@ -144,13 +142,6 @@ def test_seeded_conditions_are_reproducible(tmp_path):
     assert [t.emotion for t in a.tasks] != [t.emotion for t in c.tasks]
 
 
-@pytest.fixture
-def tau(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    cli = build_cli()
-    return lambda *args: CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
 def test_cli_emotion_options_and_bad_condition_errors(tau, tmp_path):
     result = tau("run", "--plugins", "emotion,mock", "--emotion", "fear.anxiety/warm/hihg/cautious")
     assert result.exit_code == 1 and "did you mean 'high'" in result.output and "Traceback" not in result.output
@@ -165,31 +156,13 @@ def test_cli_emotion_options_and_bad_condition_errors(tau, tmp_path):
     assert "by_emotion_family" in summary
 
 
-def test_malformed_emotion_block_names_file_task_and_field(tau, tmp_path, monkeypatch):
-    import sys
-    import textwrap
-
-    pkg = tmp_path / "emopack"
-    (pkg / "data").mkdir(parents=True)
-    (pkg / "__init__.py").write_text(textwrap.dedent("""
-        from tau_emotion.core import hookimpl
-        from tau_emotion.core.domain import Domain
-
-        @hookimpl
-        def tau_register_domains(register):
-            register(Domain("emo", tools="tau_emotion.domain_packs.mock.tools", package=__name__))
-    """))
-    (pkg / "data" / "db.json").write_text('{"owners": {}, "accounts": {}}')
-    (pkg / "data" / "policy.md").write_text("p")
-    (pkg / "data" / "tasks.json").write_text(json.dumps([{
+def test_malformed_emotion_block_names_file_task_and_field(tau, make_pack):
+    data = make_pack("emopack", "emo")
+    (data / "tasks.json").write_text(json.dumps([{
         "id": "emo-1", "domain": "emo", "user": {"instruction": "x"},
         "emotion": {"family": "fear", "emotion": "anxeity", "politeness": "warm", "urgency": "high",
                     "trust": "cautious"}}]))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        result = tau("run", "--plugins", "emotion,emopack")
-    finally:
-        sys.modules.pop("emopack", None)
+    result = tau("run", "--plugins", "emotion,emopack")
     assert result.exit_code == 1
     out = result.output
     assert "tasks.json: task 'emo-1': field 'emotion'" in out and "did you mean 'anxiety'" in out

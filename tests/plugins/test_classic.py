@@ -22,9 +22,7 @@ import textwrap
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-from click.testing import CliRunner
 
-from tau_emotion.core.cli import build_cli
 from tau_emotion.core.environment import Database, Toolset
 from tau_emotion.core.models import Message, Termination
 from tau_emotion.core.reward import check_task, gold_messages, replay, score
@@ -97,19 +95,6 @@ def native():
     for name, part in results:
         rewards[name].update(part)
     return {name: (env, rewards[name]) for name, env in envs.items()}
-
-
-@pytest.fixture
-def tau(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TAU_PLUGINS", raising=False)
-    runner = CliRunner()
-    cli = build_cli()
-
-    def invoke(*args):
-        return runner.invoke(cli, list(args), catch_exceptions=False)
-
-    return invoke
 
 
 # --------------------------------------------------------------------------- tau-trait
