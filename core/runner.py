@@ -92,7 +92,10 @@ def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: 
     pm.hook.tau_configure(config=config)
     domains = selected_domains(pm, config)
     if not domains:
-        raise RunError("no domain selected: add one with --plugins (installed domains: see `tau domains`)")
+        from tau_emotion.core.plugins import load_all_plugins
+
+        installed = ", ".join(load_all_plugins()[0].catalog("domains").names()) or "none"
+        raise RunError(f"no domain selected: add one with --plugins, e.g. --plugins airline (installed domains: {installed})")
     tasks = select_tasks(pm, config, domains)
     if not tasks:
         raise RunError(f"no tasks in split '{config.split}' for domain(s) {', '.join(domains)}")
