@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API with scripted replies.
 
-Replies are queued per model name, so one server can play the agent and the user. A reply is a
-dict: {"content": str} and/or {"tool_calls": [{"name": ..., "arguments": "<raw string>"}]}, or
+Replies are queued per model name, so one server can play the agent and the user; `respond` sets
+a standing reply for a model once its queue is empty. A reply is a dict (or fn(request) -> dict): {"content": str} and/or {"tool_calls": [{"name": ..., "arguments": "<raw string>"}]}, or
 {"status": 500} for a server error. Every request is recorded for assertions.
 """
 
@@ -26,6 +26,7 @@ class ScriptedOpenAI:
     def __init__(self) -> None:
         self.scripts: dict[str, deque[Any]] = defaultdict(deque)
         self.requests: list[dict[str, Any]] = []
+        self.responders: dict[str, Any] = {}  # model -> reply (or fn(body) -> reply) once its script is used up
         self.lock = threading.Lock()
         owner = self
 
@@ -52,8 +53,12 @@ class ScriptedOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with owner.lock:
                     owner.requests.append(body)
-                    queue = owner.scripts.get(body.get("model", ""))
-                    reply = queue.popleft() if queue else {"content": "###STOP###"}
+                    model = body.get("model", "")
+                    queue = owner.scripts.get(model)
+                    if queue:
+                        reply = queue.popleft()
+                    else:
+                        reply = owner.responders.get(model, {"content": "###STOP###"})
                 if callable(reply):
                     reply = reply(body)
                 if "sleep" in reply:
@@ -87,6 +92,10 @@ class ScriptedOpenAI:
 
     def script(self, model: str, *replies: Any) -> None:
         self.scripts[model].extend(replies)
+
+    def respond(self, model: str, reply: Any) -> None:
+        """Answer every further request for `model` with `reply` (a dict, or fn(request body) -> dict)."""
+        self.responders[model] = reply
 
     def start(self) -> ScriptedOpenAI:
         self.thread.start()

@@ -3,9 +3,7 @@
 import asyncio
 import json
 import random
-import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 
 import pytest
@@ -93,52 +91,16 @@ def test_lexical_diversity():
     assert lexical_diversity([])["distinct_1"] == 0.0
 
 
-class _FakeOpenAI(BaseHTTPRequestHandler):
-    """A minimal OpenAI-compatible chat endpoint: rewrites the anchor, or fails for 'FAIL' models."""
-
-    seen: list = []
-
-    def do_POST(self):  # noqa: N802 (http.server naming)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.seen.append(body)
-        if "fail" in body["model"]:
-            self._reply(400, {"error": {"message": "bad model", "type": "invalid_request_error"}})
-            return
-        anchor = body["messages"][-1]["content"].rsplit("\n", 1)[-1]
-        content = f'"Reworded: {anchor}"'
-        self._reply(200, {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-        })
-
-    def _reply(self, status, payload):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def openai_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOpenAI)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _FakeOpenAI.seen = []
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+def _reword(body):
+    anchor = body["messages"][-1]["content"].rsplit("\n", 1)[-1]
+    return {"content": f'"Reworded: {anchor}"'}
 
 
 def test_paraphrase_through_a_local_server(openai_server, tmp_path):
+    openai_server.respond("tiny-model", _reword)
     out = tmp_path / "para.jsonl"
     summary = asyncio.run(aparaphrase_anchors(
-        "tiny-model", openai_server, out=out, conditions=["fear.anxiety/warm/high/cautious"], concurrency=3,
+        "tiny-model", openai_server.base_url, out=out, conditions=["fear.anxiety/warm/high/cautious"], concurrency=3,
     ))
     assert summary == {"out": str(out), "rows": 10, "paraphrased": 10, "failed": 0}
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -146,13 +108,14 @@ def test_paraphrase_through_a_local_server(openai_server, tmp_path):
     assert [r["index"] for r in rows] == list(range(10))
     assert all(r["anchor"] == f"Reworded: {r['original']}" for r in rows)
     assert [r["original"] for r in rows] == originals
-    assert "Emotion: anxiety (fear)" in _FakeOpenAI.seen[0]["messages"][-1]["content"]
+    assert "Emotion: anxiety (fear)" in openai_server.requests[0]["messages"][-1]["content"]
 
 
 def test_paraphrase_failure_keeps_the_original(openai_server, tmp_path):
+    openai_server.respond("fail-model", {"status": 400, "message": "bad model"})
     out = tmp_path / "para.jsonl"
     rows = anchor_rows()[:2]
-    summary = asyncio.run(aparaphrase_anchors("fail-model", openai_server, out=out, rows=rows))
+    summary = asyncio.run(aparaphrase_anchors("fail-model", openai_server.base_url, out=out, rows=rows))
     assert summary["failed"] == 2
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["anchor"] for r in written] == [r["anchor"] for r in rows]
