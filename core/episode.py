@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.environment import State
+    from tau_emotion.core.environment import State, Toolset
     from tau_emotion.core.models import RunConfig, Task
 
 
@@ -74,15 +74,12 @@ class Episode:
         self.rng = random.Random(stable_seed(self.config.seed, self.task.id, self.trial))
 
     @property
-    def toolset(self):  # noqa: ANN201 - Toolset
+    def toolset(self) -> Toolset:
         return self.domain.toolset
 
     @property
     def policy(self) -> str:
         return self.domain.policy
-
-    def agent_view(self) -> list[Message]:
-        return self.messages
 
     def add_usage(self, usage: dict[str, float] | None) -> None:
         for key, value in (usage or {}).items():
@@ -124,7 +121,7 @@ async def run_loop(ep: Episode) -> Termination:
     ep.n_user_turns += 1
     ended = _add_turn(ep, "user", [opening])
     while ended is None:
-        message = await ep.agent.act(ep.agent_view())
+        message = await ep.agent.act(ep.messages)
         ep.n_steps += 1
         ep.add_usage(message.usage)
         if message.tool_calls:
