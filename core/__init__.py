@@ -2,7 +2,6 @@
 
 import pluggy
 
-from tau_emotion.core.environment import Database, State, ToolError, Toolset, tool
 from tau_emotion.core.models import (
     Action,
     EmotionSpec,
@@ -16,6 +15,8 @@ from tau_emotion.core.models import (
     Turn,
     UserSpec,
 )
+from tau_emotion.core.state import Database, State
+from tau_emotion.core.tools import ToolError, Toolset, tool
 
 __version__ = "0.1.0"
 

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from tau_emotion.core import __version__
-from tau_emotion.core.environment import DataError
+from tau_emotion.core.errors import DataError
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.plugins import PluginError, expand_suites, load_all_plugins, parse_selection
 from tau_emotion.core.registry import RegistryError

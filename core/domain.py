@@ -17,8 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tau_emotion.core.environment import Database, DataError, Toolset
+from tau_emotion.core.errors import DataError
 from tau_emotion.core.models import Task
+from tau_emotion.core.state import Database
+from tau_emotion.core.tools import Toolset
 
 
 def format_validation_error(exc: ValidationError) -> str:

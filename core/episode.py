@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     import pluggy
 
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.environment import State, Toolset
     from tau_emotion.core.models import RunConfig, Task
+    from tau_emotion.core.state import State
+    from tau_emotion.core.tools import Toolset
 
 
 class Agent(Protocol):

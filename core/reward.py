@@ -16,7 +16,7 @@ from tau_emotion.core.models import Message, RewardParts, Task, Termination
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.environment import State
+    from tau_emotion.core.state import State
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _gold_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

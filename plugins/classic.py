@@ -35,9 +35,11 @@ from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.domain import Domain
-from tau_emotion.core.environment import Database, DataError, State, Tool, Toolset
+from tau_emotion.core.errors import DataError
 from tau_emotion.core.models import Task
 from tau_emotion.core.plugins import PluginUnavailable
+from tau_emotion.core.state import Database, State
+from tau_emotion.core.tools import Tool, Toolset
 
 RESPOND = "respond"  # their pseudo-tool for "say this to the user"
 VALUES_TABLE = "__values__"  # top-level entries of their data that are not {key: row} tables

@@ -27,7 +27,7 @@ from tau_emotion.tracer.hints import Hints, load_hints
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.environment import Tool
+    from tau_emotion.core.tools import Tool
 
 SCALARS = (str, int, float, bool)
 _RECORDS_PER_TABLE = 25

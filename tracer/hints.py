@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.environment import State
+    from tau_emotion.core.state import State
 
 
 class HintsError(RuntimeError):

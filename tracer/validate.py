@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from tau_emotion.core.environment import canonical_json
+from tau_emotion.core.state import canonical_json
 from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from tau_emotion.core.environment import State
+from tau_emotion.core.state import State
 from tau_emotion.domain_packs.airline.tools import FLOWN, FREE_BAGS, MAX_PASSENGERS, NOW
 
 Rule = Callable[[State, str, dict], "str | None"]

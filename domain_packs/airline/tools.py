@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
-from tau_emotion.core.environment import State, ToolError, tool
+from tau_emotion.core.state import State
+from tau_emotion.core.tools import ToolError, tool
 
 NOW = "2024-05-15T15:00:00"
 BAG_FEE = 50

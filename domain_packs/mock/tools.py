@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tau_emotion.core.environment import State, ToolError, tool
+from tau_emotion.core.state import State
+from tau_emotion.core.tools import ToolError, tool
 
 
 @tool

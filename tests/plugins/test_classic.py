@@ -23,9 +23,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from tau_emotion.core.environment import Database, Toolset
 from tau_emotion.core.models import Message, Termination
 from tau_emotion.core.reward import check_task, gold_messages, replay, score
+from tau_emotion.core.state import Database
+from tau_emotion.core.tools import Toolset
 from tau_emotion.plugins import classic
 
 # importing tau_trait for real needs OPENAI_API_KEY, so probe with find_spec instead of importorskip

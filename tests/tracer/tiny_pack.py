@@ -12,7 +12,8 @@ import itertools
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.domain import Domain
-from tau_emotion.core.environment import Database, State, ToolError, tool
+from tau_emotion.core.state import Database, State
+from tau_emotion.core.tools import ToolError, tool
 from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Output, Persona
 
 _TICKS = itertools.count(1)

@@ -1,4 +1,4 @@
-"""The executable environment: a database with cheap per-episode copies, and typed tools.
+"""The database side of the environment: an immutable snapshot and cheap per-episode copies.
 
 `Database` holds the immutable initial snapshot of a domain: a mapping of table name to a
 mapping of row key to a JSON-like row. Each episode works on a `State`, a copy-on-write
@@ -8,35 +8,22 @@ in the overlay, so a reset costs nothing and memory grows only with what an epis
 The content hash is a sum of per-row SHA-256 digests (mod 2**256). Summation makes it
 independent of key order and lets a state's hash be updated from the rows it changed,
 instead of re-hashing the whole database as tau-bench does after every episode.
-
-`Toolset` turns typed Python functions into JSON schemas (docstring -> description) and
-validates agent arguments with pydantic before calling the function.
 """
+
 
 from __future__ import annotations
 
 import copy
 import hashlib
-import inspect
 import json
-import re
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
-from pydantic import ConfigDict, Field, ValidationError, create_model
+from tau_emotion.core.errors import DataError
 
 _MOD = 1 << 256
 _DELETED = object()
-
-
-class ToolError(Exception):
-    """Raised by a tool for a request it refuses; the message is returned to the agent."""
-
-
-class DataError(ValueError):
-    """A domain data file is malformed; the message names the file and the field."""
 
 
 def canonical_json(value: Any) -> str:
@@ -231,166 +218,3 @@ class State(Mapping[str, Table]):
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         return {name: {k: copy.deepcopy(self[name].peek(k)) for k in self[name]} for name in self}
-
-
-# --------------------------------------------------------------------------- tools
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    writes: bool = False
-    terminal: bool = False
-
-
-def tool(fn: Callable | None = None, *, writes: bool = False, terminal: bool = False) -> Any:
-    """Mark a domain function as a tool. `writes`: it changes the database; `terminal`: it ends the episode."""
-
-    def mark(f: Callable) -> Callable:
-        f.__tau_tool__ = ToolInfo(writes=writes, terminal=terminal)  # type: ignore[attr-defined]
-        return f
-
-    return mark(fn) if fn is not None else mark
-
-
-_PARAM_LINE = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into (description, {param: description})."""
-    lines = inspect.cleandoc(doc or "").splitlines()
-    desc: list[str] = []
-    params: dict[str, str] = {}
-    section = "desc"
-    current: str | None = None
-    for line in lines:
-        stripped = line.strip()
-        if stripped in ("Args:", "Arguments:", "Parameters:"):
-            section, current = "args", None
-            continue
-        if stripped in ("Returns:", "Raises:", "Example:", "Examples:"):
-            section = "other"
-            continue
-        if section == "desc":
-            desc.append(stripped)
-        elif section == "args":
-            m = _PARAM_LINE.match(line)
-            if m and not line.startswith(" " * 8):
-                current = m.group(1)
-                params[current] = m.group(2).strip()
-            elif current and stripped:
-                params[current] += " " + stripped
-    return " ".join(x for x in desc if x).strip(), params
-
-
-class Tool:
-    """A typed function with its derived JSON schema and argument model."""
-
-    def __init__(self, fn: Callable, name: str | None = None):
-        self.fn = fn
-        self.name = name or fn.__name__
-        info: ToolInfo = getattr(fn, "__tau_tool__", ToolInfo())
-        self.writes = info.writes
-        self.terminal = info.terminal
-        self.description, param_docs = _parse_docstring(fn.__doc__ or "")
-        if not self.description:
-            raise DataError(f"tool '{self.name}' has no docstring; its docstring is the description agents see")
-        sig = inspect.signature(fn)
-        hints = get_type_hints(fn)
-        params = list(sig.parameters.values())
-        if not params or params[0].name not in ("db", "state"):
-            raise DataError(f"tool '{self.name}': the first parameter must be the database state ('db')")
-        fields: dict[str, Any] = {}
-        for p in params[1:]:
-            annotation = hints.get(p.name, Any)
-            default = ... if p.default is inspect.Parameter.empty else p.default
-            fields[p.name] = (annotation, Field(default, description=param_docs.get(p.name)))
-        self.model = create_model(
-            f"{self.name}_args", __config__=ConfigDict(extra="forbid", strict=False), **fields
-        )
-        schema = self.model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        schema.setdefault("required", [])
-        self.parameters = schema
-        self._plain = {p.name for p in params[1:]}
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
-
-    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        model = self.model.model_validate(arguments)
-        return {k: getattr(model, k) for k in self._plain}
-
-    def __call__(self, state: State, **kwargs: Any) -> Any:
-        return self.fn(state, **kwargs)
-
-
-def _format_validation_error(tool_name: str, exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "(arguments)"
-        parts.append(f"{loc}: {err.get('msg')}")
-    return f"Error: invalid arguments for {tool_name}: " + "; ".join(parts)
-
-
-class Toolset:
-    """The tools of a domain, by name."""
-
-    def __init__(self, functions: list[Callable] | Mapping[str, Callable]):
-        items = functions.items() if isinstance(functions, Mapping) else ((None, f) for f in functions)
-        self.tools: dict[str, Tool] = {}
-        for name, fn in items:
-            t = fn if isinstance(fn, Tool) else Tool(fn, name)
-            if t.name in self.tools:
-                raise DataError(f"duplicate tool name '{t.name}'")
-            self.tools[t.name] = t
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.tools
-
-    def __getitem__(self, name: str) -> Tool:
-        return self.tools[name]
-
-    @property
-    def schemas(self) -> list[dict[str, Any]]:
-        return [t.schema for t in self.tools.values()]
-
-    def is_terminal(self, name: str) -> bool:
-        t = self.tools.get(name)
-        return bool(t and t.terminal)
-
-    def call(self, state: State, name: str, arguments: Mapping[str, Any] | str) -> tuple[str, bool]:
-        """Execute one call; returns (result text, is_error). Never raises for agent mistakes."""
-        tool_ = self.tools.get(name)
-        if tool_ is None:
-            known = ", ".join(sorted(self.tools))
-            return f"Error: unknown tool '{name}'. Available tools: {known}", True
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
-                return f"Error: arguments for {name} are not valid JSON ({exc.msg} at position {exc.pos})", True
-        if not isinstance(arguments, Mapping):
-            return f"Error: arguments for {name} must be a JSON object", True
-        try:
-            kwargs = tool_.validate(arguments)
-        except ValidationError as exc:
-            return _format_validation_error(name, exc), True
-        try:
-            result = tool_(state, **kwargs)
-        except ToolError as exc:
-            return f"Error: {exc}", True
-        except (KeyError, ValueError, TypeError, LookupError, ArithmeticError) as exc:
-            return f"Error: {type(exc).__name__}: {exc}", True
-        return render_result(result), False
-
-
-def render_result(result: Any) -> str:
-    if isinstance(result, str):
-        return result
-    return json.dumps(result, ensure_ascii=False, default=str)

@@ -3,7 +3,9 @@ from typing import Literal
 
 import pytest
 
-from tau_emotion.core.environment import Database, DataError, ToolError, Toolset, tool
+from tau_emotion.core.errors import DataError
+from tau_emotion.core.state import Database
+from tau_emotion.core.tools import ToolError, Toolset, tool
 
 
 def _db():
