@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--split", default="test")
     args = parser.parse_args()
-    pm, _ = load_all_plugins()
+    pm = load_all_plugins()
     domain = pm.catalog("domains").get(args.domain)
     t0 = time.perf_counter()
     db = domain.database

@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3, help="Builds to time (seeds 100, 101, ...).")
     parser.add_argument("--emotion", action="store_true", help="Also classify feelings with the emotion pack.")
     args = parser.parse_args()
-    pm, _ = load_all_plugins()
+    pm = load_all_plugins()
     domain = pm.catalog("domains").get(args.domain)
     t0 = time.perf_counter()
     _ = domain.database.content_hash

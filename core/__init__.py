@@ -1,13 +1,15 @@
-"""tau_emotion.core: the thin core of the harness. It knows no domain, no model vendor and no emotion."""
+"""tau_emotion.core: the thin core of the harness. It knows no domain, no model vendor, no user
+condition and no result store: those are plugins, found through the `tau_emotion` entry points."""
 
 import pluggy
 
+from tau_emotion.core.errors import DataError, TauError
 from tau_emotion.core.models import (
     Action,
-    EmotionSpec,
     EpisodeResult,
     Gold,
     Message,
+    ModelSettings,
     RunConfig,
     Task,
     Termination,
@@ -25,14 +27,16 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 __all__ = [
     "Action",
+    "DataError",
     "Database",
-    "EmotionSpec",
     "EpisodeResult",
     "Gold",
     "Message",
+    "ModelSettings",
     "PROJECT",
     "RunConfig",
     "State",
+    "TauError",
     "Task",
     "Termination",
     "ToolCall",

@@ -1,4 +1,10 @@
-"""The `tau` command line. Plugins add commands (and `tau run` options) through `tau_register_commands`."""
+"""The `tau` command line. Plugins add commands through `tau_register_commands` and `tau run`
+options through `tau_register_options`.
+
+`main()` builds one plugin manager with every installed plugin (so `--help` is complete) and
+hands it to the command as click's `obj`; `tau run` narrows that same manager to the plugins the
+run selects. A `TauError` is printed as one line; anything else is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,23 @@ import functools
 import json
 import os
 import sys
+import types
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
+from pydantic import BaseModel
 
 from tau_emotion.core import __version__
-from tau_emotion.core.errors import DataError
+from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import RunConfig
-from tau_emotion.core.plugins import PluginError, expand_suites, load_all_plugins, parse_selection
-from tau_emotion.core.registry import RegistryError
+from tau_emotion.core.plugins import PluginManager, Selection, load_all_plugins
 
-DEFAULT_DB = os.environ.get("TAU_DB", ".tau/runs.sqlite")
-# errors that are the user's input or environment: one line, no traceback (unless --debug)
-USER_ERRORS: tuple[type[BaseException], ...] = (DataError, RegistryError, PluginError, ValueError, RuntimeError,
-                                                 LookupError, OSError)
+DEFAULT_DB = os.environ.get("TAU_DB", ".tau/runs.db")
+OPTION_PREFIX = "opt__"
 
 
 def fail(exc: BaseException) -> click.ClickException:
@@ -29,15 +36,14 @@ def fail(exc: BaseException) -> click.ClickException:
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn user-facing failures into one-line errors; `--debug` (or TAU_DEBUG=1) shows tracebacks."""
+    """Print a `TauError` as one line; `--debug` (or TAU_DEBUG=1) shows its traceback. Other errors are bugs
+    and propagate with theirs."""
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         debug = kwargs.pop("debug", False) or os.environ.get("TAU_DEBUG") == "1"
         try:
             return fn(*args, **kwargs)
-        except click.ClickException:
-            raise
-        except USER_ERRORS as exc:
+        except TauError as exc:
             if debug:
                 raise
             raise fail(exc) from None
@@ -46,20 +52,43 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 debug_option = click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-db_option = click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="SQLite results file.")
+db_option = click.option("--db", "db_path", default=DEFAULT_DB, show_default=True,
+                         help="Where results are kept (a file or folder, as the store wants). Env: TAU_DB.")
+store_option = click.option("--store", "store", default=None,
+                            help="Result store plugin (default: the installed default store).")
+plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
+                              help="Also load these plugins (module paths of packs that are not installed).")
+
+
+def command_pm(extra: tuple[str, ...] | list[str] = ()) -> PluginManager:
+    """The command's plugin manager (every installed plugin), made once per command, plus `extra`."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    pm = root.obj if root is not None and isinstance(root.obj, PluginManager) else None
+    if pm is None:
+        pm = load_all_plugins()
+        if root is not None:
+            root.obj = pm
+    names = Selection.parse(list(extra)).selected if extra else Selection.parse(None).selected
+    for name in names:
+        if pm.get_plugin(name) is None:
+            pm.add(name)
+    return pm
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tau")
 def cli() -> None:
-    """tau-emotion-bench: evaluate tool-calling agents against (emotional) simulated users.
+    """tau-emotion-bench: evaluate tool-calling agents against simulated users whose conditions you control.
 
     \b
     Quick start:
-      tau domains                                   # what is installed
-      tau run --plugins airline --agent oracle --user scripted --trials 3
-      tau run --plugins emotion,airline --agent tool_calling --agent-model openai/M --agent-api-base URL \\
-              --user llm --user-model openai/M --user-api-base URL
+      tau domains                                   # the installed domains
+      tau suites                                    # named plugin lists, for --suite
+      tau run --plugins DOMAIN --agent oracle --user scripted --trials 3
+      tau run --plugins PLUGIN,DOMAIN --agent tool_calling --agent-model MODEL --agent-api-base URL \\
+              --user llm --user-model MODEL --user-api-base URL
+      tau run --help                                # every option, with the plugin that owns it
     """
 
 
@@ -67,46 +96,49 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
     return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
-@cli.command("run", context_settings={"ignore_unknown_options": False})
+@cli.command("run")
 @click.option("--plugins", "plugins", multiple=True, help="Plugins to add to the defaults, comma separated; no:NAME blocks one. Env: TAU_PLUGINS.")
 @click.option("--suite", default=None, help="A named plugin list (see `tau suites`).")
 @click.option("--agent", default="oracle", show_default=True, help="Agent plugin (oracle, tool_calling, ...).")
-@click.option("--agent-model", default=None, help="litellm model name for the agent, e.g. openai/Qwen3-8B.")
-@click.option("--agent-api-base", default=None, help="OpenAI-compatible endpoint for the agent model.")
-@click.option("--agent-temperature", default=0.0, show_default=True, type=float)
 @click.option("--user", default="scripted", show_default=True, help="User simulator plugin (scripted, llm, ...).")
-@click.option("--user-model", default=None, help="litellm model name for the simulated user.")
-@click.option("--user-api-base", default=None, help="OpenAI-compatible endpoint for the user model.")
-@click.option("--user-temperature", default=0.0, show_default=True, type=float)
 @click.option("--trials", default=3, show_default=True, type=click.IntRange(1), help="Trials per task (k).")
 @click.option("--tasks", "n_tasks", default=None, type=click.IntRange(1), help="Only the first N tasks of each domain.")
 @click.option("--task-ids", multiple=True, help="Only these task ids (comma separated or repeated).")
 @click.option("--split", default="test", show_default=True, help="Task split.")
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1), help="Episodes in flight at once.")
 @click.option("--max-steps", default=200, show_default=True, type=click.IntRange(1), help="Agent steps before an episode is cut.")
-@click.option("--max-retries", default=4, show_default=True, type=click.IntRange(0), help="Retries of a failing model call.")
-@click.option("--retry-wait", default=1.0, show_default=True, type=float, help="First backoff in seconds (doubles).")
 @click.option("--executor", default="local", show_default=True)
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--option", "-o", "raw_options", multiple=True, help="Plugin option KEY=VALUE (repeatable).")
+@click.option("--option", "-o", "raw_options", multiple=True,
+              help="A plugin option as KEY=VALUE (repeatable), e.g. -o agent_api_key=...; see the options below.")
 @click.option("--summary-json", type=click.Path(dir_okay=False), default=None, help="Write the summary here.")
 @click.option("--resume", "resume_id", default=None, help="Finish an earlier run: only its missing trials run.")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@store_option
 @db_option
 @debug_option
 @guarded
 def run_command(**kw: Any) -> None:
     """Run tasks x trials and score them; every finished trial is saved at once (resume with --resume)."""
-    from tau_emotion.core.runner import prepare_run, resume_run, run_sync
+    from tau_emotion.core.runner import NoDomainSelected, prepare_run, resume_run, run_sync
 
-    db_path = kw.pop("db_path")
+    ctx = click.get_current_context()
+    pm = command_pm(kw["plugins"])  # a store or pack named by module path must be there before --resume opens it
+    installed = pm.catalog("domains").names()
+    db_path, store = kw.pop("db_path"), kw.pop("store")
     summary_json = kw.pop("summary_json")
     resume_id = kw.pop("resume_id")
+    options, owners = plugin_options(ctx, pm, kw)
     if resume_id:
-        run = resume_run(resume_id, db_path)
-        run.config.options["progress"] = not kw["no_progress"]
+        run = resume_run(resume_id, db_path, store, pm=pm)
+        for group, values in options.items():  # options given now (e.g. --no-progress) win
+            run.config.options.setdefault(group, {}).update(values)
     else:
-        run = prepare_run(config_from_options(kw), db_path)
+        config = config_from_options(kw, pm, options, store)
+        check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)
+        try:
+            run = prepare_run(config, db_path, pm=pm)
+        except NoDomainSelected as exc:
+            raise NoDomainSelected(f"{exc}; installed domains: {', '.join(installed) or 'none'}") from None
     done = run.total - len(run.pending)
     click.echo(f"run {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials"
                f" in {', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
@@ -116,34 +148,102 @@ def run_command(**kw: Any) -> None:
         raise click.ClickException(f"interrupted; finished trials are saved. Resume with: tau run --resume {run.run_id} --db {db_path}") from None
     if summary_json:
         Path(summary_json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print_summary(summary)
+    print_summary(summary, pm)
     if summary.get("errors"):
         raise click.ClickException(f"{summary['errors']} trial(s) ended in error (see `tau show {run.run_id}`); "
                                    f"re-run them with: tau run --resume {run.run_id} --db {db_path}")
 
 
-def config_from_options(kw: dict[str, Any]) -> RunConfig:
-    plugins = [x for v in kw.pop("plugins") for x in v.split(",") if x.strip()]
+def config_from_options(kw: dict[str, Any], pm: PluginManager, options: dict[str, dict[str, Any]],
+                        store: str | None) -> RunConfig:
+    items = [v for v in kw.pop("plugins")] or ([] if kw.get("suite") else [os.environ.get("TAU_PLUGINS", "")])
     suite = kw.pop("suite")
     if suite:
-        plugins = [*expand_suites([suite]), *plugins]
-    if not plugins and os.environ.get("TAU_PLUGINS"):
-        plugins = parse_selection(None)[0] + [f"no:{b}" for b in parse_selection(None)[1]]
-    options: dict[str, Any] = {"progress": not kw.pop("no_progress"),
-                               "max_retries": kw.pop("max_retries"), "retry_wait": kw.pop("retry_wait")}
-    for item in kw.pop("raw_options"):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
-        options[key.strip()] = value
+        items = [*pm.catalog("suites").get(suite), *items]
     task_ids = _split_ids(kw.pop("task_ids"))
     fields = set(RunConfig.model_fields)
     direct = {k: v for k, v in kw.items() if k in fields}
-    options.update({k: v for k, v in kw.items() if k not in fields and v is not None})
-    return RunConfig(plugins=plugins, task_ids=task_ids, options=options, **direct)
+    return RunConfig(plugins=Selection.parse(items).items(), task_ids=task_ids, options=options, store=store, **direct)
 
 
-def print_summary(summary: dict[str, Any]) -> None:
+# ----------------------------------------------------------------------------- plugin options
+
+
+def _field_type(annotation: Any) -> Any:
+    """The click type of a pydantic field: Optional[X] -> X; bool -> a flag."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]
+    if typing.get_origin(annotation) is typing.Literal:
+        return click.Choice([str(a) for a in typing.get_args(annotation)])
+    return {int: int, float: float, bool: bool, str: str}.get(annotation, str)
+
+
+def option_params(pm: PluginManager) -> list[click.Option]:
+    """One click option per field of every registered option model, named --field-name."""
+    params: list[click.Option] = []
+    seen: dict[str, str] = {}
+    for group, entry in pm.catalog("options").items():
+        model: type[BaseModel] = entry.load()
+        for name, info in model.model_fields.items():
+            flag = "--" + name.replace("_", "-")
+            if flag in seen:
+                raise TauError(f"option {flag} is registered twice: by '{seen[flag]}' and by '{group}'")
+            seen[flag] = group
+            kind = _field_type(info.annotation)
+            default = info.get_default(call_default_factory=True)
+            help_text = f"[{entry.owner}] {info.description or ''}".strip()
+            if kind is bool:
+                params.append(click.Option([flag, f"{OPTION_PREFIX}{group}__{name}"], is_flag=True, default=None,
+                                           help=help_text))
+            else:
+                shown = f" [default: {default}]" if default not in (None, "") else ""
+                params.append(click.Option([flag, f"{OPTION_PREFIX}{group}__{name}"], type=kind, default=None,
+                                           help=help_text + shown))
+    return params
+
+
+def plugin_options(ctx: click.Context, pm: PluginManager, kw: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The plugin options given on the command line (flags and -o KEY=VALUE), by group, and the flag each came from."""
+    catalog = pm.catalog("options")
+    options: dict[str, dict[str, Any]] = {}
+    given_as: dict[str, str] = {}
+    for key in [k for k in kw if k.startswith(OPTION_PREFIX)]:
+        value = kw.pop(key)
+        if ctx.get_parameter_source(key) in (None, ParameterSource.DEFAULT):
+            continue
+        group, _, name = key[len(OPTION_PREFIX):].partition("__")
+        options.setdefault(group, {})[name] = value
+        given_as[group] = "--" + name.replace("_", "-")
+    fields = {name: group for group, entry in catalog.items() for name in entry.load().model_fields}
+    for item in kw.pop("raw_options", ()):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        group, dot, name = key.rpartition(".")
+        if not dot:
+            group, name = fields.get(key, ""), key
+        if not sep or group not in catalog:
+            known = ", ".join(sorted(fields)) or "none"
+            raise click.BadParameter(f"expected KEY=VALUE with a plugin option as KEY, got {item!r} (options: {known})",
+                                     param_hint="--option")
+        options.setdefault(group, {})[name] = value
+        given_as.setdefault(group, f"-o {key}")
+    return options, {group: (flag, catalog.entry(group).owner) for group, flag in given_as.items()}
+
+
+def check_option_owners(pm: PluginManager, options: dict[str, dict[str, Any]],
+                        owners: dict[str, tuple[str, str]]) -> None:
+    """Options of plugins the run does not load are a usage error (exit 2) naming the plugin to add."""
+    loaded = pm.catalog("options")
+    for group in options:
+        if group not in loaded:
+            flag, plugin = owners[group]
+            raise click.UsageError(f"{flag} is an option of plugin '{plugin}', which this run does not load: "
+                                   f"add it with --plugins {plugin}")
+
+
+def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> None:
+    """The summary as a table: all tasks, each domain, then the rows plugins add (`tau_summary_rows`)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -154,29 +254,26 @@ def print_summary(summary: dict[str, Any]) -> None:
     for k in summary.get("pass_hat_k", {}):
         table.add_column(f"Pass^{k}", justify="right")
     table.add_column("mean reward", justify="right")
-    table.add_column("UNSAT", justify="right")
+    table.add_column("neg. end", justify="right")
 
     def row(name: str, s: dict[str, Any]) -> None:
         table.add_row(name, str(s.get("n_tasks", "")), f"{s.get('avg_at_k', float('nan')):.3f}",
                       *(f"{s.get('pass_hat_k', {}).get(k, float('nan')):.3f}" for k in summary.get("pass_hat_k", {})),
-                      f"{s.get('mean_reward', float('nan')):+.3f}", f"{s.get('unsatisfied_rate', 0):.1%}")
+                      f"{s.get('mean_reward', float('nan')):+.3f}", f"{s.get('negative_end_rate', 0):.1%}")
 
     row("all", summary)
     for name, s in summary.get("by_domain", {}).items():
         row(name, s)
-    for name, s in summary.get("by_emotion_family", {}).items():
-        row(f"emotion:{name}", s)
+    for rows in (pm.hook.tau_summary_rows(summary=summary) if pm is not None else []):
+        for name, s in rows or []:
+            row(name, s)
     Console().print(table)
     click.echo("terminations: " + ", ".join(f"{k}={v}" for k, v in summary.get("terminations", {}).items()))
 
 
 def all_domains(extra: tuple[str, ...] = ()) -> Any:
-    pm, _ = load_all_plugins([x for v in extra for x in v.split(",") if x.strip()] or parse_selection(None)[0])
-    return pm.catalog("domains")
-
-
-plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
-                              help="Also load these plugins (module paths of packs that are not installed).")
+    """The domains catalog of the command's manager (every installed plugin, plus `extra` module paths)."""
+    return command_pm(extra).catalog("domains")
 
 
 @cli.command("plugins")
@@ -185,17 +282,16 @@ plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
 @guarded
 def plugins_command(as_json: bool) -> None:
     """List installed plugins, their distribution and version, and the hooks they implement."""
-    _, report = load_all_plugins()
-    rows = [vars(info) for info in report.values()]
+    infos = command_pm().infos
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(json.dumps([vars(info) for info in infos.values()], indent=2))
         return
-    for info in report.values():
+    for info in infos.values():
         where = f"{info.distribution or '?'} {info.version or ''}".strip()
         if info.error:
-            click.echo(f"{info.name:14} {where:28} UNAVAILABLE: {info.error}")
+            click.echo(f"{info.name:20} {where:28} UNAVAILABLE: {info.error}")
         else:
-            click.echo(f"{info.name:14} {where:28} {', '.join(info.hooks)}")
+            click.echo(f"{info.name:20} {where:28} {', '.join(info.hooks)}")
 
 
 @cli.command("domains")
@@ -212,7 +308,7 @@ def domains_command(as_json: bool, extra_plugins: tuple[str, ...]) -> None:
         try:
             splits = {s: len(domain.tasks(s)) for s in domain.splits}
             tools = len(domain.toolset.tools)
-        except Exception as exc:  # a broken pack is listed with its problem, not fatal to the listing
+        except TauError as exc:  # a broken pack is listed with its problem, not fatal to the listing
             splits, tools = {"error": str(exc).splitlines()[0]}, 0
         rows.append({"name": name, "plugin": entry.owner, "tools": tools, "tasks": splits,
                      "description": domain.description})
@@ -229,8 +325,7 @@ def domains_command(as_json: bool, extra_plugins: tuple[str, ...]) -> None:
 @guarded
 def suites_command() -> None:
     """List suites: named plugin lists for `tau run --suite`."""
-    pm, _ = load_all_plugins()
-    for name, entry in pm.catalog("suites").items():
+    for name, entry in command_pm().catalog("suites").items():
         click.echo(f"{name:14} {','.join(entry.load())}")
 
 
@@ -264,21 +359,28 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
     click.echo(f"{len(tasks)} task(s)", err=True)
 
 
-def _store(db_path: str) -> Any:
-    from tau_emotion.plugins.sqlite_store import SqliteStore
+def _store(db_path: str, store: str | None, extra: tuple[str, ...] = ()) -> Any:
+    """Open the results for reading through the stores catalog; nothing is created."""
+    from tau_emotion.core.runner import open_store
 
-    if not Path(db_path).exists():
-        raise click.ClickException(f"no results file at {db_path} (use --db)")
-    return SqliteStore(db_path)
+    return open_store(command_pm(extra), store, db_path, create=False)
+
+
+def _run_exists(store: Any, run_id: str, db_path: str) -> None:
+    if store.run_config(run_id) is None:
+        known = ", ".join(store.run_ids()[-5:]) or "none"
+        raise click.ClickException(f"no run '{run_id}' in {db_path} (latest runs: {known})")
 
 
 @cli.command("runs")
+@store_option
 @db_option
+@plugins_option
 @debug_option
 @guarded
-def runs_command(db_path: str) -> None:
+def runs_command(db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """List stored runs."""
-    for r in _store(db_path).runs():
+    for r in _store(db_path, store, extra_plugins).runs():
         s = r["summary"] or {}
         click.echo(f"{r['run_id']}  trials={r['n_trials']:<5} plugins={','.join(r['config']['plugins'])}  "
                    f"avg@k={s.get('avg_at_k', '-')}")
@@ -287,14 +389,15 @@ def runs_command(db_path: str) -> None:
 @cli.command("show")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
+@store_option
 @db_option
+@plugins_option
 @debug_option
 @guarded
-def show_command(run_id: str, as_json: bool, db_path: str) -> None:
+def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Show a run's summary and per-trial results."""
-    store = _store(db_path)
-    if store.run_config(run_id) is None:
-        raise click.ClickException(f"no run '{run_id}' in {db_path}")
+    store = _store(db_path, store, extra_plugins)
+    _run_exists(store, run_id, db_path)
     summary = store.summary(run_id) or {}
     results = store.results(run_id)
     if as_json:
@@ -303,7 +406,7 @@ def show_command(run_id: str, as_json: bool, db_path: str) -> None:
              "termination": r.termination.reason, "error": r.error} for r in results]}, indent=2))
         return
     if summary:
-        print_summary(summary)
+        print_summary(summary, command_pm())
     for r in results:
         extra = f" error={r.error}" if r.error else ""
         click.echo(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}{extra}")
@@ -313,14 +416,16 @@ def show_command(run_id: str, as_json: bool, db_path: str) -> None:
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="File (default: stdout).")
+@store_option
 @db_option
+@plugins_option
 @debug_option
 @guarded
-def export_command(run_id: str, fmt: str, out: str | None, db_path: str) -> None:
+def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: str | None,
+                   extra_plugins: tuple[str, ...]) -> None:
     """Export a run's trials (messages included) as JSON lines."""
-    store = _store(db_path)
-    if store.run_config(run_id) is None:
-        raise click.ClickException(f"no run '{run_id}' in {db_path}")
+    store = _store(db_path, store, extra_plugins)
+    _run_exists(store, run_id, db_path)
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:
@@ -330,14 +435,17 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str) -> None
         sys.stdout.write(text)
 
 
-def build_cli() -> click.Group:
-    """The `tau` group with every installed plugin's commands (broken plugins are reported by `tau plugins`)."""
+def build_cli(pm: PluginManager | None = None) -> click.Group:
+    """The `tau` group with every installed plugin's commands and `tau run` options (once per process)."""
     if not getattr(cli, "_tau_plugins_added", False):
-        pm, _ = load_all_plugins()
+        pm = pm or load_all_plugins()
         pm.hook.tau_register_commands(cli=cli)
+        run = cli.commands["run"]
+        run.params[-3:-3] = option_params(pm)  # before --store, --db and --debug
         cli._tau_plugins_added = True  # type: ignore[attr-defined]
     return cli
 
 
 def main() -> None:
-    build_cli()(prog_name="tau")
+    pm = load_all_plugins()
+    build_cli(pm).main(prog_name="tau", obj=pm)

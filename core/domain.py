@@ -2,7 +2,7 @@
 
 A domain pack builds one `Domain` and registers it through `tau_register_domains`. Files are
 read lazily from the pack's own package (`importlib.resources`), so registering a domain costs
-nothing until a run uses it. Classic-suite adapters pass loader callables instead of a package.
+nothing until a run uses it. Adapters (the classic suites) pass loader callables instead of a package.
 """
 
 from __future__ import annotations
@@ -98,6 +98,8 @@ class Domain:
         self._load_policy = load_policy
         self._load_tasks = load_tasks
         self.policy_rules = list(policy_rules)
+        #: descriptive facts for listings and reports (source, version); no behaviour hangs on them —
+        #: what a plugin needs from a domain it asks for through a hook of its own
         self.meta = meta or {}
 
     def __repr__(self) -> str:

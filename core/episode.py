@@ -68,7 +68,6 @@ class Episode:
     n_user_turns: int = 0
     consecutive_tool_errors: int = 0
     usage: dict[str, float] = field(default_factory=dict)
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.state = self.domain.database.state()
@@ -141,8 +140,14 @@ async def run_loop(ep: Episode) -> Termination:
     return ended
 
 
+def task_tags(pm: pluggy.PluginManager, task: Task) -> dict[str, str]:
+    tags: dict[str, str] = {}
+    for found in pm.hook.tau_task_tags(task=task):
+        tags.update({str(k): str(v) for k, v in (found or {}).items()})
+    return tags
+
+
 def result_of(ep: Episode, termination: Termination, started: float, error: str | None = None) -> EpisodeResult:
-    emotion = ep.task.emotion.model_dump() | {"condition": ep.task.emotion.condition_id} if ep.task.emotion else None
     if error is not None:
         reward, parts, success, status = 0.0, None, False, "error"
     else:
@@ -152,7 +157,8 @@ def result_of(ep: Episode, termination: Termination, started: float, error: str 
         task_id=ep.task.id, domain=ep.domain.name, trial=ep.trial, reward=reward, success=success, status=status,
         termination=termination, parts=parts, messages=ep.messages, n_steps=ep.n_steps,
         n_tool_calls=ep.n_tool_calls, n_user_turns=ep.n_user_turns, usage=ep.usage,
-        duration_s=round(time.perf_counter() - started, 4), emotion=emotion, error=error,
+        duration_s=round(time.perf_counter() - started, 4), tags=task_tags(ep.pm, ep.task),
+        blocks=dict(ep.task.blocks), error=error,
     )
 
 

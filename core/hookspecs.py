@@ -2,7 +2,8 @@
 
 Hooks are added by adding arguments, never by breaking them. Types are imported only for type
 checking, so importing this module imports nothing heavy. Plugins may add their own hooks
-(the emotion pack does) through `tau_addhooks`.
+through `tau_addhooks`; docs/hooks.md lists every hook, core and plugin-added, with who
+implements it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     import click
 
     from tau_emotion.core.episode import Episode
@@ -40,7 +43,10 @@ def tau_register_commands(cli: click.Group) -> None:
 
 @hookspec
 def tau_configure(config: RunConfig) -> None:
-    """Inspect or adjust the run configuration (plugin options live in `config.options`) before tasks load."""
+    """Check or adjust the run configuration before tasks load; raise a `TauError` for a bad option.
+
+    A plugin reads its own options with `config.options_for(GROUP, Model)`.
+    """
 
 
 # ----------------------------------------------------------------------------- catalogs
@@ -53,49 +59,100 @@ def tau_register_domains(register: Register) -> None:
 
 @hookspec
 def tau_register_agents(register: Register) -> None:
-    """Register agent factories: `register("name", factory)`; `factory(episode) -> Agent`."""
+    """Register agent factories: `register("name", factory)`; `factory(episode)` returns a `protocols.Agent`."""
 
 
 @hookspec
 def tau_register_users(register: Register) -> None:
-    """Register user-simulator factories: `register("name", factory)`; `factory(episode) -> User`."""
+    """Register user-simulator factories: `register("name", factory)`; `factory(episode)` returns a `protocols.User`."""
 
 
 @hookspec
 def tau_register_metrics(register: Register) -> None:
-    """Register metrics: `register("name", fn)`; `fn(results: list[EpisodeResult], config) -> dict`."""
+    """Register metrics: `register("name", fn)`, a `protocols.Metric`: `fn(results, config) -> dict`.
+
+    Each metric's keys join the run summary; two metrics giving the same top-level key is an error.
+    """
 
 
 @hookspec
 def tau_register_executors(register: Register) -> None:
-    """Register executors: `register("name", cls)`; `cls(concurrency).run(jobs, on_result)` runs episode jobs."""
+    """Register executors: `register("name", cls)`; `cls(concurrency)` is a `protocols.Executor`."""
 
 
 @hookspec
 def tau_register_stores(register: Register) -> None:
-    """Register result stores: `register("name", cls)`; `cls(path)` persists runs and finished trials."""
+    """Register result stores: `register("name", cls, default=True?)`; `cls(path, create=...)` is a `protocols.Store`.
+
+    `tau run`, `runs`, `show`, `export` and `--resume` reach results only through this catalog
+    (`--store NAME`); the entry registered with `default=True` serves when `--store` is not given.
+    """
 
 
 @hookspec
 def tau_register_trainers(register: Register) -> None:
-    """Register trainers (SFT, DPO): `register("name", "module:attr")`; heavy imports stay lazy."""
+    """Register trainers (SFT, DPO): `register("name", "module:attr")`, a `protocols.Trainer`; heavy imports stay lazy."""
+
+
+@hookspec
+def tau_register_model_clients(register: Register) -> None:
+    """Register chat-model clients: `register("name", factory, default=True?)`.
+
+    `factory(settings: ModelSettings, config: RunConfig | None)` returns a `protocols.ModelClient`.
+    Every caller of a model (agents, users, task builders, collectors) gets its client here, so
+    one plugin owns how models are reached (retries, timeouts, which library).
+    """
+
+
+@hookspec
+def tau_register_options(register: Register) -> None:
+    """Register a plugin's `tau run` options: `register("group", PydanticModel)`.
+
+    Each field becomes `--field-name` (its description is the help; `bool` fields are flags), and
+    also `-o field_name=VALUE`. Values land in `config.options["group"]`; read them with
+    `config.options_for("group", Model)`. Setting an option of a plugin the run does not load is
+    an error naming the plugin to add.
+    """
+
+
+@hookspec
+def tau_register_blocks(register: Register) -> None:
+    """Register the pydantic model of a task block: `register("name", Model)`.
+
+    A block is a top-level key of a task that the plugin of the same name owns (a plugin
+    `weather` owns `"weather": {...}`). When that plugin is loaded the runner validates every selected
+    task's block with the model and keeps the validated object in `task.blocks[name]`.
+    """
 
 
 @hookspec
 def tau_register_suites(register: Register) -> None:
-    """Register suites, named plugin lists: `register("tau-bench", ["taubench-airline", ...])`."""
+    """Register suites, named plugin lists: `register("my-suite", ["plugin-a", "plugin-b"])`."""
 
 
 # ----------------------------------------------------------------------------- pipeline
 
 
 @hookspec
-def tau_modify_tasks(tasks: list[Task], config: RunConfig, pluginmanager: pluggy.PluginManager) -> list[Task] | None:
-    """Filter, reorder or rewrite the selected tasks, returning a new list (or None to leave them).
+def tau_modify_tasks(tasks: list[Task], config: RunConfig, pluginmanager: pluggy.PluginManager) -> None:
+    """Filter, reorder or rewrite the selected tasks by editing `tasks` in place (`tasks[:] = ...`).
 
-    Implementations run in turn, each seeing the list the previous one returned.
-    `pluginmanager` lets a plugin call hooks that other plugins added.
+    Implementations run in turn (pytest's `pytest_collection_modifyitems`), each seeing the
+    list as the previous one left it. `pluginmanager` lets a plugin call hooks other plugins added.
     """
+
+
+@hookspec
+def tau_task_tags(task: Task) -> dict[str, str] | None:
+    """Flat tags for the results of `task`, e.g. `{"weather.kind": "rain"}`; every non-None is merged.
+
+    Tags are stored with each result; the metrics break every figure down by any tag.
+    """
+
+
+@hookspec
+def tau_summary_rows(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
+    """Extra rows for the printed summary table: `[(label, group), ...]`, a group as `score_group` makes it."""
 
 
 @hookspec
@@ -108,11 +165,14 @@ def tau_run_end(run: Run, summary: dict[str, Any]) -> None:
     """A run has finished; `summary` holds the metrics that `--summary-json` writes."""
 
 
-@hookspec(firstresult=True)
-def tau_run_episode(episode: Episode) -> EpisodeResult | None:
-    """Run one episode and return its result. firstresult; the core default is `trylast`.
+@hookspec
+def tau_run_episode(episode: Episode) -> EpisodeResult | Awaitable[EpisodeResult | None] | None:
+    """Run one episode and return its result, or None to leave it to the next implementation.
 
-    Implementations may be coroutine functions (awaited by the runner).
+    Implementations may be coroutine functions: the runner awaits the answers in hook order
+    (tryfirst first) and takes the first that is not None, closing the rest unawaited, so an
+    async implementation can decline by returning None. A plain function runs during the hook
+    call itself. The core's own loop is the `trylast` default.
     """
 
 

@@ -7,9 +7,13 @@ built once per message and never re-validated.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+import os
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class StrictModel(BaseModel):
@@ -24,21 +28,6 @@ class UserSpec(StrictModel):
     intents: list[str] = Field(default_factory=list)
 
 
-class EmotionSpec(StrictModel):
-    """A user emotion condition. Core stores it; the emotion pack gives it meaning."""
-
-    family: str
-    emotion: str
-    politeness: str
-    urgency: str
-    trust: str
-    anchor: str | None = None
-
-    @property
-    def condition_id(self) -> str:
-        return f"{self.family}.{self.emotion}/{self.politeness}/{self.urgency}/{self.trust}"
-
-
 class Action(StrictModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -49,15 +38,57 @@ class Gold(StrictModel):
     outputs: list[str] = Field(default_factory=list)
 
 
+CORE_TASK_FIELDS = frozenset({"id", "domain", "split", "user", "gold", "meta"})
+
+
 class Task(StrictModel):
+    """A task. Top-level keys other than the core fields are plugin-owned blocks.
+
+    A block is named after the plugin that owns it (a plugin `weather` owns `"weather": {...}`).
+    In a file a block sits at the top level beside the core fields; in memory it lives in
+    `blocks`. `null` means absent. The runner validates each block through the model its plugin
+    registered (`tau_register_blocks`) and rejects a block no installed plugin owns.
+    """
+
     id: str
     domain: str
     split: str = "test"
     user: UserSpec
-    emotion: EmotionSpec | None = None
     gold: Gold = Field(default_factory=Gold)
     meta: dict[str, Any] = Field(default_factory=dict)
+    blocks: dict[str, Any] = Field(default_factory=dict)
     _source: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_blocks(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        blocks = dict(data.pop("blocks", None) or {})
+        for key in [k for k in data if k not in CORE_TASK_FIELDS]:
+            blocks[key] = data.pop(key)
+        data["blocks"] = {k: v for k, v in blocks.items() if v is not None}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flatten_blocks(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        blocks = out.pop("blocks", None) or {}
+        return {**out, **blocks}
+
+    def block(self, name: str) -> Any:
+        """The block `name` (validated when its plugin is loaded), or None."""
+        return self.blocks.get(name)
+
+    def with_block(self, name: str, value: Any, **update: Any) -> Task:
+        """A copy with block `name` set (None removes it) and other fields updated."""
+        blocks = {k: v for k, v in self.blocks.items() if k != name}
+        if value is not None:
+            blocks[name] = value
+        copy = self.model_copy(update={"blocks": blocks, **update})
+        copy._source = self._source
+        return copy
 
     @property
     def source(self) -> str | None:
@@ -123,7 +154,8 @@ class EpisodeResult(BaseModel):
     n_user_turns: int = 0
     usage: dict[str, float] = Field(default_factory=dict)
     duration_s: float = 0.0
-    emotion: dict[str, Any] | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    blocks: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
 
 
@@ -139,17 +171,54 @@ class RunConfig(BaseModel):
     task_ids: list[str] = Field(default_factory=list)
     trials: int = 3
     agent: str = "oracle"
-    agent_model: str | None = None
-    agent_api_base: str | None = None
-    agent_temperature: float = 0.0
     user: str = "scripted"
-    user_model: str | None = None
-    user_api_base: str | None = None
-    user_temperature: float = 0.0
     max_steps: int = 200
     max_tool_errors: int = 10
     concurrency: int = 8
     executor: str = "local"
-    store: str = "sqlite"
+    store: str | None = None
     seed: int = 0
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def options_for(self, group: str, model: type[M]) -> M:
+        """The typed options of one plugin option group (see `tau_register_options`)."""
+        return model.model_validate(self.options.get(group, {}))
+
+
+class ModelSettings(BaseModel):
+    """How to reach one chat model; what a model client (`tau_register_model_clients`) is built from."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = None
+    temperature: float = 0.0
+    client: str | None = None
+
+    @classmethod
+    def for_role(cls, role: str, model: str | None, api_base: str | None = None, api_key: str | None = None,
+                 temperature: float = 0.0, client: str | None = None) -> ModelSettings:
+        """Settings for one role's model (`agent`, `user`, ...); an endpoint without a key gets a placeholder
+        (or TAU_API_KEY)."""
+        if not model:
+            from tau_emotion.core.errors import TauError
+
+            raise TauError(f"the {role} needs a model: pass --{role}-model (with --{role}-api-base for a self-hosted endpoint)")
+        key = api_key or os.environ.get("TAU_API_KEY") or ("EMPTY" if api_base else None)
+        return cls(model=model, api_base=api_base, api_key=key, temperature=temperature, client=client)
+
+
+def to_chat(messages: list[Message]) -> list[dict[str, Any]]:
+    """Messages in the common chat-completions format that model clients take."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "name": m.name, "content": m.content or ""})
+        elif m.role == "assistant" and m.tool_calls:
+            out.append({"role": "assistant", "content": m.content, "tool_calls": [
+                {"id": c.id, "type": "function", "function": {
+                    "name": c.name,
+                    "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)}}
+                for c in m.tool_calls]})
+        else:
+            out.append({"role": m.role, "content": m.content or ""})
+    return out

@@ -1,16 +1,18 @@
-"""Plugin discovery and selection: one fresh pluggy manager per run.
+"""Plugin discovery and selection: one pluggy manager per command.
 
 Every plugin, built-in or third-party, is an entry point in the `tau_emotion` group. A run
-loads DEFAULT_PLUGINS plus what `--plugins` (or TAU_PLUGINS) names; `no:NAME` blocks one; a
-dotted module path loads that module directly. A module may declare `tau_requires = [...]` to
-pull in other plugins. An entry point may name an object (`module:attr`) instead of a module; a
-plugin object or module with `check_available()` may raise `PluginUnavailable` with an install
-hint (`tau plugins` then lists it as unavailable). `check_pending()` runs after loading, so a misspelt hookimpl fails loudly.
+loads the built-in defaults (`tau_emotion.plugins.DEFAULT_PLUGINS`) plus what `--plugins` (or
+TAU_PLUGINS) names; `no:NAME` blocks one; a dotted module path loads that module directly. A
+module may declare `tau_requires = [...]` to pull in other plugins. An entry point may name an
+object (`module:attr`). A plugin with `check_available()` may raise `PluginUnavailable` with an
+install hint. `check_pending()` runs after loading, so a misspelt hookimpl fails loudly.
+
+The CLI builds one manager with every installed plugin (so `--help` lists every command and
+option), then `select()` narrows that same manager to what a run asked for.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
 from dataclasses import dataclass, field
@@ -20,14 +22,14 @@ from typing import Any
 import pluggy
 
 from tau_emotion.core import PROJECT, hookspecs
-from tau_emotion.core.registry import Register, Registry, suggest
+from tau_emotion.core.errors import TauError
+from tau_emotion.core.registry import Register, Registry, resolve_target, suggest
 
-DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "scripted", "llm_user", "stop", "metrics", "sqlite", "local", "progress")
+CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites",
+            "model_clients", "options", "blocks")
 
-CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites")
 
-
-class PluginError(RuntimeError):
+class PluginError(TauError):
     """A plugin could not be found or loaded; the message names it and says what to do."""
 
 
@@ -35,20 +37,42 @@ class PluginUnavailable(ImportError):
     """Raised at import by a plugin whose optional dependency is missing; the message is the install hint."""
 
 
+def default_plugins() -> tuple[str, ...]:
+    from tau_emotion.plugins import DEFAULT_PLUGINS
+
+    return DEFAULT_PLUGINS
+
+
 def installed_entry_points() -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=PROJECT)}
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a run loads beyond the defaults: `a,b,no:c` -> selected and blocked names."""
+
+    selected: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, spec: str | list[str] | tuple[str, ...] | None) -> Selection:
+        """The one parser of plugin lists; None reads TAU_PLUGINS."""
+        if spec is None:
+            spec = os.environ.get("TAU_PLUGINS", "")
+        items = [x.strip() for part in ([spec] if isinstance(spec, str) else spec) for x in part.split(",")]
+        items = [x for x in items if x]
+        return cls(tuple(dict.fromkeys(x for x in items if not x.startswith("no:"))),
+                   tuple(dict.fromkeys(x[3:] for x in items if x.startswith("no:"))))
+
+    def items(self) -> list[str]:
+        """Back to list form, as stored in `RunConfig.plugins`."""
+        return [*self.selected, *(f"no:{x}" for x in self.blocked)]
+
+
 def parse_selection(spec: str | list[str] | tuple[str, ...] | None) -> tuple[list[str], list[str]]:
-    """'emotion,airline,no:unsatisfied' -> (['emotion', 'airline'], ['unsatisfied'])."""
-    items: list[str] = []
-    if spec is None:
-        spec = os.environ.get("TAU_PLUGINS", "")
-    for part in [spec] if isinstance(spec, str) else spec:
-        items.extend(x.strip() for x in part.split(",") if x.strip())
-    selected = [x for x in items if not x.startswith("no:")]
-    blocked = [x[3:] for x in items if x.startswith("no:")]
-    return selected, blocked
+    """'a,b,no:c' -> (['a', 'b'], ['c'])."""
+    sel = Selection.parse(spec)
+    return list(sel.selected), list(sel.blocked)
 
 
 @dataclass
@@ -71,19 +95,79 @@ class PluginManager(pluggy.PluginManager):
         self.hook.tau_addhooks.call_historic(kwargs={"pluginmanager": self})
         self.infos: dict[str, PluginInfo] = {}
         self._catalogs: dict[str, Registry[Any]] = {}
+        from tau_emotion.core import episode as core_episode
+
+        self.register(core_episode, name="core")
 
     def catalog(self, kind: str) -> Registry[Any]:
-        """The registry for one catalog (filled on first use by calling each plugin's hook)."""
+        """The registry for one catalog, filled on first use by one pluggy call of `tau_register_<kind>`."""
         if kind not in self._catalogs:
-            registry: Registry[Any] = Registry(kind.rstrip("s"))
+            registry: Registry[Any] = Registry(kind.rstrip("s").replace("_", " "))
             hook = getattr(self.hook, f"tau_register_{kind}")
-            for impl in reversed(hook.get_hookimpls()):
-                impl.function(Register(registry, lambda impl=impl: impl.plugin_name))
+            owners = {impl.function.__code__: impl.plugin_name for impl in hook.get_hookimpls()
+                      if hasattr(impl.function, "__code__")}
+            hook(register=Register(registry, owners))
             self._catalogs[kind] = registry
         return self._catalogs[kind]
 
     def plugin_info(self, name: str) -> PluginInfo | None:
         return self.infos.get(name)
+
+    def model_client(self, settings: Any, config: Any = None) -> Any:
+        """A chat-model client for `settings` (a `ModelSettings`) from the model-client catalog.
+
+        `settings.client` names the client; without it the default client serves.
+        """
+        catalog = self.catalog("model_clients")
+        name = settings.client or catalog.default()
+        if name is None:
+            raise PluginError("no model client plugin is loaded: add one with --plugins")
+        return catalog.get(name)(settings, config)
+
+    def add(self, name: str, eps: dict[str, EntryPoint] | None = None) -> Any:
+        """Load and register one plugin by entry-point name or module path; returns its module or object."""
+        module, info = _load_module(name, installed_entry_points() if eps is None else eps)
+        if not self.is_registered(module):
+            self.register(module, name=name)
+        info.hooks = sorted(impl.name for impl in self.get_hookcallers(module) or [])
+        self.infos[name] = info
+        self._catalogs.clear()
+        return module
+
+    def select(self, selection: Selection, *, defaults: bool = True) -> PluginManager:
+        """Narrow this manager to the defaults, `selection.selected` and their `tau_requires`, minus the blocked.
+
+        Plugins already loaded are reused; the others are unloaded, so their hooks no longer run.
+        """
+        eps = installed_entry_points()
+        blocked = set(selection.blocked)
+        queue = [*(default_plugins() if defaults else ()), *selection.selected]
+        keep: set[str] = set()
+        while queue:
+            name = queue.pop(0)
+            if name in keep or name in blocked:
+                continue
+            keep.add(name)
+            info = self.infos.get(name)
+            if info is not None and info.error is not None:
+                raise PluginError(info.error)
+            module = self.get_plugin(name)
+            if module is None:
+                module = self.add(name, eps)
+            queue.extend(getattr(module, "tau_requires", ()))
+        for name, plugin in list(self.list_name_plugin()):
+            if name != "core" and name not in keep and plugin is not None and name in self.infos:
+                self.unregister(plugin)
+                del self.infos[name]
+        self._catalogs.clear()
+        self.check()
+        return self
+
+    def check(self) -> None:
+        try:
+            self.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin '{getattr(exc, 'plugin_name', '?')}': {exc}") from None
 
 
 def _importable(module_name: str) -> bool:
@@ -97,22 +181,17 @@ def _importable(module_name: str) -> bool:
 def _load_module(name: str, eps: dict[str, EntryPoint]) -> tuple[Any, PluginInfo]:
     ep = eps.get(name)
     if ep is None and _importable(name.partition(":")[0]):
-        module_name = name.partition(":")[0]
-        info = PluginInfo(name=name, module=module_name)
+        info = PluginInfo(name=name, module=name.partition(":")[0])
     elif ep is None:
         installed = ", ".join(sorted(eps)) or "none"
         raise PluginError(f"unknown plugin '{name}'.{suggest(name, sorted(eps))} Installed plugins: {installed}")
     else:
-        module_name = ep.value.partition(":")[0]
         dist = ep.dist
-        info = PluginInfo(name=name, module=module_name, distribution=dist.name if dist else None,
+        info = PluginInfo(name=name, module=ep.value.partition(":")[0], distribution=dist.name if dist else None,
                           version=dist.version if dist else None)
     target = ep.value if ep is not None else name
     try:
-        module: Any = importlib.import_module(module_name)
-        attr = target.partition(":")[2]
-        for part in attr.split(".") if attr else ():
-            module = getattr(module, part)
+        module = resolve_target(target)
         check = getattr(module, "check_available", None)
         if callable(check):
             check()
@@ -128,83 +207,35 @@ def get_plugin_manager(
     blocked: list[str] | tuple[str, ...] = (),
     *,
     defaults: bool = True,
-    extra: list[Any] = (),  # type: ignore[assignment]
+    extra: list[Any] | tuple[Any, ...] = (),
 ) -> PluginManager:
-    """A fresh manager with DEFAULT_PLUGINS (unless `defaults=False`), `selected` and their `tau_requires`."""
-    eps = installed_entry_points()
-    pm = PluginManager()
-    from tau_emotion.core import episode as core_episode
+    """A fresh manager with the defaults (unless `defaults=False`), `selected` and their `tau_requires`.
 
-    pm.register(core_episode, name="core")
-    blocked_set = set(blocked)
-    queue = [*(DEFAULT_PLUGINS if defaults else ()), *selected]
-    seen: set[str] = set()
-    while queue:
-        name = queue.pop(0)
-        if name in seen or name in blocked_set:
-            continue
-        seen.add(name)
-        module, info = _load_module(name, eps)
-        if pm.is_registered(module):
-            continue
-        pm.register(module, name=name)
-        info.hooks = sorted(impl.name for impl in pm.get_hookcallers(module) or [])
-        pm.infos[name] = info
-        queue.extend(getattr(module, "tau_requires", ()))
+    `extra` registers plugin objects as they are (in-test plugins).
+    """
+    pm = PluginManager().select(Selection(tuple(selected), tuple(blocked)), defaults=defaults)
     for obj in extra:
         pm.register(obj)
-    try:
-        pm.check_pending()
-    except pluggy.PluginValidationError as exc:
-        raise PluginError(f"plugin '{getattr(exc, 'plugin_name', '?')}': {exc}") from None
+    pm.check()
     return pm
 
 
-def load_all_plugins(extra: list[str] | tuple[str, ...] = ()) -> tuple[PluginManager, dict[str, PluginInfo]]:
-    """Every installed plugin (for `tau plugins` and command registration); broken ones are reported, not raised.
+def load_all_plugins(extra: list[str] | tuple[str, ...] = ()) -> PluginManager:
+    """Every installed plugin (for the CLI and `tau plugins`); broken ones are recorded in `pm.infos`, not raised.
 
     `extra` names plugins that are not installed entry points (module paths); those must load.
     """
     eps = installed_entry_points()
     pm = PluginManager()
-    from tau_emotion.core import episode as core_episode
-
-    pm.register(core_episode, name="core")
-    report: dict[str, PluginInfo] = {}
     for name in sorted(eps):
         try:
-            module, info = _load_module(name, eps)
+            pm.add(name, eps)
         except PluginError as exc:
             ep = eps[name]
             dist = ep.dist
-            report[name] = PluginInfo(name=name, module=ep.value, distribution=dist.name if dist else None,
-                                      version=dist.version if dist else None, error=str(exc))
-            continue
-        if not pm.is_registered(module):
-            pm.register(module, name=name)
-        info.hooks = sorted(impl.name for impl in pm.get_hookcallers(module) or [])
-        pm.infos[name] = info
-        report[name] = info
+            pm.infos[name] = PluginInfo(name=name, module=ep.value, distribution=dist.name if dist else None,
+                                        version=dist.version if dist else None, error=str(exc))
     for name in extra:
-        if name not in report:
-            module, info = _load_module(name, eps)
-            if not pm.is_registered(module):
-                pm.register(module, name=name)
-            report[name] = pm.infos[name] = info
-    return pm, report
-
-
-def expand_suites(selected: list[str]) -> list[str]:
-    """Replace suite names in a selection by their plugin lists."""
-    names = [x for x in selected]
-    if not names:
-        return names
-    pm, _ = load_all_plugins()
-    suites = pm.catalog("suites")
-    out: list[str] = []
-    for name in names:
-        if name in suites:
-            out.extend(suites.get(name))
-        else:
-            out.append(name)
-    return out
+        if pm.get_plugin(name) is None:
+            pm.add(name, eps)
+    return pm

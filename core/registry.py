@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any, Generic, TypeVar
+
+from tau_emotion.core.errors import TauError
 
 T = TypeVar("T")
 
 
-class RegistryError(LookupError):
+class RegistryError(TauError, LookupError):
     """An unknown or duplicate name; the message is meant for people."""
 
 
@@ -25,13 +29,17 @@ def suggest(name: str, choices: list[str]) -> str:
 
 
 def resolve_target(target: Any) -> Any:
-    if isinstance(target, str) and ":" in target:
-        module, _, attr = target.partition(":")
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        return obj
-    return target
+    """`"package.module:attr.sub"` -> that object (`"package.module"` -> the module); other values as they are.
+
+    The one resolver of lazy targets: entry points, catalog entries and plugin names all use it.
+    """
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
 
 
 @dataclass
@@ -44,7 +52,8 @@ class Entry(Generic[T]):
 
     def load(self) -> T:
         if self._loaded is None:
-            self._loaded = resolve_target(self.target)
+            self._loaded = resolve_target(self.target) if isinstance(self.target, str) and ":" in self.target \
+                else self.target
         return self._loaded
 
 
@@ -89,13 +98,35 @@ class Registry(Generic[T]):
     def items(self) -> list[tuple[str, Entry[T]]]:
         return sorted(self._entries.items())
 
+    def default(self) -> str | None:
+        """The name registered with `default=True` (None when there is none)."""
+        marked = [name for name, entry in self.items() if entry.meta.get("default")]
+        if len(marked) > 1:
+            raise RegistryError(f"several {self.kind}s claim to be the default: {', '.join(marked)}")
+        return marked[0] if marked else None
+
 
 class Register:
-    """The callable handed to `tau_register_*` hooks: `register(name, target, **meta)` or `register(obj)`."""
+    """The callable handed to `tau_register_*` hooks: `register(name, target, **meta)` or `register(obj)`.
 
-    def __init__(self, registry: Registry, owner_of: Callable[[], str]):
+    The hook is called once through pluggy (hookwrappers included); the owner of each entry is
+    the plugin whose hook implementation is on the call stack when `register` is called.
+    """
+
+    def __init__(self, registry: Registry, owners: dict[CodeType, str] | Callable[[], str]):
         self._registry = registry
-        self._owner_of = owner_of
+        self._owners = owners
+
+    def _owner_of(self) -> str:
+        if callable(self._owners):
+            return self._owners()
+        frame = sys._getframe(2)
+        while frame is not None:
+            owner = self._owners.get(frame.f_code)
+            if owner is not None:
+                return owner
+            frame = frame.f_back  # type: ignore[assignment]
+        return "?"
 
     def __call__(self, name: Any, target: Any = None, **meta: Any) -> None:
         if target is None:

@@ -1,15 +1,18 @@
 """The `emotion` plugin: the user's emotion as a controlled variable (tau-Emotion-Bench).
 
-It attaches a condition (family.emotion/politeness/urgency/trust) and an anchor instruction to
+It owns the task block `emotion` (an `EmotionBlock`: condition plus anchor) and attaches one to
 every task (`tau_modify_tasks`), conditions LLM users through `tau_user_prompt` and the scripted
-user through a style in `episode.extras`, and breaks every metric down by emotion. Goal, tools,
-database and success condition are untouched. It pulls in the `unsatisfied` terminator.
+user through `tau_scripted_user_style`, and tags every result with its condition
+(`tau_task_tags`), so every metric breaks down by emotion. Goal, tools, database and success
+condition are untouched. It pulls in the `unsatisfied` terminator.
 """
 
 from __future__ import annotations
 
 import random
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import stable_seed
@@ -18,6 +21,14 @@ tau_requires = ["unsatisfied"]
 
 CONTROL_SUFFIX = "~control"
 CLASSIFY = "classify"
+BLOCK = "emotion"
+
+
+class EmotionOptions(BaseModel):
+    emotion: str | None = Field(None, description=(
+        "CONDITION_ID | random | family:NAME | emotion:NAME | classify (the feelings classifier reads the task's "
+        "instruction) | none (the no-emotion control). Default: seeded random; tasks with their own condition keep it."))
+    emotion_control: bool = Field(False, description="Run every task both with its emotion and as the no-emotion control.")
 
 
 def _classifier():
@@ -35,25 +46,29 @@ def tau_addhooks(pluginmanager):
 
 @hookimpl
 def tau_register_commands(cli):
-    import click
-
     from tau_emotion.emotion_pack.commands import emotions_group
 
     cli.add_command(emotions_group())
-    run = cli.commands.get("run")
-    if run is not None and not any(p.name == "emotion" for p in run.params):
-        run.params.append(click.Option(
-            ["--emotion"], default=None,
-            help="emotion plugin: CONDITION_ID | random | family:NAME | emotion:NAME | classify (the feelings "
-                 "classifier reads the task's instruction) | none (the no-emotion control). Default: seeded "
-                 "random; tasks with their own condition keep it."))
-        run.params.append(click.Option(
-            ["--emotion-control"], is_flag=True, default=None,
-            help="emotion plugin: run every task both with its emotion and as the no-emotion control."))
+
+
+@hookimpl
+def tau_register_options(register):
+    register("emotion", EmotionOptions)
+
+
+@hookimpl
+def tau_register_blocks(register):
+    from tau_emotion.emotion_pack.taxonomy import EmotionBlock
+
+    register(BLOCK, EmotionBlock)
+
+
+def _options(config: Any) -> EmotionOptions:
+    return config.options_for("emotion", EmotionOptions)
 
 
 def _spec(config: Any) -> str:
-    return str(config.options.get("emotion") or "random")
+    return str(_options(config).emotion or "random")
 
 
 @hookimpl
@@ -64,29 +79,18 @@ def tau_configure(config):
         resolve_condition_spec(_spec(config), random.Random(0))  # raises ConditionError with the valid values
 
 
-def _task_condition(task: Any) -> Any:
-    from tau_emotion.emotion_pack.taxonomy import Condition, ConditionError
-
-    e = task.emotion
-    try:
-        return Condition(e.family, e.emotion, e.politeness, e.urgency, e.trust)
-    except ConditionError as exc:
-        source = task.source or "tasks"
-        raise ConditionError(f"{source}: task '{task.id}': field 'emotion': {exc}") from None
-
-
 @hookimpl
 def tau_modify_tasks(tasks, config, pluginmanager):
-    from tau_emotion.core.models import EmotionSpec
     from tau_emotion.emotion_pack.anchors import anchor_for
-    from tau_emotion.emotion_pack.taxonomy import resolve_condition_spec
+    from tau_emotion.emotion_pack.taxonomy import EmotionBlock, resolve_condition_spec
 
-    control = bool(config.options.get("emotion_control"))
+    control = _options(config).emotion_control
     out = []
     for task in tasks:
         rng = random.Random(stable_seed(config.seed, "emotion", task.id))
-        if task.emotion is not None:
-            condition = _task_condition(task)
+        block = task.block(BLOCK)
+        if block is not None:
+            condition = block.condition
         else:
             chosen = pluginmanager.hook.tau_emotion_condition(task=task, config=config, rng=rng)
             if chosen is None and _spec(config) == CLASSIFY:
@@ -95,27 +99,42 @@ def tau_modify_tasks(tasks, config, pluginmanager):
         if condition is None:
             out.append(task)
             continue
-        anchor = task.emotion.anchor if task.emotion is not None and task.emotion.anchor else anchor_for(condition, rng)
-        spec = EmotionSpec(**condition.to_dict(), anchor=anchor)
-        out.append(task.model_copy(update={"emotion": spec}))
+        anchor = block.anchor if block is not None and block.anchor else anchor_for(condition, rng)
+        out.append(task.with_block(BLOCK, EmotionBlock(**condition.to_dict(), anchor=anchor)))
         if control:
             meta = {**task.meta, "emotion_control": True}
-            out.append(task.model_copy(update={"id": task.id + CONTROL_SUFFIX, "emotion": None, "meta": meta}))
-    return out
+            out.append(task.with_block(BLOCK, None, id=task.id + CONTROL_SUFFIX, meta=meta))
+    tasks[:] = out
 
 
 @hookimpl
-def tau_episode_start(episode):
-    if episode.task.emotion is None:
-        return
+def tau_task_tags(task):
+    block = task.block(BLOCK)
+    if block is None or isinstance(block, dict):  # raw: the block was not validated by this plugin
+        return None
+    return {"emotion.condition": block.id, **{f"emotion.{k}": v for k, v in block.to_dict().items()}}
+
+
+@hookimpl(optionalhook=True)
+def tau_scripted_user_style(episode):
+    block = episode.task.block(BLOCK)
+    if block is None:
+        return None
     from tau_emotion.emotion_pack.scripted_style import EmotionalStyle
 
-    episode.extras["user_style"] = EmotionalStyle(_task_condition(episode.task), episode.rng)
+    return EmotionalStyle(block.condition, episode.rng)
+
+
+@hookimpl
+def tau_summary_rows(summary):
+    from tau_emotion.emotion_pack.metrics import summary_rows
+
+    return summary_rows(summary)
 
 
 @hookimpl
 def tau_user_prompt(episode, prompt):
-    emotion = episode.task.emotion
+    emotion = episode.task.block(BLOCK)
     if emotion is None:
         return None
     from tau_emotion.emotion_pack.unsatisfied import UNSATISFIED_TOKEN
@@ -123,7 +142,7 @@ def tau_user_prompt(episode, prompt):
     lines = [
         "<emotion>",
         f"How you feel: {emotion.anchor}",
-        f"(condition: {emotion.condition_id})",
+        f"(condition: {emotion.id})",
         "Your emotion is fixed for the whole conversation, but how you express it responds to how the "
         "conversation goes: it eases when the agent makes real progress and sharpens when it stalls, repeats "
         "itself, or asks you for things it could look up.",

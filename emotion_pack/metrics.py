@@ -1,34 +1,31 @@
-"""Metrics by emotion: every figure broken down by family, emotion and each dimension, with the
-no-emotion control beside the emotional runs when both were run (`--emotion-control`)."""
+"""Metrics by emotion. The per-family, per-emotion and per-dimension breakdowns come from the
+core metrics' `by_tag` (the emotion plugin tags every result `emotion.family`, `emotion.emotion`,
+`emotion.politeness`, ...); this adds the no-emotion control beside the emotional runs when both
+were run (`--emotion-control`), and the UNSATISFIED rate."""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from tau_emotion.core.models import EpisodeResult, RunConfig
-from tau_emotion.plugins.metrics import breakdown, score_group
+from tau_emotion.plugins.metrics import score_group
 
-DIMENSIONS = ("emotion", "politeness", "urgency", "trust")
-
-
-def _emotion(r: EpisodeResult, key: str) -> str | None:
-    return r.emotion.get(key) if r.emotion else None
+FAMILY_TAG = "emotion.family"
 
 
 def emotion_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, Any]:
-    k = config.trials
-    terminations = Counter(r.termination.reason for r in results)
     out: dict[str, Any] = {
-        "terminations": {"unsatisfied": 0, **dict(sorted(terminations.items()))},
-        "by_emotion_family": breakdown(results, lambda r: _emotion(r, "family"), k, config.seed),
-        "by_emotion_dimension": {
-            dim: breakdown(results, lambda r, dim=dim: _emotion(r, dim), k, config.seed) for dim in DIMENSIONS
-        },
+        "unsatisfied_rate": round(sum(r.termination.reason == "unsatisfied" for r in results) / len(results), 4)
+        if results else 0.0,
     }
-    control = [r for r in results if r.emotion is None]
-    emotional = [r for r in results if r.emotion is not None]
+    control = [r for r in results if FAMILY_TAG not in r.tags]
+    emotional = [r for r in results if FAMILY_TAG in r.tags]
     if control and emotional:
-        out["emotion_vs_control"] = {"emotional": score_group(emotional, k, config.seed),
-                                     "control": score_group(control, k, config.seed)}
+        out["emotion_vs_control"] = {"emotional": score_group(emotional, config.trials, config.seed),
+                                     "control": score_group(control, config.trials, config.seed)}
     return out
+
+
+def summary_rows(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """One row per emotion family for the printed summary."""
+    return [(f"emotion:{name}", group) for name, group in summary.get("by_tag", {}).get(FAMILY_TAG, {}).items()]

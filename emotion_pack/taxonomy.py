@@ -12,15 +12,18 @@ from __future__ import annotations
 import difflib
 import json
 import random
-from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from tau_emotion.core.errors import TauError
+
 DIMENSION_NAMES = ("politeness", "urgency", "trust")
 
 
-class ConditionError(ValueError):
+class ConditionError(TauError, ValueError):
     """An unknown condition id, emotion, family or dimension value; the message is meant for people."""
 
 
@@ -47,9 +50,24 @@ DIMENSIONS: dict[str, tuple[str, ...]]
 FAMILIES, EMOTIONS, DIMENSIONS = _build()
 
 
-@dataclass(frozen=True, order=True)
-class Condition:
-    """One emotion condition, e.g. `fear.anxiety/warm/high/cautious`."""
+_CONDITION_FIELDS = ("family", "emotion", *DIMENSION_NAMES)
+
+
+def _check_condition(values: dict[str, Any]) -> None:
+    _check_value("family", values.get("family"), list(FAMILIES))
+    _check_value(f"emotion for family '{values['family']}'", values.get("emotion"), list(FAMILIES[values["family"]]))
+    for dim in DIMENSION_NAMES:
+        _check_value(dim, values.get(dim), list(DIMENSIONS[dim]))
+
+
+class Condition(BaseModel):
+    """One emotion condition, e.g. `fear.anxiety/warm/high/cautious`: the one condition model of the pack.
+
+    Positional construction follows the id's order (`Condition("fear", "anxiety", "warm", "high",
+    "cautious")`); an invalid value raises `ConditionError` naming the valid ones.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     family: str
     emotion: str
@@ -57,28 +75,41 @@ class Condition:
     urgency: str
     trust: str
 
-    def __post_init__(self) -> None:
-        _check_value("family", self.family, list(FAMILIES))
-        _check_value(f"emotion for family '{self.family}'", self.emotion, list(FAMILIES[self.family]))
-        for dim in DIMENSION_NAMES:
-            _check_value(dim, getattr(self, dim), list(DIMENSIONS[dim]))
+    def __init__(self, *args: str, **kwargs: Any) -> None:
+        kwargs.update(zip(_CONDITION_FIELDS, args, strict=False))
+        if all(isinstance(kwargs.get(f), str) for f in _CONDITION_FIELDS):
+            _check_condition(kwargs)
+        super().__init__(**kwargs)
+
+    @model_validator(mode="after")
+    def _valid(self) -> Condition:
+        _check_condition(self.model_dump())
+        return self
 
     @property
     def id(self) -> str:
         return f"{self.family}.{self.emotion}/{self.politeness}/{self.urgency}/{self.trust}"
 
+    @property
+    def condition(self) -> Condition:
+        """The bare condition (without what a subclass adds, such as a block's anchor)."""
+        return self if type(self) is Condition else Condition(**self.to_dict())
+
     def to_dict(self) -> dict[str, str]:
-        """The fields of a task's `emotion` block (without the anchor)."""
-        return {
-            "family": self.family,
-            "emotion": self.emotion,
-            "politeness": self.politeness,
-            "urgency": self.urgency,
-            "trust": self.trust,
-        }
+        """The five condition fields."""
+        return {f: getattr(self, f) for f in _CONDITION_FIELDS}
+
+    def __lt__(self, other: Condition) -> bool:
+        return tuple(self.to_dict().values()) < tuple(other.to_dict().values())
 
     def __str__(self) -> str:
         return self.id
+
+
+class EmotionBlock(Condition):
+    """A task's `emotion` block: its condition plus the anchor instruction the user is given."""
+
+    anchor: str | None = None
 
 
 def _suggest(value: str, choices: list[str]) -> str:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 
+from pydantic import BaseModel, Field
+
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import Episode
-from tau_emotion.core.models import Message
-from tau_emotion.plugins.completion import ModelSettings, complete
+from tau_emotion.core.models import Message, ModelSettings
 from tau_emotion.plugins.stop import STOP_TOKEN
 from tau_emotion.templates import render
 
@@ -24,10 +25,23 @@ _ASKS_CONFIRMATION = re.compile(r"\b(confirm|proceed|go ahead|shall i|should i|w
 _AGREES = re.compile(r"^\W*(yes|yeah|yep|sure|ok|okay|correct|please do|go ahead)\b", re.I)
 
 
+class UserOptions(BaseModel):
+    user_model: str | None = Field(None, description="Model name for the simulated user.")
+    user_api_base: str | None = Field(None, description="OpenAI-compatible endpoint for the user model.")
+    user_api_key: str | None = Field(None, description="Key for the user endpoint (default: TAU_API_KEY).")
+    user_temperature: float = Field(0.0, description="Sampling temperature of the user model.")
+    user_client: str | None = Field(None, description="Model client plugin for the user (default: the default client).")
+
+    def settings(self) -> ModelSettings:
+        return ModelSettings.for_role("user", self.user_model, self.user_api_base, self.user_api_key,
+                                      self.user_temperature, self.user_client)
+
+
 class LLMUser:
     def __init__(self, episode: Episode):
         self.episode = episode
-        self.settings = ModelSettings.from_config(episode.config, "user")
+        self.client = episode.pm.model_client(episode.config.options_for("llm_user", UserOptions).settings(),
+                                              episode.config)
         self.history: list[dict[str, str]] = []
         self.system: str | None = None
 
@@ -40,7 +54,7 @@ class LLMUser:
         if self.system is None:
             self.system = self._system_prompt()
         self.history.append({"role": "user", "content": agent_text})
-        reply = await complete(self.settings, [{"role": "system", "content": self.system}, *self.history])
+        reply = await self.client.complete([{"role": "system", "content": self.system}, *self.history])
         text = (reply.content or "").strip()
         self.history.append({"role": "assistant", "content": text})
         return Message(role="user", content=text, usage=reply.usage)
@@ -63,3 +77,8 @@ class LLMUser:
 @hookimpl
 def tau_register_users(register):
     register("llm", LLMUser)
+
+
+@hookimpl
+def tau_register_options(register):
+    register("llm_user", UserOptions)

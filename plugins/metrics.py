@@ -2,7 +2,9 @@
 
 Over n trials of a task with c successes: Avg@n is the mean of c/n over tasks, Pass^k the mean
 of C(c,k)/C(n,k). Errored trials count as failures (and are reported); intervals resample tasks.
-`score_group` is public so other plugins (the emotion pack) break results down the same way.
+Every figure is broken down by domain and by each result tag (`by_tag`: tag -> value -> group),
+so a plugin that tags results (`tau_task_tags`) gets its breakdown without a metric of its own.
+`score_group` is public so other plugins compare their own groups the same way.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def score_group(results: Iterable[EpisodeResult], k_max: int, seed: int = 0) -> 
     all_results = [r for rs in by_task.values() for r in rs]
     terminations = Counter(r.termination.reason for r in all_results)
     out["terminations"] = dict(sorted(terminations.items()))
-    out["unsatisfied_rate"] = round(terminations.get("unsatisfied", 0) / len(all_results), 4)
+    out["negative_end_rate"] = round(sum(r.termination.negative for r in all_results) / len(all_results), 4)
     return out
 
 
@@ -90,6 +92,9 @@ def core_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, A
     overall = score_group(results, config.trials, config.seed)
     overall.pop("n_tasks", None)
     overall["by_domain"] = breakdown(results, lambda r: r.domain, config.trials, config.seed)
+    tags = sorted({key for r in results for key in r.tags})
+    overall["by_tag"] = {tag: breakdown(results, lambda r, tag=tag: r.tags.get(tag), config.trials, config.seed)
+                         for tag in tags}
     overall["conversation"] = conversation_stats(results)
     return overall
 

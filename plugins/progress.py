@@ -1,19 +1,32 @@
-"""The `progress` plugin: a rich progress bar on stderr with the live success rate and mean reward."""
+"""The `progress` plugin: a rich progress bar on stderr with the live success rate and mean reward.
+
+It owns the `--no-progress` option. Its bars are kept per run id in the plugin itself.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from tau_emotion.core import hookimpl
 
 
-def _bar(run: Any) -> Any:
-    return run.extras.get("progress")
+class ProgressOptions(BaseModel):
+    no_progress: bool = Field(False, description="No progress bar.")
+
+
+_bars: dict[str, tuple[Any, Any, dict[str, float]]] = {}
+
+
+@hookimpl
+def tau_register_options(register):
+    register("progress", ProgressOptions)
 
 
 @hookimpl
 def tau_run_start(run):
-    if not run.config.options.get("progress", True) or not run.pending:
+    if run.config.options_for("progress", ProgressOptions).no_progress or not run.pending:
         return
     from rich.console import Console
     from rich.progress import (
@@ -32,13 +45,13 @@ def tau_run_start(run):
     )
     done = run.total - len(run.pending)
     bar = progress.add_task(run.run_id, total=run.total, completed=done, rate="-", reward="-", errors=0)
-    run.extras["progress"] = (progress, bar, {"n": 0, "ok": 0, "reward": 0.0, "errors": 0})
+    _bars[run.run_id] = (progress, bar, {"n": 0, "ok": 0, "reward": 0.0, "errors": 0})
     progress.start()
 
 
 @hookimpl
 def tau_episode_end(episode, result):
-    state = _bar(episode.run) if episode.run is not None else None
+    state = _bars.get(episode.run.run_id) if episode.run is not None else None
     if state is None:
         return
     progress, bar, tally = state
@@ -52,6 +65,6 @@ def tau_episode_end(episode, result):
 
 @hookimpl
 def tau_run_end(run, summary):
-    state = _bar(run)
+    state = _bars.pop(run.run_id, None)
     if state is not None:
         state[0].stop()

@@ -5,8 +5,8 @@ does not know anything else, agrees when asked to confirm, and ends with ###STOP
 intent was addressed (an agent statement that is not a question moves it to the next intent).
 
 How it sounds and how much friction it tolerates come from a `UserStyle`. The neutral style has
-infinite patience; another plugin (the emotion pack) can put its own style in
-`episode.extras["user_style"]` at `tau_episode_start` to make this user emotional.
+infinite patience; another plugin (the emotion pack) answers the hook this plugin adds,
+`tau_scripted_user_style(episode)`, with its own style to make this user emotional.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import json
 import re
 from typing import Any
 
-from tau_emotion.core import hookimpl
+import pluggy
+
+from tau_emotion.core import PROJECT, hookimpl
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.models import Message
 
@@ -74,6 +76,21 @@ def format_value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+
+class ScriptedUserHooks:
+    """The hook this plugin adds (through `tau_addhooks`)."""
+
+    @hookspec(firstresult=True)
+    def tau_scripted_user_style(self, episode: Episode) -> UserStyle | None:
+        """The `UserStyle` of the scripted user in `episode` (called once per episode); None for the neutral one.
+
+        firstresult. Implement it with `@hookimpl(optionalhook=True)` so the plugin still loads
+        when the scripted user is blocked.
+        """
+
+
 class ScriptedUser:
     def __init__(self, episode: Episode):
         self.episode = episode
@@ -82,13 +99,7 @@ class ScriptedUser:
         self.position = 0
         self.told: set[str] = set()
         self.last_agent_text: str | None = None
-
-    @property
-    def style(self) -> UserStyle:
-        style = self.episode.extras.get("user_style")
-        if style is None:
-            style = self.episode.extras["user_style"] = UserStyle()
-        return style
+        self.style: UserStyle = episode.pm.hook.tau_scripted_user_style(episode=episode) or UserStyle()
 
     async def start(self) -> Message:
         return Message(role="user", content=self.style.opening(self.intents[0]))
@@ -129,6 +140,11 @@ class ScriptedUser:
         if self.position >= len(self.intents):
             return Message(role="user", content=self.style.done())
         return Message(role="user", content=self.style.next_request(self.intents[self.position]))
+
+
+@hookimpl
+def tau_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(ScriptedUserHooks)
 
 
 @hookimpl

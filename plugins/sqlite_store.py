@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import EpisodeResult, RunConfig
 
 SCHEMA = """
@@ -39,9 +40,14 @@ CREATE TABLE IF NOT EXISTS trials (
 
 
 class SqliteStore:
-    def __init__(self, path: str | Path):
+    """A `protocols.Store` in one SQLite file (the default store)."""
+
+    def __init__(self, path: str | Path, *, create: bool = True):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not create and str(path) != ":memory:" and not self.path.is_file():
+            raise TauError(f"no results file at {path} (use --db, or --store for another store)")
+        if create and str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, timeout=30)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -98,4 +104,4 @@ class SqliteStore:
 
 @hookimpl
 def tau_register_stores(register):
-    register("sqlite", SqliteStore)
+    register("sqlite", SqliteStore, default=True)

@@ -1,30 +1,48 @@
-"""The `tool_calling` agent: any chat model with tool calls, through litellm.
+"""The `tool_calling` agent: any chat model with tool calls, through the model-client catalog.
 
 The system prompt is rendered from `templates/agent_system.j2` with the domain's policy. Pass
 `--agent-model openai/NAME --agent-api-base http://host:port/v1` for any OpenAI-compatible
-server (vLLM, llama.cpp, a hosted API).
+server (vLLM, llama.cpp, a hosted API). The options belong to this plugin.
 """
 
 from __future__ import annotations
 
+from pydantic import BaseModel, Field
+
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import Episode
-from tau_emotion.core.models import Message
-from tau_emotion.plugins.completion import ModelSettings, complete, to_openai
+from tau_emotion.core.models import Message, ModelSettings, to_chat
 from tau_emotion.templates import render
+
+
+class AgentOptions(BaseModel):
+    agent_model: str | None = Field(None, description="Model name for the agent, e.g. openai/Qwen3-8B.")
+    agent_api_base: str | None = Field(None, description="OpenAI-compatible endpoint for the agent model.")
+    agent_api_key: str | None = Field(None, description="Key for the agent endpoint (default: TAU_API_KEY).")
+    agent_temperature: float = Field(0.0, description="Sampling temperature of the agent model.")
+    agent_client: str | None = Field(None, description="Model client plugin for the agent (default: the default client).")
+
+    def settings(self) -> ModelSettings:
+        return ModelSettings.for_role("agent", self.agent_model, self.agent_api_base, self.agent_api_key,
+                                      self.agent_temperature, self.agent_client)
 
 
 class ToolCallingAgent:
     def __init__(self, episode: Episode):
-        self.settings = ModelSettings.from_config(episode.config, "agent")
+        settings = episode.config.options_for("tool_calling", AgentOptions).settings()
+        self.client = episode.pm.model_client(settings, episode.config)
         self.system = render("agent_system.j2", domain=episode.domain.name, policy=episode.policy)
         self.tools = episode.toolset.schemas
 
     async def act(self, messages: list[Message]) -> Message:
-        payload = [{"role": "system", "content": self.system}, *to_openai(messages)]
-        return await complete(self.settings, payload, tools=self.tools)
+        return await self.client.complete([{"role": "system", "content": self.system}, *to_chat(messages)], self.tools)
 
 
 @hookimpl
 def tau_register_agents(register):
     register("tool_calling", ToolCallingAgent)
+
+
+@hookimpl
+def tau_register_options(register):
+    register("tool_calling", AgentOptions)

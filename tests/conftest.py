@@ -1,9 +1,34 @@
 import os
+import sys
+import textwrap
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
+
+from tau_emotion.core.plugins import PluginManager  # noqa: E402
+
+#: every hook some test called, through any plugin manager made in this process (test_hooks checks it)
+CALLED_HOOKS: set[str] = set()
+_plain_init = PluginManager.__init__
+
+
+def _monitored_init(self):
+    _plain_init(self)
+    self.add_hookcall_monitoring(lambda name, impls, kwargs: CALLED_HOOKS.add(name), lambda *args: None)
+
+
+PluginManager.__init__ = _monitored_init
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked `last` run after every other test (the hook-coverage check needs the whole run)."""
+    items.sort(key=lambda item: item.get_closest_marker("last") is not None)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "last: run after every other test")
 
 from tests.openai_server import ScriptedOpenAI  # noqa: E402
 
@@ -68,3 +93,19 @@ def make_pack(tmp_path, monkeypatch):
     yield make
     for module in made:
         sys.modules.pop(module, None)
+
+
+@pytest.fixture
+def plugin_module(tmp_path, monkeypatch):
+    """Write a plugin module on sys.path: `plugin_module("name", source)`; load it with --plugins name."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    created = []
+
+    def write(name, source):
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
+        created.append(name)
+        return name
+
+    yield write
+    for name in created:
+        sys.modules.pop(name, None)

@@ -17,7 +17,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tau_emotion.core.models import EmotionSpec, Gold, Task, UserSpec
+from tau_emotion.core.errors import TauError
+from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 
 
-class TracerError(RuntimeError):
+class TracerError(TauError):
     """A build cannot be done; the message names the domain and what to change."""
 
 
@@ -113,7 +114,7 @@ def build_tasks(
     hints = load_hints(domain)
     if not hints.can_ground:
         raise TracerError(f"domain '{domain.name}' gives the Tracer no grounding hints (persona and GOALS); "
-                          f"point Domain.meta['tracer'] at a hints module (see tau_emotion.tracer.hints)")
+                          f"answer tau_tracer_hints with a hints module (see tau_emotion.tracer.hints)")
     profile = profile_for(split, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate)
     graph = build_graph(domain, hints)
     check_lengths(graph, list(hints.goals), profile.min_calls, profile.max_calls)
@@ -158,11 +159,9 @@ def build_tasks(
         feel_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
         cand.feeling = feelings.describe(cand, feel_rng)
         emotion = labeler.label(cand.feeling, feel_rng) if labeler is not None else None
-        cand.task = cand.task.model_copy(update={
-            "id": task_id(domain.name, split, k, n),
-            "emotion": EmotionSpec(**emotion) if emotion else None,
-            "meta": {**cand.task.meta, "feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")},
-        })
+        cand.task = cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
+                                         meta={**cand.task.meta, "feeling": cand.feeling,
+                                               "feelings": getattr(feelings, "name", "template")})
         report.tasks.append(cand.task)
     report.seconds = time.perf_counter() - started
     return report

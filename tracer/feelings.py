@@ -16,13 +16,14 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tau_emotion.core.errors import TauError
 from tau_emotion.tracer.refine import FIRST, render, say
 
 if TYPE_CHECKING:
     from tau_emotion.tracer.grounding import Candidate
 
 
-class EmotionUnavailable(RuntimeError):
+class EmotionUnavailable(TauError):
     """The emotion pack (classifier or anchor bank) cannot be used."""
 
 
@@ -98,11 +99,9 @@ class LLMFeelings:
 
     name = "llm"
 
-    def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None, temperature: float = 0.8):
-        from tau_emotion.plugins.completion import ModelSettings
-
-        self.settings = ModelSettings(model=model, api_base=api_base, api_key=api_key or ("EMPTY" if api_base else None),
-                                      temperature=temperature, max_retries=2)
+    def __init__(self, client: Any):
+        """`client`: a model client from the catalog (`pm.model_client(settings)`)."""
+        self.client = client
 
     def describe(self, cand: Candidate, rng: random.Random) -> str:
         facts = situation(cand)
@@ -114,12 +113,10 @@ class LLMFeelings:
         return asyncio.run(self._ask(prompt))
 
     async def _ask(self, prompt: str) -> str:
-        from tau_emotion.plugins.completion import complete
-
-        message = await complete(self.settings, [{"role": "user", "content": prompt}])
+        message = await self.client.complete([{"role": "user", "content": prompt}])
         text = (message.content or "").strip()
         if not text:
-            raise EmotionUnavailable(f"the feelings model {self.settings.model} returned no text")
+            raise EmotionUnavailable(f"the feelings model {self.client.settings.model} returned no text")
         return text
 
 
@@ -143,6 +140,6 @@ class EmotionLabeler:
         return cls(classifier.classify, anchor_for)
 
     def label(self, text: str, rng: random.Random) -> dict[str, Any]:
+        """The task's `emotion` block (the emotion plugin's `EmotionBlock` fields)."""
         condition = self.classify(text).condition
-        return {"family": condition.family, "emotion": condition.emotion, "politeness": condition.politeness,
-                "urgency": condition.urgency, "trust": condition.trust, "anchor": self.anchor_for(condition, rng)}
+        return {**condition.to_dict(), "anchor": self.anchor_for(condition, rng)}

@@ -1,9 +1,15 @@
 """What a domain pack gives the Tracer: the grounding-hints interface.
 
-The Tracer itself knows no domain. A pack opts in by pointing its `Domain` at a module:
-`Domain(..., meta={"tracer": "tau_emotion.domain_packs.NAME.tracer_hints"})`. Every name in that
-module is optional except `persona` and `GOALS`; without the module a domain still gets a graph
-(`tau tracer graph`) but no tasks.
+The Tracer itself knows no domain. A pack opts in by answering the hook the tracer plugin adds,
+`tau_tracer_hints(domain)`, with its hints module (or its module path) for its own domains:
+
+    @hookimpl(optionalhook=True)
+    def tau_tracer_hints(domain):
+        if domain.package == __name__:
+            return "tau_emotion.domain_packs.NAME.tracer_hints"
+
+Every name in that module is optional except `persona` and `GOALS`; without hints a domain still
+gets a graph (`tau tracer graph`) but no tasks.
 
 Module-level names the Tracer reads:
 
@@ -38,19 +44,29 @@ person for the simulated user's lines and in the second person for the instructi
 
 from __future__ import annotations
 
-import importlib
 import random
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from tau_emotion.core import PROJECT
+from tau_emotion.core.errors import TauError
+from tau_emotion.core.registry import resolve_target
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
     from tau_emotion.core.state import State
 
 
-class HintsError(RuntimeError):
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+
+class HintsError(TauError):
     """A domain's tracer hints are missing or malformed."""
 
 
@@ -191,23 +207,52 @@ class Hints:
         return self.persona is not None and bool(self.goals)
 
 
-def load_hints(domain: Domain) -> Hints:
-    """The hints module named by `domain.meta["tracer"]`, or empty hints when there is none."""
-    target = domain.meta.get("tracer")
-    module: ModuleType | None = None
-    if isinstance(target, ModuleType):
-        module = target
-    elif target:
+class TracerHooks:
+    """The hook the tracer plugin adds (through `tau_addhooks`)."""
+
+    @hookspec(firstresult=True)
+    def tau_tracer_hints(self, domain: Domain) -> ModuleType | str | object | None:
+        """The Tracer hints for `domain`: a module, a module path, or an object with the same names. firstresult.
+
+        A pack answers for its own domains only (compare `domain.package` or `domain.name`) and
+        implements it with `@hookimpl(optionalhook=True)`, so the pack loads without the tracer.
+        """
+
+
+_resolved: weakref.WeakKeyDictionary[Domain, Hints] = weakref.WeakKeyDictionary()
+
+
+@cache
+def _installed_plugins() -> Any:
+    from tau_emotion.core.plugins import load_all_plugins
+
+    return load_all_plugins()
+
+
+def load_hints(domain: Domain, pm: Any = None) -> Hints:
+    """The hints a pack gives for `domain` through `tau_tracer_hints` (empty hints when none does).
+
+    Resolved once per Domain object; `pm` is the plugin manager to ask (default: every installed plugin).
+    """
+    if domain in _resolved and pm is None:
+        return _resolved[domain]
+    pm = pm if pm is not None else _installed_plugins()
+    hook = getattr(pm.hook, "tau_tracer_hints", None)
+    target = hook(domain=domain) if hook is not None else None
+    module: Any = None
+    if isinstance(target, str):
         try:
-            module = importlib.import_module(str(target))
+            module = resolve_target(target)
         except ImportError as exc:
             raise HintsError(f"domain '{domain.name}': tracer hints module '{target}' cannot be imported: {exc}") from None
+    else:
+        module = target
     get = (lambda name, default: getattr(module, name, default)) if module is not None else (lambda name, default: default)
     goals = dict(get("GOALS", {}))
     unknown = sorted(g for g in goals if g not in domain.toolset)
     if unknown:
         raise HintsError(f"domain '{domain.name}': tracer GOALS name unknown tools: {', '.join(unknown)}")
-    return Hints(
+    hints = Hints(
         module=module,
         persona=get("persona", None),
         goals=goals,
@@ -219,3 +264,5 @@ def load_hints(domain: Domain) -> Hints:
         handoff_tool=get("HANDOFF_TOOL", None),
         occasions=list(get("OCCASIONS", [])),
     )
+    _resolved[domain] = hints
+    return hints

@@ -13,14 +13,19 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.cli import all_domains, debug_option, guarded, plugins_option
+from tau_emotion.core.cli import command_pm, debug_option, guarded, plugins_option
 
 
 def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> Any:
+    """The domain `name`, with its Tracer hints resolved through the command's plugin manager."""
     from tau_emotion.core.domain import Domain
+    from tau_emotion.tracer.hints import load_hints
 
-    obj = all_domains(extra_plugins).get(name)
-    return obj if isinstance(obj, Domain) else obj()
+    pm = command_pm(extra_plugins)
+    obj = pm.catalog("domains").get(name)
+    domain = obj if isinstance(obj, Domain) else obj()
+    load_hints(domain, pm)
+    return domain
 
 
 @click.group("tracer")
@@ -86,6 +91,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
                   no_emotion: bool, rollout_model: str | None, rollout_api_base: str | None,
                   extra_plugins: tuple[str, ...]) -> None:
     """Build N validated tasks of SPLIT for DOMAIN; prints how many candidates each check rejected."""
+    from tau_emotion.core.models import ModelSettings
     from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file, pack_tasks_path
     from tau_emotion.tracer.graph import build_graph
 
@@ -96,11 +102,13 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
     if refine_model:
         from tau_emotion.tracer.refine import LLMRefiner
 
-        refiner = LLMRefiner(dom, refine_model, refine_api_base)
+        refiner = LLMRefiner(dom, command_pm().model_client(ModelSettings.for_role(
+            "refine", refine_model, refine_api_base, temperature=0.7)))
     if feelings_model:
         from tau_emotion.tracer.feelings import LLMFeelings
 
-        feelings = LLMFeelings(feelings_model, feelings_api_base)
+        feelings = LLMFeelings(command_pm().model_client(ModelSettings.for_role(
+            "feelings", feelings_model, feelings_api_base, temperature=0.8)))
     if not no_emotion:
         from tau_emotion.tracer.feelings import EmotionLabeler
 
@@ -122,6 +130,13 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
         assert target is not None
         total = merge_into_file(target, split, report.tasks)
         click.echo(f"replaced split '{split}' in {target} ({total} task(s) in the file)", err=True)
+
+
+@hookimpl
+def tau_addhooks(pluginmanager: Any) -> None:
+    from tau_emotion.tracer.hints import TracerHooks
+
+    pluginmanager.add_hookspecs(TracerHooks)
 
 
 @hookimpl

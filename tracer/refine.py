@@ -166,14 +166,11 @@ class LLMRefiner:
 
     name = "llm"
 
-    def __init__(self, domain: Domain, model: str, api_base: str | None = None, api_key: str | None = None,
-                 temperature: float = 0.7, max_retries: int = 2):
-        from tau_emotion.plugins.completion import ModelSettings
-
+    def __init__(self, domain: Domain, client: Any):
+        """`client`: a model client from the catalog (`pm.model_client(settings)`)."""
         self.domain = domain
         self.template = TemplateRefiner(domain)
-        self.settings = ModelSettings(model=model, api_base=api_base, api_key=api_key or ("EMPTY" if api_base else None),
-                                      temperature=temperature, max_retries=max_retries)
+        self.client = client
 
     def refine(self, cand: Candidate, rng: random.Random) -> Refined:
         draft = self.template.refine(cand, rng)
@@ -200,7 +197,5 @@ class LLMRefiner:
         return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents])
 
     async def _ask(self, prompt: str) -> str | None:
-        from tau_emotion.plugins.completion import complete
-
-        message = await complete(self.settings, [{"role": "user", "content": prompt}])
+        message = await self.client.complete([{"role": "user", "content": prompt}])
         return message.content

@@ -24,21 +24,28 @@ class RolloutCheck:
     """Call with a candidate (whose task is set); raises Reject("rollout") unless the rollout scores 1."""
 
     def __init__(self, domain: Domain, model: str, api_base: str | None = None, *, max_steps: int = ROLLOUT_STEPS,
-                 options: dict[str, Any] | None = None):
+                 options: dict[str, dict[str, Any]] | None = None, pm: Any = None):
+        """`options`: extra plugin options by group (e.g. `{"litellm": {"retry_wait": 0.01}}`)."""
         from tau_emotion.core.models import RunConfig
         from tau_emotion.core.plugins import get_plugin_manager
 
         self.domain = domain
-        self.pm = get_plugin_manager()
-        self.config = RunConfig(agent="tool_calling", agent_model=model, agent_api_base=api_base, user="llm",
-                                user_model=model, user_api_base=api_base, max_steps=max_steps, trials=1,
-                                options={"progress": False, **(options or {})})
+        self.model = model
+        self.pm = get_plugin_manager() if pm is None else pm
+        groups: dict[str, dict[str, Any]] = {
+            "tool_calling": {"agent_model": model, "agent_api_base": api_base},
+            "llm_user": {"user_model": model, "user_api_base": api_base},
+            "progress": {"no_progress": True},
+        }
+        for group, values in (options or {}).items():
+            groups.setdefault(group, {}).update(values)
+        self.config = RunConfig(agent="tool_calling", user="llm", max_steps=max_steps, trials=1, options=groups)
 
     def __call__(self, cand: Candidate) -> None:
         result = asyncio.run(self._run(cand))
         if result.reward != 1.0:
             why = result.error or result.termination.reason
-            raise Reject("rollout", f"the {self.config.agent_model} rollout scored {result.reward:+.0f} ({why})")
+            raise Reject("rollout", f"the {self.model} rollout scored {result.reward:+.0f} ({why})")
 
     async def _run(self, cand: Candidate) -> Any:
         from tau_emotion.core.runner import Run, run_one

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from tau_emotion.core.errors import TauError
 from tau_emotion.tracer.graph import ToolGraph
 
 
-class SamplingError(ValueError):
+class SamplingError(TauError, ValueError):
     """The graph cannot yield the workflows asked for; the message names the domain."""
 
 

@@ -21,6 +21,11 @@ def tau_register_domains(register):
             description="Airline customer service: look up users and reservations, search flights, book, "
             "change flights, cabin, passengers and bags, cancel with refunds, and compensate for disruptions.",
             policy_rules=RULES,
-            meta={"tracer": "tau_emotion.domain_packs.airline.tracer_hints"},
         )
     )
+
+
+@hookimpl(optionalhook=True)
+def tau_tracer_hints(domain):
+    if domain.package == __name__:
+        return "tau_emotion.domain_packs.airline.tracer_hints"

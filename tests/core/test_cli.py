@@ -53,25 +53,29 @@ def test_unknown_plugin_and_domain_errors_are_one_line(tau):
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
     result = tau("run")
     assert result.exit_code == 1 and "no domain selected" in result.output and "airline, mock" in result.output
+    assert len(result.output.strip().splitlines()) == 1
     result = tau("run", "--plugins", "mock", "--agent", "orakle")
     assert "unknown agent 'orakle'. Did you mean 'oracle'?" in result.output
 
 
 @pytest.mark.parametrize(
-    ("tasks", "expected"),
+    ("plugins", "tasks", "expected"),
     [
-        ('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x", "intents": "nope"}}]',
+        ("badpack", '[{"id": "b-1", "domain": "bad", "user": {"instruction": "x", "intents": "nope"}}]',
          "tasks.json: task 'b-1': field 'user.intents': Input should be a valid list"),
-        ('[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "colour": 1}]',
-         "tasks.json: task 'b-2': field 'colour': Extra inputs are not permitted"),
-        ('[{"id": "b-3", "domain": "bad", "user": {"instruction": "x"}, "emotion": {"family": "fear"}}]',
-         "tasks.json: task 'b-3': field 'emotion.emotion': Field required"),
-        ('[{"id": "b-4", "domain": "bad", "user": {"instruction": "x"}', "tasks.json: invalid JSON at line 1"),
+        ("badpack", '[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "colour": 1}]',
+         "tasks.json: task 'b-2': unknown block 'colour': no installed plugin owns it"),
+        ("badpack", '[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "emotoin": {}}]',
+         "tasks.json: task 'b-2': unknown block 'emotoin': no installed plugin owns it. Did you mean 'emotion'?"),
+        # a block is validated by its plugin's model when that plugin is loaded
+        ("emotion,badpack", '[{"id": "b-3", "domain": "bad", "user": {"instruction": "x"}, "emotion": {"family": "fear"}}]',
+         "tasks.json: task 'b-3': block 'emotion': field 'emotion': Field required"),
+        ("badpack", '[{"id": "b-4", "domain": "bad", "user": {"instruction": "x"}', "tasks.json: invalid JSON at line 1"),
     ],
 )
-def test_malformed_task_file_is_one_line_naming_file_task_and_field(tau, bad_pack, tasks, expected):
+def test_malformed_task_file_is_one_line_naming_file_task_and_field(tau, bad_pack, plugins, tasks, expected):
     (bad_pack / "tasks.json").write_text(tasks)
-    result = tau("run", "--plugins", "badpack")
+    result = tau("run", "--plugins", plugins)
     assert result.exit_code == 1
     assert expected in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1

@@ -35,7 +35,7 @@ class ScriptedAgents:
 
 def _run(agent, tmp_path, **kw):
     pm = get_plugin_manager(["mock"], extra=[ScriptedAgents(a=agent)])
-    config = RunConfig(plugins=["mock"], trials=1, agent="a", task_ids=["mock-001"], options={"progress": False}, **kw)
+    config = RunConfig(plugins=["mock"], trials=1, agent="a", task_ids=["mock-001"], options={"progress": {"no_progress": True}}, **kw)
     run = prepare_run(config, str(tmp_path / "r.sqlite"), pm=pm)
     summary = run_sync(run)
     return run.store.results(run.run_id)[0], summary

@@ -1,26 +1,10 @@
-import sys
-import textwrap
 
 import pytest
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.plugins import DEFAULT_PLUGINS, PluginError, get_plugin_manager, parse_selection
+from tau_emotion.core.plugins import PluginError, get_plugin_manager, parse_selection
 from tau_emotion.core.registry import RegistryError
-
-
-@pytest.fixture
-def plugin_dir(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(tmp_path))
-    created = []
-
-    def write(name, source):
-        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
-        created.append(name)
-        return name
-
-    yield write
-    for name in created:
-        sys.modules.pop(name, None)
+from tau_emotion.plugins import DEFAULT_PLUGINS
 
 
 def test_parse_selection():
@@ -55,8 +39,8 @@ def test_unknown_catalog_name_suggests_nearest():
         pm.catalog("agents").get("orcale")
 
 
-def test_tau_requires_pulls_plugins_in_and_no_blocks_them(plugin_dir):
-    plugin_dir("needs_mock", """
+def test_tau_requires_pulls_plugins_in_and_no_blocks_them(plugin_module):
+    plugin_module("needs_mock", """
         tau_requires = ["mock"]
     """)
     pm = get_plugin_manager(["needs_mock"])
@@ -65,8 +49,8 @@ def test_tau_requires_pulls_plugins_in_and_no_blocks_them(plugin_dir):
     assert "mock" not in pm.catalog("domains")
 
 
-def test_dotted_module_plugin_and_duplicate_names_name_both_owners(plugin_dir):
-    plugin_dir("dup_agent", """
+def test_dotted_module_plugin_and_duplicate_names_name_both_owners(plugin_module):
+    plugin_module("dup_agent", """
         from tau_emotion.core import hookimpl
 
         @hookimpl
@@ -78,14 +62,14 @@ def test_dotted_module_plugin_and_duplicate_names_name_both_owners(plugin_dir):
         pm.catalog("agents")
 
 
-def test_broken_plugin_is_one_readable_error(plugin_dir):
-    plugin_dir("broken_plugin", "raise RuntimeError('boom at import')\n")
+def test_broken_plugin_is_one_readable_error(plugin_module):
+    plugin_module("broken_plugin", "raise RuntimeError('boom at import')\n")
     with pytest.raises(PluginError, match=r"plugin 'broken_plugin' \(broken_plugin\) failed to import: RuntimeError: boom at import"):
         get_plugin_manager(["broken_plugin"])
 
 
-def test_misspelt_hookimpl_fails_loudly(plugin_dir):
-    plugin_dir("typo_plugin", """
+def test_misspelt_hookimpl_fails_loudly(plugin_module):
+    plugin_module("typo_plugin", """
         from tau_emotion.core import hookimpl
 
         @hookimpl
@@ -107,6 +91,6 @@ def test_in_test_plugin_object_can_terminate_episodes():
                 return Termination(reason="cut", by="test")
 
     pm = get_plugin_manager(["mock"], extra=[CutAfterFirstUserMessage()])
-    run = prepare_run(RunConfig(plugins=["mock"], trials=1, options={"progress": False}), ":memory:", pm=pm)
+    run = prepare_run(RunConfig(plugins=["mock"], trials=1, options={"progress": {"no_progress": True}}), ":memory:", pm=pm)
     summary = run_sync(run)
     assert summary["terminations"] == {"cut": 4}

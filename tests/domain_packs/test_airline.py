@@ -365,10 +365,15 @@ def test_send_certificate_for_a_named_reservation(domain, state):
 
 
 def test_tracer_hints_are_declared(domain):
+    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.domain_packs.airline import tracer_hints
     from tau_emotion.tracer.hints import load_hints
 
-    hints = load_hints(domain)
-    assert domain.meta["tracer"] == "tau_emotion.domain_packs.airline.tracer_hints"
+    pm = get_plugin_manager(["tracer", "airline"])
+    assert pm.hook.tau_tracer_hints(domain=domain) == "tau_emotion.domain_packs.airline.tracer_hints"
+    assert pm.hook.tau_tracer_hints(domain=pm.catalog("domains").get("airline")) is not None
+    hints = load_hints(domain, pm)
+    assert hints.module is tracer_hints
     assert hints.can_ground and hints.entry_tools == ["get_user_details"]
     assert {"book_reservation", "cancel_reservation", "send_certificate"} <= set(hints.goals)
 

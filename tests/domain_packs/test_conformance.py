@@ -8,7 +8,7 @@ from tau_emotion.core.plugins import load_all_plugins
 from tau_emotion.core.reward import check_task, expected_hash, replay
 from tau_emotion.core.state import Database
 
-_PM, _REPORT = load_all_plugins()
+_PM = load_all_plugins()
 DOMAINS = _PM.catalog("domains")
 
 

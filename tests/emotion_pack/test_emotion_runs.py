@@ -17,7 +17,7 @@ PATIENT = "enjoyment.peace/warm/low/trusting"
 
 
 def _run(plugins, tmp_path, pm=None, **kw):
-    options = {"progress": False, **kw.pop("options", {})}
+    options = {"progress": {"no_progress": True}, **kw.pop("options", {})}
     config = RunConfig(plugins=plugins, options=options, **kw)
     run = prepare_run(config, str(tmp_path / "r.sqlite"), pm=pm)
     summary = run_sync(run)
@@ -26,12 +26,12 @@ def _run(plugins, tmp_path, pm=None, **kw):
 
 def test_oracle_with_emotional_scripted_user_solves_every_airline_task(tmp_path):
     run, summary, results = _run(["emotion", "airline"], tmp_path, trials=3)
-    assert all(t.emotion is not None and t.emotion.anchor for t in run.tasks)
-    assert len({t.emotion.condition_id for t in run.tasks}) > 5
+    assert all(t.block("emotion") is not None and t.block("emotion").anchor for t in run.tasks)
+    assert len({t.block("emotion").id for t in run.tasks}) > 5
     assert summary["pass_hat_k"]["3"] == 1.0, [r.task_id for r in results if r.reward != 1]
-    assert summary["terminations"]["unsatisfied"] == 0
-    assert set(summary["by_emotion_family"]) <= {"anger", "disgust", "fear", "sadness", "enjoyment"}
-    assert sum(g["n_tasks"] for g in summary["by_emotion_family"].values()) == len(run.tasks)
+    assert summary["unsatisfied_rate"] == 0
+    assert set(summary["by_tag"]["emotion.family"]) <= {"anger", "disgust", "fear", "sadness", "enjoyment"}
+    assert sum(g["n_tasks"] for g in summary["by_tag"]["emotion.family"].values()) == len(run.tasks)
     first_user = results[0].messages[0]
     assert first_user.role == "user" and first_user.content
 
@@ -63,7 +63,7 @@ class AskingPlugin:
 def _asking_run(condition, tmp_path, blocked=()):
     pm = get_plugin_manager(["emotion", "mock"], list(blocked), extra=[AskingPlugin()])
     _, summary, results = _run(["emotion", "mock"], tmp_path / condition.replace("/", "_"), pm=pm, trials=2,
-                               agent="asking", options={"emotion": condition}, max_steps=40)
+                               agent="asking", options={"emotion": {"emotion": condition}}, max_steps=40)
     return summary, results
 
 
@@ -77,7 +77,7 @@ def test_impatient_users_give_up_on_an_agent_that_asks_what_tools_know(tmp_path)
     assert unsat > 0, f"impatient UNSATISFIED count {unsat} of {len(impatient_results)}"
     assert impatient_reward < patient_reward, (
         f"mean reward impatient {impatient_reward:+.3f} vs patient {patient_reward:+.3f}")
-    assert patient_summary["terminations"]["unsatisfied"] == 0, patient_summary["terminations"]
+    assert patient_summary["unsatisfied_rate"] == 0, patient_summary["terminations"]
     assert all(r.reward == -1.0 for r in impatient_results if r.termination.reason == "unsatisfied")
     gave_up = next(r for r in impatient_results if r.termination.reason == "unsatisfied")
     assert "###UNSATISFIED###" in gave_up.messages[-1].content
@@ -91,9 +91,10 @@ def test_no_unsatisfied_ablates_the_terminator(tmp_path):
 
 def _llm_config(server, **kw):
     return dict(agent="tool_calling", user="llm", trials=1, task_ids=["mock-001"],
-                agent_model="openai/agent", agent_api_base=server.base_url,
-                user_model="openai/user", user_api_base=server.base_url,
-                options={"retry_wait": 0.01, "emotion": "fear.anxiety/warm/high/cautious"}, **kw)
+                options={"tool_calling": {"agent_model": "openai/agent", "agent_api_base": server.base_url},
+                         "llm_user": {"user_model": "openai/user", "user_api_base": server.base_url},
+                         "litellm": {"retry_wait": 0.01}, "emotion": {"emotion": "fear.anxiety/warm/high/cautious"}},
+                **kw)
 
 
 @pytest.mark.parametrize("blocked", [[], ["unsatisfied"]])
@@ -118,28 +119,28 @@ def test_llm_user_sending_unsatisfied_mid_task(openai_server, tmp_path, blocked)
 
 
 def test_emotion_control_runs_each_task_both_ways(tmp_path):
-    run, summary, results = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion_control": True})
+    run, summary, results = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": {"emotion_control": True}})
     assert len(run.tasks) == 8
-    assert sum(t.emotion is None for t in run.tasks) == 4
+    assert sum(t.block("emotion") is None for t in run.tasks) == 4
     assert summary["emotion_vs_control"]["control"]["avg_at_k"] == 1.0
     assert summary["emotion_vs_control"]["emotional"]["avg_at_k"] == 1.0
-    assert set(summary["by_emotion_dimension"]) == {"emotion", "politeness", "urgency", "trust"}
+    assert {f"emotion.{d}" for d in ("family", "emotion", "politeness", "urgency", "trust")} <= set(summary["by_tag"])
 
 
 def test_fixed_condition_and_none_control(tmp_path):
-    run, _, _ = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": "family:fear"})
-    assert {t.emotion.family for t in run.tasks} == {"fear"}
-    run, summary, _ = _run(["emotion", "mock"], tmp_path / "n", trials=1, options={"emotion": "none"})
-    assert all(t.emotion is None for t in run.tasks)
-    assert summary["by_emotion_family"] == {}
+    run, _, _ = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": {"emotion": "family:fear"}})
+    assert {t.block("emotion").family for t in run.tasks} == {"fear"}
+    run, summary, _ = _run(["emotion", "mock"], tmp_path / "n", trials=1, options={"emotion": {"emotion": "none"}})
+    assert all(t.block("emotion") is None for t in run.tasks)
+    assert "emotion.family" not in summary["by_tag"]
 
 
 def test_seeded_conditions_are_reproducible(tmp_path):
     a, _, _ = _run(["emotion", "mock"], tmp_path / "a", trials=1, seed=7)
     b, _, _ = _run(["emotion", "mock"], tmp_path / "b", trials=1, seed=7)
     c, _, _ = _run(["emotion", "mock"], tmp_path / "c", trials=1, seed=8)
-    assert [t.emotion for t in a.tasks] == [t.emotion for t in b.tasks]
-    assert [t.emotion for t in a.tasks] != [t.emotion for t in c.tasks]
+    assert [t.block("emotion") for t in a.tasks] == [t.block("emotion") for t in b.tasks]
+    assert [t.block("emotion") for t in a.tasks] != [t.block("emotion") for t in c.tasks]
 
 
 def test_cli_emotion_options_and_bad_condition_errors(tau, tmp_path):
@@ -152,8 +153,8 @@ def test_cli_emotion_options_and_bad_condition_errors(tau, tmp_path):
                  "--summary-json", "s.json")
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "s.json").read_text())
-    assert summary["n_tasks"] == 8 and summary["terminations"]["unsatisfied"] == 0
-    assert "by_emotion_family" in summary
+    assert summary["n_tasks"] == 8 and summary["unsatisfied_rate"] == 0
+    assert "emotion.family" in summary["by_tag"]
 
 
 def test_malformed_emotion_block_names_file_task_and_field(tau, make_pack):
@@ -165,16 +166,33 @@ def test_malformed_emotion_block_names_file_task_and_field(tau, make_pack):
     result = tau("run", "--plugins", "emotion,emopack")
     assert result.exit_code == 1
     out = result.output
-    assert "tasks.json: task 'emo-1': field 'emotion'" in out and "did you mean 'anxiety'" in out
+    assert "tasks.json: task 'emo-1': block 'emotion'" in out and "did you mean 'anxiety'" in out
     assert "Traceback" not in out
 
 
 def test_classify_reads_the_condition_from_the_instruction(tmp_path):
     from tau_emotion.emotion_pack.classifier import FeelingsClassifier
 
-    run, summary, _ = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": "classify"})
+    run, summary, _ = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": {"emotion": "classify"}})
     classifier = FeelingsClassifier.load_or_train()
     for task in run.tasks:
         expected = classifier.classify(task.user.instruction).condition
-        assert task.emotion.condition_id == expected.id
+        assert task.block("emotion").id == expected.id
     assert summary["avg_at_k"] == 1.0
+
+
+def test_a_plugin_chooses_conditions_through_tau_emotion_condition(tmp_path):
+    from tau_emotion.emotion_pack.taxonomy import Condition
+
+    class Chooser:
+        @hookimpl
+        def tau_emotion_condition(self, task, config, rng):
+            if task.id == "mock-002":
+                return Condition("sadness", "sorrow", "warm", "low", "trusting")
+            return None
+
+    pm = get_plugin_manager(["emotion", "mock"], extra=[Chooser()])
+    run, _, results = _run(["emotion", "mock"], tmp_path, pm=pm, trials=1, options={"emotion": {"emotion": "family:fear"}})
+    families = {t.id: t.block("emotion").family for t in run.tasks}
+    assert families["mock-002"] == "sadness" and {families[t] for t in families if t != "mock-002"} == {"fear"}
+    assert {r.tags["emotion.family"] for r in results if r.task_id == "mock-002"} == {"sadness"}

@@ -6,9 +6,9 @@ from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
 from tau_emotion.plugins.metrics import core_metrics, pass_hat_k, score_group
 
 
-def _r(task, trial, success, domain="d", reason="user_stop"):
+def _r(task, trial, success, domain="d", reason="user_stop", tags=None):
     return EpisodeResult(task_id=task, domain=domain, trial=trial, reward=1.0 if success else 0.0, success=success,
-                         termination=Termination(reason=reason))
+                         termination=Termination(reason=reason, negative=reason == "unsatisfied"), tags=tags or {})
 
 
 def test_pass_hat_k_is_taubench_unbiased_estimator():
@@ -30,10 +30,13 @@ def test_avg_and_pass_k_over_tasks():
     assert lo <= group["avg_at_k"] <= hi
 
 
-def test_breakdown_by_domain_and_unsatisfied_rate():
-    results = [_r("a", 0, True, "x"), _r("b", 0, False, "y", reason="unsatisfied")]
+def test_breakdown_by_domain_tags_and_negative_endings():
+    results = [_r("a", 0, True, "x", tags={"size": "big"}), _r("b", 0, False, "y", reason="unsatisfied",
+                                                                tags={"size": "small", "colour": "red"})]
     summary = core_metrics(results, RunConfig(trials=1))
     assert set(summary["by_domain"]) == {"x", "y"}
     assert summary["by_domain"]["x"]["avg_at_k"] == 1.0
-    assert summary["unsatisfied_rate"] == 0.5
+    assert summary["negative_end_rate"] == 0.5
+    assert summary["by_tag"]["size"]["big"]["avg_at_k"] == 1.0 and summary["by_tag"]["size"]["small"]["avg_at_k"] == 0.0
+    assert set(summary["by_tag"]["colour"]) == {"red"}  # results without the tag are in no group
     assert summary["terminations"] == {"unsatisfied": 1, "user_stop": 1}

@@ -5,8 +5,13 @@ from tau_emotion.core.plugins import load_all_plugins
 
 @pytest.fixture(scope="session")
 def domains():
-    pm, _ = load_all_plugins(["tests.tracer.tiny_pack"])
-    return pm.catalog("domains")
+    from tau_emotion.tracer.hints import load_hints
+
+    pm = load_all_plugins(["tests.tracer.tiny_pack"])
+    catalog = pm.catalog("domains")
+    for name in catalog.names():  # resolve each domain's hints through this manager (the tiny pack's too)
+        load_hints(catalog.get(name), pm)
+    return catalog
 
 
 @pytest.fixture(scope="session")

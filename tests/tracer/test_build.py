@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from tau_emotion.core.reward import check_task
+from tau_emotion.emotion_pack.taxonomy import Condition
 from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file
 from tau_emotion.tracer.feelings import EmotionLabeler
 
@@ -26,15 +27,15 @@ def _classify(text):
     """A stand-in classifier: the condition depends on the text, as the real one's does."""
     family = "fear" if "anxious" in text or "worry" in text else "anger"
     emotion = "anxiety" if family == "fear" else "frustration"
-    return SimpleNamespace(condition=SimpleNamespace(family=family, emotion=emotion, politeness="warm",
-                                                     urgency="high", trust="cautious"))
+    return SimpleNamespace(condition=Condition(family=family, emotion=emotion, politeness="warm", urgency="high",
+                                               trust="cautious"))
 
 
 STUB = EmotionLabeler(_classify, lambda condition, rng: f"Anchor for {condition.family} #{rng.randrange(10)}")
 
 
 def _strip_emotion(tasks):
-    return [t.model_copy(update={"emotion": None}) for t in tasks]
+    return [t.with_block("emotion", None) for t in tasks]
 
 
 def test_same_seed_same_bytes_other_seed_other_tasks(airline):
@@ -57,8 +58,8 @@ def test_built_tasks_replay_carry_emotion_and_need_action(airline):
         assert check_task(airline, task) is None, task.id
         assert 5 <= len(task.gold.actions) <= 12
         assert task.meta["source"] == "tracer" and task.meta["feeling"] and task.meta["graph_path"]
-        assert task.emotion is not None and task.emotion.anchor.startswith("Anchor for")
-        assert task.emotion.family == _classify(task.meta["feeling"]).condition.family
+        assert task.blocks["emotion"] is not None and task.blocks["emotion"]["anchor"].startswith("Anchor for")
+        assert task.blocks["emotion"]["family"] == _classify(task.meta["feeling"]).condition.family
         from tau_emotion.core.reward import replay
 
         changes = replay(airline, task).content_hash != initial
@@ -106,8 +107,8 @@ def test_committed_splits_have_the_promised_shape(airline):
         assert task.gold.outputs or handover, task.id
     assert any(airline.toolset.is_terminal(a.name) for t in test + train for a in t.gold.actions)
     for task in test + train:
-        assert task.emotion is not None and task.emotion.emotion in EMOTIONS[task.emotion.family], task.id
-        assert task.emotion.anchor and task.meta["feeling"]
+        assert task.blocks["emotion"]["emotion"] in EMOTIONS[task.blocks["emotion"]["family"]], task.id
+        assert task.blocks["emotion"]["anchor"] and task.meta["feeling"]
 
 
 @pytest.mark.parametrize("split", ["test", "train"])

@@ -65,8 +65,7 @@ def test_llm_refiner_keeps_the_schema_and_rejects_dropped_facts(airline, candida
     dropped = dict(rewrite, known={"user_id": template.known["user_id"]})
     openai_server.script("refiner", {"content": "Here you go:\n" + json.dumps(rewrite)},
                          {"content": json.dumps(dropped)}, {"content": "no json at all"})
-    refiner = LLMRefiner(airline, "openai/refiner", openai_server.base_url)
-    refiner.settings.retry_wait_s = 0.01
+    refiner = LLMRefiner(airline, _client("openai/refiner", openai_server.base_url))
     refined = refiner.refine(candidate, random.Random(2))
     assert refined.instruction == rewrite["instruction"] and refined.intents == rewrite["intents"]
     prompt = openai_server.requests[0]["messages"][0]["content"]
@@ -91,9 +90,17 @@ def test_feelings_follow_the_situation(airline):
             assert emotion in EMOTIONS[family], key
 
 
+def _client(model, base):
+    from tau_emotion.core.models import ModelSettings, RunConfig
+    from tau_emotion.core.plugins import get_plugin_manager
+
+    config = RunConfig(options={"litellm": {"retry_wait": 0.01}})
+    return get_plugin_manager().model_client(ModelSettings.for_role("tracer", model, base), config)
+
+
 def test_llm_feelings_and_labeler(airline, candidate, openai_server):
     openai_server.script("feeler", {"content": "I'm worried sick and I need this fixed today."})
-    feelings = LLMFeelings("openai/feeler", openai_server.base_url)
+    feelings = LLMFeelings(_client("openai/feeler", openai_server.base_url))
     text = feelings.describe(candidate, random.Random(0))
     assert text == "I'm worried sick and I need this fixed today."
     assert "Situation:" in openai_server.requests[0]["messages"][0]["content"]
@@ -103,8 +110,9 @@ def test_llm_feelings_and_labeler(airline, candidate, openai_server):
         seen.append(t)
         from types import SimpleNamespace
 
-        return SimpleNamespace(condition=SimpleNamespace(family="fear", emotion="anxiety", politeness="neutral",
-                                                         urgency="high", trust="skeptical"))
+        from tau_emotion.emotion_pack.taxonomy import Condition
+
+        return SimpleNamespace(condition=Condition("fear", "anxiety", "neutral", "high", "skeptical"))
 
     labeler = EmotionLabeler(classify, lambda c, rng: f"{c.emotion} anchor {rng.randrange(3)}")
     label = labeler.label(text, random.Random(0))

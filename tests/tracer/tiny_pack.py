@@ -76,12 +76,15 @@ GOALS = {"mark": ground_mark}
 
 @hookimpl
 def tau_register_domains(register):
-    hints = __name__
     register(Domain("tiny_chain", [look, mark], graph_edges=[("look", "mark")], load_database=_database,
-                    load_policy=lambda: "Notes may be written on any item.", load_tasks=lambda: [],
-                    meta={"tracer": hints}))
+                    load_policy=lambda: "Notes may be written on any item.", load_tasks=lambda: []))
     register(Domain("tiny_nograph", [look, mark], load_database=_database,
-                    load_policy=lambda: "Notes may be written on any item.", load_tasks=lambda: [],
-                    meta={"tracer": hints}))
+                    load_policy=lambda: "Notes may be written on any item.", load_tasks=lambda: []))
     register(Domain("tiny_counter", [look, stamp], graph_edges=[("look", "stamp")], load_database=_database,
                     load_policy=lambda: "Items may be stamped.", load_tasks=lambda: []))
+
+
+@hookimpl(optionalhook=True)
+def tau_tracer_hints(domain):
+    if domain.name in ("tiny_chain", "tiny_nograph"):
+        return __name__
