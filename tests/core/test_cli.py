@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -91,10 +92,32 @@ def test_malformed_db_file_and_debug_traceback(tau, bad_pack):
         tau("run", "--plugins", "badpack", "--debug")
 
 
-def test_broken_plugin_is_listed_not_fatal(tau):
-    result = tau("plugins")
-    assert result.exit_code == 0
-    assert "mock" in result.output and "tau_register_domains" in result.output
+def test_an_installed_broken_plugin_is_listed_and_only_fails_runs_that_select_it(tmp_path):
+    """A real distribution on the path whose entry point fails to import (what `pip install` of it leaves)."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    info = site / "tau_emotion_broken-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tau-emotion-broken\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[tau_emotion]\nbroken = tau_emotion_broken\n")
+    (site / "tau_emotion_broken.py").write_text("raise RuntimeError('boom at import')\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    tau = [sys.executable, "-c", "from tau_emotion.core.cli import main; main()"]
+
+    def run(*args):
+        return subprocess.run([*tau, *args], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    listed = run("plugins")
+    assert listed.returncode == 0, listed.stderr
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("broken "))
+    assert "tau-emotion-broken 0.1" in line and "UNAVAILABLE" in line and "RuntimeError: boom at import" in line
+    assert run("run", "--plugins", "mock", "--trials", "1", "--no-progress").returncode == 0
+    failed = run("run", "--plugins", "broken,mock")
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert failed.stderr.strip() == ("Error: plugin 'broken' (tau_emotion_broken) failed to import: "
+                                     "RuntimeError: boom at import")
 
 
 def test_help_lists_run_options(tau):

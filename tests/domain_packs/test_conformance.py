@@ -1,6 +1,7 @@
 """One conformance suite for every installed domain: what a third-party pack must also pass."""
 
 import json
+import re
 
 import pytest
 
@@ -74,8 +75,55 @@ def test_hash_is_stable_under_key_order(name):
     assert Database(reordered).content_hash == domain.database.content_hash
 
 
-def test_policy_is_present(name):
-    assert len(_domain(name).policy.strip()) > 50
+GENERIC_WORDS = {"update", "modify", "manage", "details", "info", "items", "item", "user"}
+
+
+def policy_problems(domain) -> list[str]:
+    """What a policy fails to govern: every tool that changes data or ends the conversation must be named by
+    its words in the policy, and no gold action may break one of the pack's machine-checked policy rules."""
+    policy_words = set(re.findall(r"[a-z]+", domain.policy.lower()))
+    problems = []
+    if len(policy_words) < 20:
+        problems.append(f"{domain.name}: the policy is {len(policy_words)} distinct words")
+    for tool in domain.toolset.tools.values():
+        if not (tool.writes or tool.terminal):
+            continue
+        words = [w for w in tool.name.split("_") if len(w) >= 4 and w not in GENERIC_WORDS] or [tool.name]
+        said = [w for w in words if any(x.startswith(w[:5]) for x in policy_words)]
+        if 2 * len(said) < len(words):
+            problems.append(f"{domain.name}: the policy never speaks of {tool.name} ({', '.join(words)})")
+    for task in domain.tasks(None):
+        state = domain.database.state()
+        for i, action in enumerate(task.gold.actions):
+            for rule in domain.policy_rules:
+                broken = rule(state, action.name, dict(action.arguments))
+                if broken:
+                    problems.append(f"{task.id}: gold action {i} ({action.name}) breaks {rule.__name__}: {broken}")
+            domain.toolset.call(state, action.name, action.arguments)
+    return problems
+
+
+def test_policy_governs_what_the_tools_do_and_gold_obeys_its_rules(name):
+    assert not policy_problems(_domain(name))[:5]
+
+
+def test_the_policy_check_fails_a_bad_policy_and_a_rule_gold_breaks():
+    from tau_emotion.core.domain import Domain
+
+    mock = _domain("mock")
+    vague = Domain("vague", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
+                   load_policy=lambda: "Be helpful, be polite and always do what the customer asks of you today.",
+                   load_tasks=lambda: mock.tasks(None))
+    problems = policy_problems(vague)
+    assert any("never speaks of freeze_account" in p for p in problems)
+    assert any("never speaks of transfer_to_human_agents" in p for p in problems)
+
+    def no_transfers(state, action_name, arguments):
+        return "transfers are closed" if action_name == "transfer" else None
+
+    strict = Domain("strict", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
+                    load_policy=lambda: mock.policy, load_tasks=lambda: mock.tasks(None), policy_rules=[no_transfers])
+    assert any("breaks no_transfers: transfers are closed" in p for p in policy_problems(strict))
 
 
 def _reverse(value):
