@@ -107,25 +107,6 @@ def test_policy_governs_what_the_tools_do_and_gold_obeys_its_rules(name):
     assert not policy_problems(_domain(name))[:5]
 
 
-def test_the_policy_check_fails_a_bad_policy_and_a_rule_gold_breaks():
-    from tau_emotion.core.domain import Domain
-
-    mock = _domain("mock")
-    vague = Domain("vague", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
-                   load_policy=lambda: "Be helpful, be polite and always do what the customer asks of you today.",
-                   load_tasks=lambda: mock.tasks(None))
-    problems = policy_problems(vague)
-    assert any("never speaks of freeze_account" in p for p in problems)
-    assert any("never speaks of transfer_to_human_agents" in p for p in problems)
-
-    def no_transfers(state, action_name, arguments):
-        return "transfers are closed" if action_name == "transfer" else None
-
-    strict = Domain("strict", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
-                    load_policy=lambda: mock.policy, load_tasks=lambda: mock.tasks(None), policy_rules=[no_transfers])
-    assert any("breaks no_transfers: transfers are closed" in p for p in policy_problems(strict))
-
-
 def _reverse(value):
     if isinstance(value, dict):
         return {k: _reverse(value[k]) for k in reversed(list(value))}
