@@ -23,7 +23,7 @@ CLASSIFY = "classify"
 def _classifier():
     from tau_emotion.emotion_pack.classifier import FeelingsClassifier
 
-    return FeelingsClassifier.load_or_train()
+    return FeelingsClassifier.load()
 
 
 @hookimpl
