@@ -1,7 +1,13 @@
+import atexit
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Nothing a test runs may write under the home directory: any cache goes to a fresh folder, removed at exit.
+os.environ["TAU_CACHE_DIR"] = tempfile.mkdtemp(prefix="tau-test-cache-")
+atexit.register(shutil.rmtree, os.environ["TAU_CACHE_DIR"], ignore_errors=True)
 
 import pytest  # noqa: E402
 
