@@ -34,7 +34,7 @@ class EmotionOptions(BaseModel):
 def _classifier():
     from tau_emotion.emotion_pack.classifier import FeelingsClassifier
 
-    return FeelingsClassifier.load_or_train()
+    return FeelingsClassifier.load()
 
 
 @hookimpl

@@ -118,7 +118,7 @@ def classify_command(text: str | None, file: Path | None, as_json: bool) -> None
 
     if (text is None) == (file is None):
         raise click.ClickException("give either TEXT or --file FILE")
-    classifier = FeelingsClassifier.load_or_train()
+    classifier = FeelingsClassifier.load()
     if file is not None:
         lines = [line.strip() for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
         for result in classifier.classify_many(lines):

@@ -133,7 +133,7 @@ class EmotionLabeler:
             from tau_emotion.emotion_pack.anchors import anchor_for
             from tau_emotion.emotion_pack.classifier import FeelingsClassifier
 
-            classifier = FeelingsClassifier.load_or_train()
+            classifier = FeelingsClassifier.load()
         except Exception as exc:  # the pack is optional here: say why and how to build without it
             raise EmotionUnavailable(f"the emotion pack cannot classify feelings ({type(exc).__name__}: {exc}); "
                                      f"build with --no-emotion") from None

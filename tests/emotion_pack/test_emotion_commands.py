@@ -10,8 +10,7 @@ from tau_emotion.emotion_pack.commands import emotions_group
 
 
 @pytest.fixture
-def run(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("TAU_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tau-cache-cli"))
+def run():
     group = emotions_group()
 
     def invoke(*args):

@@ -174,7 +174,7 @@ def test_classify_reads_the_condition_from_the_instruction(tmp_path):
     from tau_emotion.emotion_pack.classifier import FeelingsClassifier
 
     run, summary, _ = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": {"emotion": "classify"}})
-    classifier = FeelingsClassifier.load_or_train()
+    classifier = FeelingsClassifier.load()
     for task in run.tasks:
         expected = classifier.classify(task.user.instruction).condition
         assert task.block("emotion").id == expected.id
