@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +12,14 @@ FIXTURE = Path(__file__).parent / "fixtures" / "example_pack"
 
 def test_installed_third_party_pack_is_discovered_and_runs(tmp_path):
     target = tmp_path / "site"
+    source = tmp_path / "example_pack"  # a build writes build/ and egg-info next to the sources: keep them here
+    shutil.copytree(FIXTURE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    home = tmp_path / "home"  # and pip's build tools may write settings under HOME
+    home.mkdir()
     build = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "--target", str(target), str(FIXTURE)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path)
+         "--target", str(target), str(source)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "HOME": str(home)})
     assert build.returncode == 0, build.stderr
     env = {**os.environ, "PYTHONPATH": str(target)}
     tau = [sys.executable, "-c", "from tau_emotion.core.cli import main; main()"]
