@@ -27,6 +27,25 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.get_closest_marker("last") is not None)
 
 
+def pytest_collection_finish(session):
+    """Start the slow trainings the selected tests need in a worker process (see tests/background.py)."""
+    from tests import background
+
+    files = {item.nodeid.split("::")[0] for item in session.items}
+    wanted = []
+    if "tests/emotion_pack/test_emotion_classifier.py" in files:
+        wanted += ["full", "held_out"]
+    if "tests/emotion_pack/test_emotion_commands.py" in files:
+        wanted += ["held_out"]
+    background.start(list(dict.fromkeys(wanted)))
+
+
+def pytest_sessionfinish(session):
+    from tests import background
+
+    background.stop()
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "last: run after every other test")
 

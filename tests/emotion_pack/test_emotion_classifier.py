@@ -34,8 +34,10 @@ def classifier():
 
 @pytest.fixture(scope="module")
 def trained():
-    """The one training of the whole bank in the test suite (about 10 s)."""
-    return FeelingsClassifier.train()
+    """The one training of the whole bank in the test suite (about 10 s, in the background worker)."""
+    from tests import background
+
+    return background.result("full")
 
 
 @pytest.mark.parametrize(
@@ -248,8 +250,8 @@ def test_loading_never_unpickles(tmp_path, monkeypatch):
     assert FeelingsClassifier.load(DEFAULT_PATH).classify("I am furious").family == "anger"
 
 
-def test_held_out_anchor_accuracy_is_at_least_90_percent_per_head(classifier):
-    report = evaluate(classifier=classifier)  # trains the held-out model once per process (shared with `tau emotions eval`)
+def test_held_out_anchor_accuracy_is_at_least_90_percent_per_head(classifier, held_out_trained):
+    report = evaluate(classifier=classifier)  # uses the held-out model the background worker trained
     anchors = report["anchors"]
     assert anchors["test_indices"] == [8, 9] and anchors["test_rows"] == 594 * 2
     for head in HEADS:

@@ -82,7 +82,7 @@ def test_classify(run, tmp_path):
     assert run("classify").exit_code == 1
 
 
-def test_eval(run):
+def test_eval(run, held_out_trained):
     result = run("eval", "--json")
     assert result.exit_code == 0
     report = json.loads(result.output)
