@@ -1,16 +1,18 @@
-"""The classic adapter: τ-bench-style env packages as domains, with rewards equal to their own env's.
+"""The classic domain pack: τ-bench-style env packages as domains, with rewards equal to their own env's.
 
-Parity is checked against their env itself (`Env.step` + `calculate_reward`, one env per domain, reset
-per task) for every test task of the four τ-Trait domains, plus perturbed trajectories for a seeded
-sample. Their env reloads and hashes the whole database twice per task (~0.3 s an airline task with the
-garbage collector paused, twice that without), so their rewards are computed once per module.
-A fake package in tmp_path covers what tau-trait does not exercise, and runs without tau-trait.
+Our own gold replay must score every test task of the four τ-Trait domains 1. Their env (`Env.step`
++ `calculate_reward`, unchanged) is asked about a seeded sample of SAMPLE test tasks per domain, the
+gold trajectory and, for the first PERTURBED of them, perturbed ones: it reloads and hashes its whole
+database for every reward (~0.3 s an airline task), so the full comparison, every task of every
+domain, is `python benchmarks/replay_vs_classic.py`. A fake package in tmp_path covers what tau-trait
+does not exercise, and runs without tau-trait.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib.util
+import inspect
 import json
 import multiprocessing
 import os
@@ -19,97 +21,113 @@ import re
 import subprocess
 import sys
 import textwrap
+import tomllib
+import warnings
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from functools import cache
+from pathlib import Path
 
 import pytest
 
-from tau_emotion.core.models import Message, Termination
+from tau_emotion.core.plugins import PluginUnavailable
 from tau_emotion.core.reward import check_task, gold_messages, replay, score
 from tau_emotion.core.state import Database
 from tau_emotion.core.tools import Toolset
-from tau_emotion.plugins import classic
+from tau_emotion.domain_packs import classic
+from tau_emotion.domain_packs.classic import PLUGINS, calculator
+from tau_emotion.domain_packs.classic.adapter import VALUES_TABLE, ClassicData, ClassicTool
+from tests.domain_packs.classic_parity import STOP, native_env, native_reward, our_reward, their_gold_trajectory
 
+ROOT = Path(__file__).resolve().parents[2]
 # importing tau_trait for real needs OPENAI_API_KEY, so probe with find_spec instead of importorskip
 needs_tau_trait = pytest.mark.skipif(importlib.util.find_spec("tau_trait") is None,
                                      reason="tau-trait is not installed: pip install 'tau-emotion-bench[classic]'")
-TAU_TRAIT = [classic.tautrait_airline, classic.tautrait_retail, classic.tautrait_telecom, classic.tautrait_telehealth]
+TAU_TRAIT = [PLUGINS[name] for name in ("tautrait-airline", "tautrait-retail", "tautrait-telecom", "tautrait-telehealth")]
+TAU_BENCH = [PLUGINS["taubench-airline"], PLUGINS["taubench-retail"]]
 TEST_TASKS = {"tautrait-airline": 60, "tautrait-retail": 120, "tautrait-telecom": 2, "tautrait-telehealth": 12}
-STOP = Termination(reason="user_stop")
+SAMPLE = 6  # test tasks per domain whose rewards are compared with their env's
+PERTURBED = 2  # of those, the ones also played with perturbed trajectories
+SEED = 17
 
 
-def their_gold_trajectory(raw):
-    """Their task record as an agent would play it: tell the outputs, make every gold call (unknown ones too)."""
-    said = ["; ".join(raw.outputs)] if raw.outputs else []
-    return [(a.name, a.kwargs) for a in raw.actions], said
+def sample(domain):
+    """The seeded sample of a domain's test tasks that is compared with their env."""
+    tasks = domain.tasks("test")
+    return random.Random(SEED).sample(tasks, min(SAMPLE, len(tasks)))
 
 
-def our_reward(domain, task, calls, said):
-    """Our reward for the same trajectory: calls on a fresh state (stopping at a terminal tool, as the stop plugin does)."""
-    state = domain.database.state()
-    messages = [Message(role="assistant", content=text) for text in said]
-    for name, arguments in calls:
-        text, is_error = domain.toolset.call(state, name, arguments)
-        messages.append(Message(role="tool", name=name, content=text, error=is_error))
-        if not is_error and domain.toolset.is_terminal(name):
-            break
-    return score(domain, task, state, messages, STOP)[0]
+def perturbations(domain, task):
+    """Trajectories that should not all score 1: outputs withheld, the last write dropped or made twice
+    (with the outputs said with thousands separators, which both scorers ignore)."""
+    gold = [(a.name, a.arguments) for a in task.gold.actions]
+    writes = [i for i, (name, _) in enumerate(gold) if domain.toolset[name].writes]
+    said = ["; ".join(task.gold.outputs)] if task.gold.outputs else []
+    variants = {"outputs withheld": (gold, [])} if said else {}
+    if writes:
+        last = writes[-1]
+        variants["last write dropped"] = (gold[:last] + gold[last + 1:], said)
+        variants["last write twice"] = (gold[:last + 1] + gold[last:],
+                                        [re.sub(r"\b(\d)(\d{3})\b", r"\1,\2", s) for s in said])
+    return variants
 
 
-def their_gold_rewards(job):
-    """Their reward for the gold trajectory of some test tasks of one domain: one env, reset per task."""
-    name, task_ids = job
-    suite = next(s for s in TAU_TRAIT if s.name == name)
-    env = suite.native_env("test")
-    wanted = set(task_ids)
-    rewards = {}
+@cache
+def gold_scores(suite):
+    """Our reward for the gold trajectory of every test task (a replay and a hash: cheap)."""
+    domain = suite.domain()
+    return {t.id: score(domain, t, replay(domain, t), gold_messages(domain, t), STOP)[0] for t in domain.tasks("test")}
+
+
+_ENVS = {}  # their env per domain, made before the workers fork
+
+
+def their_reward(job):
+    name, task_id, index, label, calls, said = job
     gc.disable()  # their hash builds millions of tuples; pausing the collector halves the time, changes nothing
     try:
-        for task in suite.domain().tasks("test"):
-            if task.id in wanted:
-                index = task.meta["task_index"]
-                calls, said = their_gold_trajectory(env.tasks[index])
-                rewards[task.id] = classic.native_reward(suite, env, index, calls, said)
+        return (name, task_id, label), native_reward(PLUGINS[name], _ENVS[name], index, calls, said)
     finally:
         gc.enable()
-    return name, rewards
 
 
 @pytest.fixture(scope="module")
 def native():
-    """Their env per τ-Trait domain and their gold reward for every test task, by our task id.
+    """Their reward for every sampled trajectory: {(domain, task id, "gold" or a perturbation): reward}.
 
-    Their side costs ~40 s in one process, so the tasks are shared among forked workers when there
-    are cores for them (nothing in their package or ours runs a thread that a fork could break).
+    Their side is most of this file's time, so the trajectories are shared among forked workers when
+    there are cores for them (nothing in their package or ours runs a thread that a fork could break).
     """
-    envs = {suite.name: suite.native_env("test") for suite in TAU_TRAIT}  # imports their package once, before forking
     jobs = []
     for suite in TAU_TRAIT:
-        ids = [t.id for t in suite.domain().tasks("test")]
-        jobs.extend((suite.name, ids[i:i + 30]) for i in range(0, len(ids), 30))
+        domain = suite.domain()
+        _ENVS[suite.name] = env = native_env(suite, "test")
+        for n, task in enumerate(sample(domain)):
+            index = task.meta["task_index"]
+            jobs.append((suite.name, task.id, index, "gold", *their_gold_trajectory(env.tasks[index])))
+            if n < PERTURBED:
+                jobs.extend((suite.name, task.id, index, label, calls, said)
+                            for label, (calls, said) in perturbations(domain, task).items())
     workers = min(len(os.sched_getaffinity(0)), 4)
     if workers > 1:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(their_gold_rewards, jobs))
-    else:
-        results = [their_gold_rewards(job) for job in jobs]
-    rewards = {name: {} for name in envs}
-    for name, part in results:
-        rewards[name].update(part)
-    return {name: (env, rewards[name]) for name, env in envs.items()}
+            return dict(pool.map(their_reward, jobs))
+    return dict(map(their_reward, jobs))
 
 
-# --------------------------------------------------------------------------- tau-trait
+# --------------------------------------------------------------------------- tau-trait: rewards
 
 
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
-def test_gold_reward_equals_their_env_for_every_test_task(native, suite):
-    domain = suite.domain()
-    tasks = domain.tasks("test")
+def test_gold_scores_one_for_every_test_task_and_their_env_agrees_on_a_sample(native, suite):
+    tasks = suite.domain().tasks("test")
     assert len(tasks) == TEST_TASKS[suite.name]
-    _, theirs = native[suite.name]
-    ours = {t.id: score(domain, t, replay(domain, t), gold_messages(domain, t), STOP)[0] for t in tasks}
-    assert ours == theirs
+    ours = gold_scores(suite)
+    assert ours == dict.fromkeys(ours, 1.0)
+    theirs = {task_id: r for (name, task_id, label), r in native.items() if name == suite.name and label == "gold"}
+    assert sorted(theirs) == sorted(t.id for t in sample(suite.domain()))
+    assert {task_id: ours[task_id] for task_id in theirs} == theirs
     assert re.fullmatch(rf"{suite.name}-test-\d{{3}}", tasks[17 % len(tasks)].id)
 
 
@@ -117,35 +135,20 @@ def test_gold_reward_equals_their_env_for_every_test_task(native, suite):
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
 def test_perturbed_trajectories_agree_with_their_env(native, suite):
     """Dropped or doubled writes, outputs withheld or said with thousands separators: same reward as theirs."""
-    env, _ = native[suite.name]
     domain = suite.domain()
-    tasks = domain.tasks("test")
-    sample = random.Random(17).sample(tasks, min(5, len(tasks)))
     checked = []
-    gc.disable()
-    try:
-        for task in sample:
-            gold = [(a.name, a.arguments) for a in task.gold.actions]
-            writes = [i for i, (name, _) in enumerate(gold) if domain.toolset[name].writes]
-            said = ["; ".join(task.gold.outputs)] if task.gold.outputs else []
-            variants = {"outputs withheld": (gold, [])} if said else {}
-            if writes:
-                last = writes[-1]
-                variants["last write dropped"] = (gold[:last] + gold[last + 1:], said)
-                variants["last write twice"] = (gold[:last + 1] + gold[last:],
-                                                [re.sub(r"\b(\d)(\d{3})\b", r"\1,\2", s) for s in said])
-            for label, (calls, told) in variants.items():
-                theirs = classic.native_reward(suite, env, task.meta["task_index"], calls, told)
-                assert our_reward(domain, task, calls, told) == theirs, (task.id, label)
-                checked.append(theirs)
-    finally:
-        gc.enable()
-    if suite is not classic.tautrait_telecom:  # telecom's two tasks have no outputs and one write
+    for task in sample(domain)[:PERTURBED]:
+        for label, (calls, said) in perturbations(domain, task).items():
+            theirs = native[suite.name, task.id, label]
+            assert our_reward(domain, task, calls, said) == theirs, (task.id, label)
+            checked.append(theirs)
+    assert checked
+    if suite.name != "tautrait-telecom":  # telecom's two tasks have no outputs and one write
         assert 0.0 in checked
 
 
 @needs_tau_trait
-def test_tau_trait_suite_runs_and_every_reward_matches_their_env(tau, tmp_path, native):
+def test_tau_trait_suite_runs_and_every_reward_is_the_gold_score(tau, tmp_path, native):
     result = tau("run", "--suite", "tau-trait", "--agent", "oracle", "--user", "scripted", "--trials", "1",
                  "--summary-json", "s.json", "--no-progress", "--db", str(tmp_path / "runs.sqlite"))
     assert result.exit_code == 0, result.output
@@ -154,38 +157,43 @@ def test_tau_trait_suite_runs_and_every_reward_matches_their_env(tau, tmp_path, 
     assert set(summary["by_domain"]) == set(TEST_TASKS)
     shown = json.loads(tau("show", summary["run_id"], "--json", "--db", str(tmp_path / "runs.sqlite")).output)
     ours = {t["task_id"]: t["reward"] for t in shown["trials"]}
-    theirs = {task_id: reward for _, rewards in native.values() for task_id, reward in rewards.items()}
-    assert ours == theirs
+    assert ours == {task_id: r for suite in TAU_TRAIT for task_id, r in gold_scores(suite).items()}
+    theirs = {task_id: r for (_, task_id, label), r in native.items() if label == "gold"}
+    assert {task_id: ours[task_id] for task_id in theirs} == theirs
 
 
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
-def test_tasks_check_lists_exactly_the_tasks_broken_in_their_env(tau, native, suite):
+def test_tasks_check_lists_exactly_the_tasks_whose_gold_does_not_score_one(tau, native, suite):
     result = tau("tasks", suite.name, "--check")
     assert result.exit_code == 0, result.output
     listed = set(re.findall(rf"task '({suite.name}-test-\d+)'", result.output))
-    _, theirs = native[suite.name]
-    assert listed == {task_id for task_id, reward in theirs.items() if reward != 1.0}
+    assert listed == {task_id for task_id, r in gold_scores(suite).items() if r != 1.0}
+    theirs = {task_id: r for (name, task_id, label), r in native.items() if name == suite.name and label == "gold"}
+    assert listed & set(theirs) == {task_id for task_id, r in theirs.items() if r != 1.0}
     n = TEST_TASKS[suite.name]
     assert f"{n - len(listed)} of {n} task(s) in {suite.name}/test score 1" in result.output
 
 
+# --------------------------------------------------------------------------- tau-trait: the adapter
+
+
 @needs_tau_trait
 def test_tasks_tools_policy_and_database_are_theirs():
-    airline = classic.tautrait_airline.domain()
+    airline = PLUGINS["tautrait-airline"].domain()
     task = airline.tasks("test")[0]
     assert task.user.known["user_id"] == task.meta["user_id"] == "mia_li_3668"
     assert task.user.instruction.startswith("Your user id is mia_li_3668")
     book = airline.toolset["book_reservation"]
     assert book.writes and not book.terminal
-    assert book.schema == classic.tautrait_airline.tool_classes()[0].get_info()  # verbatim, unknown keys kept
+    assert book.schema == PLUGINS["tautrait-airline"].env.tool_classes[0].get_info()  # verbatim, unknown keys kept
     assert airline.toolset.is_terminal("transfer_to_human_agents")
     assert not airline.toolset["search_onestop_flight"].writes
     assert "airline agent" in airline.policy.lower()
     assert {name: len(rows) for name, rows in airline.database.tables.items()} == {
         "flights": 300, "reservations": 2000, "users": 502}
     # the user id is known to the user only when the instruction says it (retail users give name and zip)
-    retail = classic.tautrait_retail.domain().tasks("test")[0]
+    retail = PLUGINS["tautrait-retail"].domain().tasks("test")[0]
     assert "user_id" not in retail.user.known and retail.user.known["zip_code"] == "19122"
     # a gold call of a tool that does not exist does nothing in their env; it is dropped and kept in meta
     broken_call = next(t for t in airline.tasks("test") if "dropped_gold_actions" in t.meta)
@@ -194,39 +202,49 @@ def test_tasks_tools_policy_and_database_are_theirs():
 
 @needs_tau_trait
 def test_splits_and_the_telecom_dev_split_that_does_not_import():
-    assert classic.tautrait_retail.domain().splits == ["dev", "test", "train"]
-    telecom = classic.tautrait_telecom.domain()
+    assert PLUGINS["tautrait-retail"].domain().splits == ["dev", "test", "train"]
+    telecom = PLUGINS["tautrait-telecom"].domain()
     assert telecom.splits == ["test", "train"]
     assert "TASKS_DEV" in telecom.meta["skipped_splits"]["dev"]
     assert "split 'dev' unavailable" in telecom.description
 
 
+CALLS_PER_TOOL = 3
+
+
 @needs_tau_trait
-def test_write_flags_cover_every_tool_that_changes_data():
-    """Replaying all gold calls with every tool in write mode: a tool that changed a row must be marked `writes`."""
-    for suite in TAU_TRAIT:
-        domain = suite.domain()
-        all_writes = Toolset([classic.ClassicTool(c, writes=True) for c in suite.tool_classes()])
-        changed = set()
-        for task in domain.tasks(None):
-            state = domain.database.state()
-            for action in task.gold.actions:
-                before = state.content_hash
-                all_writes.call(state, action.name, action.arguments)
-                if state.content_hash != before:
-                    changed.add(action.name)
-        assert changed, suite.name
-        assert all(domain.toolset[name].writes for name in changed), (suite.name, changed)
+@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
+def test_write_flags_cover_every_tool_that_changes_data(suite):
+    """Gold calls made in write mode (every row read is copied, so it may change): a tool that changed a row
+    must be marked `writes`. The first CALLS_PER_TOOL calls of each tool, over all splits in task order, each
+    on the state its task's gold left before it; other calls run as usual."""
+    domain = suite.domain()
+    all_writes = Toolset([ClassicTool(cls, writes=True) for cls in suite.env.tool_classes])
+    checked = Counter()
+    changed = set()
+    for task in domain.tasks(None):
+        state = domain.database.state()
+        for action in task.gold.actions:
+            if checked[action.name] == CALLS_PER_TOOL:
+                domain.toolset.call(state, action.name, action.arguments)
+                continue
+            checked[action.name] += 1
+            before = state.changed()
+            all_writes.call(state, action.name, action.arguments)
+            if state.changed() != before:
+                changed.add(action.name)
+    assert changed
+    assert {name for name in changed if not domain.toolset[name].writes} == set()
 
 
 @needs_tau_trait
 def test_loading_a_classic_domain_imports_no_model_library(tmp_path):
     script = textwrap.dedent("""
         import sys
-        from tau_emotion.plugins import classic
+        from tau_emotion.domain_packs import classic
         assert "tau_trait" not in sys.modules
-        for suite in classic.PLUGINS[:4]:
-            domain = suite.domain()
+        for name in ("tautrait-airline", "tautrait-retail", "tautrait-telecom", "tautrait-telehealth"):
+            domain = classic.PLUGINS[name].domain()
             _ = domain.tasks(None), domain.toolset, domain.policy, domain.database.content_hash
         print(",".join(m for m in ("litellm", "openai", "tau_trait", "tau_trait.envs.base") if m in sys.modules))
     """)
@@ -246,7 +264,98 @@ def test_replays_leave_the_shared_snapshot_untouched():
         assert Database(domain.database.tables).content_hash == suite.database().content_hash, suite.name
 
 
-# --------------------------------------------------------------------------- without tau-trait
+# --------------------------------------------------------------------------- calculate, without their eval
+
+SAME_AS_THEIRS = ["2 + 2", "(65 + 83) * 2", "430 + 412 - (136 + 109)", "1/3", "10 / 4", "7 // 2", "-3 - -4", "+5",
+                  "  12.5*3", "0.1 + 0.2", ".5 + 5.", "2**10", "(1 + 0.05)**12", "2**-1", "1.5**2.5", "(-2)**3",
+                  "10**6**2", "(-8)**0.5", "0**-1", "999999.0**100", "1/0", "1..2", "", "   ", "01", "()", "...",
+                  "1 2", "(1", "1e5", "abs(1)", "2 * (3 + 4", "3(4)", "()(*...)"]
+REFUSED = ["9**9**9**9", "2**101", "(10**7)**2", "2**(99*99)", "1+" * 100 + "1"]
+
+
+def their_calculate(tool, expression):
+    with warnings.catch_warnings():  # their eval warns about `2(3)` ("perhaps you missed a comma?")
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return tool.invoke(data={}, expression=expression)
+
+
+@needs_tau_trait
+@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
+def test_calculate_answers_as_their_tool_does_without_calling_it(suite):
+    """Their `calculate` evals the expression; ours parses it. Same text for what both accept."""
+    theirs = next(cls for cls in suite.env.tool_classes if cls.get_info()["function"]["name"] == "calculate")
+    domain = suite.domain()
+    assert domain.toolset["calculate"].fn is calculator.calculate
+    state = domain.database.state()
+    for expression in SAME_AS_THEIRS:
+        ours, is_error = domain.toolset.call(state, "calculate", {"expression": expression})
+        assert (ours, is_error) == (their_calculate(theirs, expression), False), expression
+    for expression in REFUSED:
+        assert domain.toolset.call(state, "calculate", {"expression": expression})[0].startswith("Error:")
+    assert state.changed() == {}
+
+
+@needs_tau_trait
+def test_calculate_agrees_with_their_tool_on_random_expressions():
+    theirs = next(cls for cls in TAU_TRAIT[0].env.tool_classes if cls.get_info()["function"]["name"] == "calculate")
+    rng = random.Random(SEED)
+    alphabet = "0123456789+-*/(). "
+    compared = Counter()
+    for _ in range(3000):
+        expression = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24)))
+        if "**" in expression:  # their eval has no bound on powers
+            continue
+        ours = calculator.calculate(None, expression)
+        assert ours == their_calculate(theirs, expression), expression
+        compared[ours.startswith("Error")] += 1
+    assert compared[True] > 100 and compared[False] > 100
+
+
+@needs_tau_trait
+def test_every_tool_of_theirs_that_calls_eval_is_replaced():
+    seen = 0
+    for suite in TAU_TRAIT:
+        toolset = suite.domain().toolset
+        for cls in suite.env.tool_classes:
+            if re.search(r"\b(eval|exec)\(", inspect.getsource(cls)):
+                seen += 1
+                assert toolset[cls.get_info()["function"]["name"]].fn is not cls.invoke, (suite.name, cls)
+    assert seen == len(TAU_TRAIT)  # each domain's calculate
+
+
+def test_huge_powers_are_refused_quickly_in_a_fresh_process():
+    """In a subprocess, so that a regression fails with a timeout instead of hanging the test session."""
+    script = textwrap.dedent(f"""
+        import importlib.util, time
+        spec = importlib.util.spec_from_file_location("calculator", {str(Path(calculator.__file__))!r})
+        calculator = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(calculator)
+        start = time.perf_counter()
+        for expression in {REFUSED + ["1" * 201]!r}:
+            print(calculator.calculate(None, expression))
+        print(time.perf_counter() - start)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20)
+    assert out.returncode == 0, out.stderr
+    *answers, seconds = out.stdout.splitlines()
+    assert [a.split(":")[0] for a in answers] == ["Error"] * (len(REFUSED) + 1)
+    assert "powers are limited" in answers[0] and "too long" in answers[-1]
+    assert float(seconds) < 0.5
+
+
+# --------------------------------------------------------------------------- plugins and entry points
+
+
+def test_entry_points_are_the_suites_table():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    points = {name: value for name, value in config["project"]["entry-points"]["tau_emotion"].items()
+              if value.startswith("tau_emotion.domain_packs.classic:")}
+    assert set(points) == set(classic.SUITES) == set(PLUGINS)
+    for name, value in points.items():
+        module, _, attr = value.partition(":")
+        assert getattr(importlib.import_module(module), attr) is PLUGINS[name]
+    with pytest.raises(AttributeError):
+        _ = classic.tautrait_nowhere
 
 
 @pytest.mark.parametrize("how", ["find_spec", "sys.modules"])
@@ -276,7 +385,7 @@ def test_without_tau_trait_plugins_are_listed_unavailable_and_nothing_else_break
 
 
 def test_module_import_is_cheap():
-    out = subprocess.run([sys.executable, "-c", "import sys, tau_emotion.plugins.classic; "
+    out = subprocess.run([sys.executable, "-c", "import sys, tau_emotion.domain_packs.classic; "
                           "print([m for m in ('tau_trait', 'tau_bench', 'litellm') if m in sys.modules])"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -285,19 +394,19 @@ def test_module_import_is_cheap():
 
 def test_tau_bench_plugins_say_how_to_install_when_absent(monkeypatch):
     monkeypatch.setitem(sys.modules, "tau_bench", None)
-    for suite in (classic.taubench_airline, classic.taubench_retail):
-        with pytest.raises(classic.PluginUnavailable, match="tau-bench from source"):
+    for suite in TAU_BENCH:
+        with pytest.raises(PluginUnavailable, match="tau-bench from source"):
             suite.check_available()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tau_bench") is None, reason="tau_bench is not installed (from source)")
-@pytest.mark.parametrize("suite", [classic.taubench_airline, classic.taubench_retail], ids=lambda s: s.name)
+@pytest.mark.parametrize("suite", TAU_BENCH, ids=lambda s: s.name)
 def test_tau_bench_sample_agrees_with_their_env(suite):
     domain = suite.domain()
-    env = suite.native_env("test")
-    for task in random.Random(3).sample(domain.tasks("test"), 5):
+    env = native_env(suite, "test")
+    for task in sample(domain):
         calls, said = their_gold_trajectory(env.tasks[task.meta["task_index"]])
-        theirs = classic.native_reward(suite, env, task.meta["task_index"], calls, said)
+        theirs = native_reward(suite, env, task.meta["task_index"], calls, said)
         assert score(domain, task, replay(domain, task), gold_messages(domain, task), STOP)[0] == theirs, task.id
 
 
@@ -368,8 +477,11 @@ FAKE = {
         def transfer_to_human(data, summary):
             return "Transfer successful"
 
+        def calculate(data, expression):
+            raise AssertionError("their calculate must never run")
+
         ALL_TOOLS = [tool(f.__name__, f) for f in
-                     (find_user, rename_user, create_order, delete_order, explode, transfer_to_human)]
+                     (find_user, rename_user, create_order, delete_order, explode, transfer_to_human, calculate)]
     """,
     "fakebench/envs/shop/tasks_test.py": """
         TASKS = [
@@ -395,7 +507,8 @@ def fake_shop(tmp_path, monkeypatch):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(textwrap.dedent(text))
     monkeypatch.syspath_prepend(str(tmp_path))
-    yield classic.ClassicPlugin("fake-shop", "fakebench", "shop", "fake", "pip install fakebench", "A fake shop")
+    yield classic.ClassicPlugin("fake-shop", "fakebench", "shop",
+                                classic.Distribution("Fake", "fake", "pip install fakebench"))
     for name in [m for m in sys.modules if m.split(".")[0] == "fakebench"]:
         del sys.modules[name]
 
@@ -403,7 +516,7 @@ def fake_shop(tmp_path, monkeypatch):
 def test_any_tau_bench_style_package_becomes_a_domain(fake_shop):
     fake_shop.check_available()
     domain = fake_shop.domain()
-    source = fake_shop.env_source()
+    source = fake_shop.env.source
     assert source.class_name == "MockShopDomainEnv" and source.refs["rules"] == ["be kind"]
     assert set(source.splits) == {"test", "dev"}
     tasks = domain.tasks(None)
@@ -418,19 +531,19 @@ def test_any_tau_bench_style_package_becomes_a_domain(fake_shop):
     tools = domain.toolset
     assert [n for n, t in tools.tools.items() if t.writes] == ["rename_user", "create_order", "delete_order", "explode"]
     assert tools.is_terminal("transfer_to_human") and not tools["transfer_to_human"].writes
-    assert domain.database.tables[classic.VALUES_TABLE] == {"log": [], "counter": 0}
+    assert domain.database.tables[VALUES_TABLE] == {"log": [], "counter": 0}
 
 
 def test_their_tools_mutate_rows_tables_and_top_level_values_through_state(fake_shop):
     domain = fake_shop.domain()
     task = domain.tasks()[0]
     state = replay(domain, task)
-    data = dict(classic.ClassicData(state))
+    data = dict(ClassicData(state))
     assert data["users"]["ann_1"] == {"name": {"first": "Anna"}, "email": "ann@x.org", "orders": ["o2"]}
     assert dict(data["orders"]) == {"o2": {"user_id": "ann_1", "total": 7}}
     assert data["log"] == ["created o2"] and data["counter"] == 1
     assert state.changed() == {"users": {"ann_1": data["users"]["ann_1"]}, "orders": {"o1": None, "o2": data["orders"]["o2"]},
-                               classic.VALUES_TABLE: {"log": ["created o2"], "counter": 1}}
+                               VALUES_TABLE: {"log": ["created o2"], "counter": 1}}
     assert check_task(domain, task) is None
     assert domain.database.to_dict() == fake_shop.database().to_dict()  # the snapshot is untouched
     # a tool that raises half-way: their Env.step's text, not a harness error; what it changed stays
@@ -444,3 +557,13 @@ def test_their_tools_mutate_rows_tables_and_top_level_values_through_state(fake_
     assert check_task(domain, transfer) is None
     assert our_reward(domain, transfer, [], []) == 0.0
     assert our_reward(domain, transfer, [("transfer_to_human", {"summary": "x"})], []) == 1.0
+
+
+def test_their_calculate_is_never_called(fake_shop):
+    toolset = fake_shop.domain().toolset
+    state = fake_shop.domain().database.state()
+    assert toolset.call(state, "calculate", {"expression": "2 * (3 + 4) / 4"}) == ("3.5", False)
+    text, is_error = toolset.call(state, "calculate", {"expression": "9**9**9**9"})
+    assert text.startswith("Error: powers are limited") and not is_error
+    assert toolset.call(state, "calculate", {"expression": "__import__('os')"}) == (
+        "Error: invalid characters in expression", False)
