@@ -32,7 +32,6 @@ import pytest
 
 from tau_emotion.core.plugins import PluginUnavailable
 from tau_emotion.core.reward import check_task, gold_messages, replay, score
-from tau_emotion.core.state import Database
 from tau_emotion.core.tools import Toolset
 from tau_emotion.domain_packs import classic
 from tau_emotion.domain_packs.classic import PLUGINS, calculator
@@ -91,13 +90,18 @@ def their_reward(job):
         gc.enable()
 
 
-@pytest.fixture(scope="module")
-def native():
-    """Their reward for every sampled trajectory: {(domain, task id, "gold" or a perturbation): reward}.
+@pytest.fixture(scope="module", autouse=True)
+def their_side(request):
+    """Their reward for every sampled trajectory, computing in forked workers from the module's first test on.
 
-    Their side is most of this file's time, so the trajectories are shared among forked workers when
-    there are cores for them (nothing in their package or ours runs a thread that a fork could break).
+    Their side is most of this file's CPU time, so it runs while the tests that do not need it do
+    (nothing in their package or ours runs a thread that a fork could break); `native` waits for it.
     """
+    wanted = any("native" in item.fixturenames for item in request.session.items
+                 if getattr(item, "module", None) is request.module)
+    if not wanted or importlib.util.find_spec("tau_trait") is None:
+        yield []
+        return
     jobs = []
     for suite in TAU_TRAIT:
         domain = suite.domain()
@@ -108,71 +112,17 @@ def native():
             if n < PERTURBED:
                 jobs.extend((suite.name, task.id, index, label, calls, said)
                             for label, (calls, said) in perturbations(domain, task).items())
-    workers = min(len(os.sched_getaffinity(0)), 4)
-    if workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return dict(pool.map(their_reward, jobs))
-    return dict(map(their_reward, jobs))
+    pool = ProcessPoolExecutor(min(len(os.sched_getaffinity(0)), 4), mp_context=multiprocessing.get_context("fork"))
+    try:
+        yield [pool.submit(their_reward, job) for job in jobs]
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
-# --------------------------------------------------------------------------- tau-trait: rewards
-
-
-@needs_tau_trait
-@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
-def test_gold_scores_one_for_every_test_task_and_their_env_agrees_on_a_sample(native, suite):
-    tasks = suite.domain().tasks("test")
-    assert len(tasks) == TEST_TASKS[suite.name]
-    ours = gold_scores(suite)
-    assert ours == dict.fromkeys(ours, 1.0)
-    theirs = {task_id: r for (name, task_id, label), r in native.items() if name == suite.name and label == "gold"}
-    assert sorted(theirs) == sorted(t.id for t in sample(suite.domain()))
-    assert {task_id: ours[task_id] for task_id in theirs} == theirs
-    assert re.fullmatch(rf"{suite.name}-test-\d{{3}}", tasks[17 % len(tasks)].id)
-
-
-@needs_tau_trait
-@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
-def test_perturbed_trajectories_agree_with_their_env(native, suite):
-    """Dropped or doubled writes, outputs withheld or said with thousands separators: same reward as theirs."""
-    domain = suite.domain()
-    checked = []
-    for task in sample(domain)[:PERTURBED]:
-        for label, (calls, said) in perturbations(domain, task).items():
-            theirs = native[suite.name, task.id, label]
-            assert our_reward(domain, task, calls, said) == theirs, (task.id, label)
-            checked.append(theirs)
-    assert checked
-    if suite.name != "tautrait-telecom":  # telecom's two tasks have no outputs and one write
-        assert 0.0 in checked
-
-
-@needs_tau_trait
-def test_tau_trait_suite_runs_and_every_reward_is_the_gold_score(tau, tmp_path, native):
-    result = tau("run", "--suite", "tau-trait", "--agent", "oracle", "--user", "scripted", "--trials", "1",
-                 "--summary-json", "s.json", "--no-progress", "--db", str(tmp_path / "runs.sqlite"))
-    assert result.exit_code == 0, result.output
-    summary = json.loads((tmp_path / "s.json").read_text())
-    assert summary["n_tasks"] == sum(TEST_TASKS.values()) and summary["errors"] == 0
-    assert set(summary["by_domain"]) == set(TEST_TASKS)
-    shown = json.loads(tau("show", summary["run_id"], "--json", "--db", str(tmp_path / "runs.sqlite")).output)
-    ours = {t["task_id"]: t["reward"] for t in shown["trials"]}
-    assert ours == {task_id: r for suite in TAU_TRAIT for task_id, r in gold_scores(suite).items()}
-    theirs = {task_id: r for (_, task_id, label), r in native.items() if label == "gold"}
-    assert {task_id: ours[task_id] for task_id in theirs} == theirs
-
-
-@needs_tau_trait
-@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
-def test_tasks_check_lists_exactly_the_tasks_whose_gold_does_not_score_one(tau, native, suite):
-    result = tau("tasks", suite.name, "--check")
-    assert result.exit_code == 0, result.output
-    listed = set(re.findall(rf"task '({suite.name}-test-\d+)'", result.output))
-    assert listed == {task_id for task_id, r in gold_scores(suite).items() if r != 1.0}
-    theirs = {task_id: r for (name, task_id, label), r in native.items() if name == suite.name and label == "gold"}
-    assert listed & set(theirs) == {task_id for task_id, r in theirs.items() if r != 1.0}
-    n = TEST_TASKS[suite.name]
-    assert f"{n - len(listed)} of {n} task(s) in {suite.name}/test score 1" in result.output
+@pytest.fixture(scope="module")
+def native(their_side):
+    """{(domain, task id, "gold" or a perturbation): their reward}."""
+    return dict(future.result() for future in their_side)
 
 
 # --------------------------------------------------------------------------- tau-trait: the adapter
@@ -245,7 +195,7 @@ def test_loading_a_classic_domain_imports_no_model_library(tmp_path):
         assert "tau_trait" not in sys.modules
         for name in ("tautrait-airline", "tautrait-retail", "tautrait-telecom", "tautrait-telehealth"):
             domain = classic.PLUGINS[name].domain()
-            _ = domain.tasks(None), domain.toolset, domain.policy, domain.database.content_hash
+            _ = domain.tasks(None), domain.toolset, domain.policy, domain.database
         print(",".join(m for m in ("litellm", "openai", "tau_trait", "tau_trait.envs.base") if m in sys.modules))
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path,
@@ -261,7 +211,7 @@ def test_replays_leave_the_shared_snapshot_untouched():
         domain = suite.domain()
         for task in domain.tasks(None):
             replay(domain, task)
-        assert Database(domain.database.tables).content_hash == suite.database().content_hash, suite.name
+        assert domain.database.tables == suite.database().tables, suite.name
 
 
 # --------------------------------------------------------------------------- calculate, without their eval
@@ -567,3 +517,64 @@ def test_their_calculate_is_never_called(fake_shop):
     assert text.startswith("Error: powers are limited") and not is_error
     assert toolset.call(state, "calculate", {"expression": "__import__('os')"}) == (
         "Error: invalid characters in expression", False)
+
+
+# --------------------------------------------------------------------------- tau-trait: rewards, ours and theirs
+# (last in the file, so that their side has run in the background while the tests above ran)
+
+
+@needs_tau_trait
+@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
+def test_gold_scores_one_for_every_test_task_and_their_env_agrees_on_a_sample(native, suite):
+    tasks = suite.domain().tasks("test")
+    assert len(tasks) == TEST_TASKS[suite.name]
+    ours = gold_scores(suite)
+    assert ours == dict.fromkeys(ours, 1.0)
+    theirs = {task_id: r for (name, task_id, label), r in native.items() if name == suite.name and label == "gold"}
+    assert sorted(theirs) == sorted(t.id for t in sample(suite.domain()))
+    assert {task_id: ours[task_id] for task_id in theirs} == theirs
+    assert re.fullmatch(rf"{suite.name}-test-\d{{3}}", tasks[17 % len(tasks)].id)
+
+
+@needs_tau_trait
+@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
+def test_perturbed_trajectories_agree_with_their_env(native, suite):
+    """Dropped or doubled writes, outputs withheld or said with thousands separators: same reward as theirs."""
+    domain = suite.domain()
+    checked = []
+    for task in sample(domain)[:PERTURBED]:
+        for label, (calls, said) in perturbations(domain, task).items():
+            theirs = native[suite.name, task.id, label]
+            assert our_reward(domain, task, calls, said) == theirs, (task.id, label)
+            checked.append(theirs)
+    assert checked
+    if suite.name != "tautrait-telecom":  # telecom's two tasks have no outputs and one write
+        assert 0.0 in checked
+
+
+@needs_tau_trait
+def test_tau_trait_suite_runs_and_every_reward_is_the_gold_score(tau, tmp_path, native):
+    result = tau("run", "--suite", "tau-trait", "--agent", "oracle", "--user", "scripted", "--trials", "1",
+                 "--summary-json", "s.json", "--no-progress", "--db", str(tmp_path / "runs.sqlite"))
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["n_tasks"] == sum(TEST_TASKS.values()) and summary["errors"] == 0
+    assert set(summary["by_domain"]) == set(TEST_TASKS)
+    shown = json.loads(tau("show", summary["run_id"], "--json", "--db", str(tmp_path / "runs.sqlite")).output)
+    ours = {t["task_id"]: t["reward"] for t in shown["trials"]}
+    assert ours == {task_id: r for suite in TAU_TRAIT for task_id, r in gold_scores(suite).items()}
+    theirs = {task_id: r for (_, task_id, label), r in native.items() if label == "gold"}
+    assert {task_id: ours[task_id] for task_id in theirs} == theirs
+
+
+@needs_tau_trait
+@pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
+def test_tasks_check_lists_exactly_the_tasks_whose_gold_does_not_score_one(tau, native, suite):
+    result = tau("tasks", suite.name, "--check")
+    assert result.exit_code == 0, result.output
+    listed = set(re.findall(rf"task '({suite.name}-test-\d+)'", result.output))
+    assert listed == {task_id for task_id, r in gold_scores(suite).items() if r != 1.0}
+    theirs = {task_id: r for (name, task_id, label), r in native.items() if name == suite.name and label == "gold"}
+    assert listed & set(theirs) == {task_id for task_id, r in theirs.items() if r != 1.0}
+    n = TEST_TASKS[suite.name]
+    assert f"{n - len(listed)} of {n} task(s) in {suite.name}/test score 1" in result.output
