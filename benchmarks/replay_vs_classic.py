@@ -4,7 +4,8 @@
 
 Per task, their side: `env.reset(i)`, the agent tells the gold outputs, every gold action through
 `env.step`, and `calculate_reward()` (which reloads their data and replays the gold again), one env per
-domain. Our side: the gold actions on a fresh copy-on-write state and `score` (whose gold replay runs once
+domain, built by the parity helpers in `tests/domain_packs/classic_parity.py` (their env unchanged, with
+a silent user). Our side: the gold actions on a fresh copy-on-write state and `score` (whose gold replay runs once
 per task and is then cached, so the first pass is timed). With `--runner` (default) also the whole runner:
 oracle agent, scripted user, in-memory store. Every reward is compared; a mismatch is printed.
 """
@@ -12,29 +13,33 @@ oracle agent, scripted user, in-memory store. Every reward is compared; a mismat
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 from tau_emotion.core.models import RunConfig, Termination
 from tau_emotion.core.plugins import PluginUnavailable, get_plugin_manager
 from tau_emotion.core.reward import gold_messages, replay, score
 from tau_emotion.core.runner import prepare_run, run_sync
-from tau_emotion.plugins import classic
+from tau_emotion.domain_packs.classic import PLUGINS, ClassicPlugin
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the parity helpers live with the tests
+from tests.domain_packs.classic_parity import native_env, native_reward, their_gold_trajectory  # noqa: E402
 
 
-def their_side(suite: classic.ClassicPlugin, split: str) -> tuple[dict[int, float], float, float]:
+def their_side(suite: ClassicPlugin, split: str) -> tuple[dict[int, float], float, float]:
     start = time.perf_counter()
-    env = suite.native_env(split)
+    env = native_env(suite, split)
     setup = time.perf_counter() - start
     rewards: dict[int, float] = {}
     start = time.perf_counter()
     for index, raw in enumerate(env.tasks):
-        said = ["; ".join(raw.outputs)] if raw.outputs else []
-        calls = [(a.name, a.kwargs) for a in raw.actions]
-        rewards[index] = classic.native_reward(suite, env, index, calls, said)
+        calls, said = their_gold_trajectory(raw)
+        rewards[index] = native_reward(suite, env, index, calls, said)
     return rewards, setup, time.perf_counter() - start
 
 
-def our_side(suite: classic.ClassicPlugin, split: str) -> tuple[dict[int, float], float, float]:
+def our_side(suite: ClassicPlugin, split: str) -> tuple[dict[int, float], float, float]:
     start = time.perf_counter()
     domain = suite.domain()
     tasks = domain.tasks(split)
@@ -49,7 +54,7 @@ def our_side(suite: classic.ClassicPlugin, split: str) -> tuple[dict[int, float]
     return rewards, setup, time.perf_counter() - start
 
 
-def failing_gold_calls(suite: classic.ClassicPlugin, split: str) -> list[str]:
+def failing_gold_calls(suite: ClassicPlugin, split: str) -> list[str]:
     """Tasks whose gold makes a write that fails (an error text, or a tool that does not exist): it does
     the same (usually nothing) in either env, and the gold database expects exactly that."""
     domain = suite.domain()
@@ -65,9 +70,9 @@ def failing_gold_calls(suite: classic.ClassicPlugin, split: str) -> list[str]:
     return out
 
 
-def runner_side(suite: classic.ClassicPlugin, split: str) -> tuple[dict[int, float], float]:
+def runner_side(suite: ClassicPlugin, split: str) -> tuple[dict[int, float], float]:
     config = RunConfig(plugins=[suite.name], split=split, trials=1, agent="oracle", user="scripted",
-                       options={"progress": False})
+                       options={"progress": {"no_progress": True}})
     run = prepare_run(config, ":memory:", pm=get_plugin_manager([suite.name]))
     start = time.perf_counter()
     run_sync(run)
@@ -78,7 +83,7 @@ def runner_side(suite: classic.ClassicPlugin, split: str) -> tuple[dict[int, flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--domains", default=",".join(s.name for s in classic.PLUGINS))
+    parser.add_argument("--domains", default=",".join(PLUGINS))
     parser.add_argument("--split", default="test")
     parser.add_argument("--no-runner", dest="runner", action="store_false")
     args = parser.parse_args()
@@ -88,7 +93,7 @@ def main() -> None:
     print("-" * len(header))
     totals = {"n": 0, "theirs": 0.0, "ours": 0.0, "runner": 0.0}
     notes: list[str] = []
-    for suite in classic.PLUGINS:
+    for suite in PLUGINS.values():
         if suite.name not in wanted:
             continue
         try:
@@ -109,7 +114,7 @@ def main() -> None:
         print(f"{suite.name:20} {n:5d} {n / their_s:10.2f} {n / our_s:9.0f} {their_s / our_s:6.0f}x {runner_cell:>10}  "
               f"{'yes' if not bad else 'NO: ' + ', '.join(map(str, bad))}")
         broken = [i for i, r in theirs.items() if r != 1.0]
-        notes.append(f"{suite.name}: setup theirs {their_setup:.2f} s (env; the first imports their package), "
+        notes.append(f"{suite.name}: setup theirs {their_setup:.2f} s (env; the first imports their env modules), "
                      f"ours {our_setup:.2f} s (data + hash + tasks); gold not scoring 1 in their env: {broken or 'none'}")
         notes.extend(f"  failing gold write: {line}" for line in failing_gold_calls(suite, args.split))
         totals["n"] += n

@@ -1,0 +1,116 @@
+"""Classic suites: τ-bench-style env packages (`tau-trait` from PyPI, `tau_bench` from source) as domains.
+
+Every row of SUITES becomes one plugin object, named by an entry point
+(`tautrait-airline = "tau_emotion.domain_packs.classic:tautrait_airline"`). A missing package makes
+the plugin unavailable with its install hint. The env's pieces are read and imported without the
+package `__init__`s (`source.py`), their tools run unchanged on our copy-on-write state (`adapter.py`)
+and their tasks become ours (`tasks.py`), so a trajectory changes the database exactly as in their
+env and our reward agrees with their `calculate_reward`: the final database must equal the gold
+replay's, and every gold output must have been told. Deliberate differences stay, all from core's
+scorer: outputs match on word boundaries ("10" does not match "100"), when the gold ends in a
+transfer the agent must have called it, and a user who gives up scores -1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.domain import Domain
+from tau_emotion.core.models import Task
+from tau_emotion.core.plugins import PluginUnavailable
+from tau_emotion.core.state import Database
+from tau_emotion.core.tools import Toolset
+from tau_emotion.domain_packs.classic.adapter import ClassicTool, database_from
+from tau_emotion.domain_packs.classic.source import EnvModule
+from tau_emotion.domain_packs.classic.tasks import load_tasks
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A package of τ-bench-style envs: how it is named in titles and task meta, and how to install it."""
+
+    label: str  # in the domain's description: "τ-Trait airline ..."
+    source: str  # Task.meta["source"] and the description's "... from the tau-trait package"
+    hint: str  # the PluginUnavailable message when it is missing
+
+
+DISTRIBUTIONS = {
+    "tau_trait": Distribution("τ-Trait", "tau-trait", "pip install 'tau-emotion-bench[classic]'"),
+    "tau_bench": Distribution("τ-bench", "tau-bench", "install tau-bench from source: "
+                              "pip install git+https://github.com/sierra-research/tau-bench"),
+}
+
+# plugin (and domain) name -> (their package, their env); the entry points name each one
+SUITES: dict[str, tuple[str, str]] = {
+    "tautrait-airline": ("tau_trait", "airline"),
+    "tautrait-retail": ("tau_trait", "retail"),
+    "tautrait-telecom": ("tau_trait", "telecom"),
+    "tautrait-telehealth": ("tau_trait", "telehealth"),
+    "taubench-airline": ("tau_bench", "airline"),
+    "taubench-retail": ("tau_bench", "retail"),
+}
+
+
+class ClassicPlugin:
+    """The plugin for one classic domain, e.g. `tautrait-airline` from `tau_trait.envs.airline`."""
+
+    def __init__(self, name: str, package: str, env: str, distribution: Distribution | None = None):
+        self.name = name
+        self.env = EnvModule(package, env)
+        self.distribution = distribution or DISTRIBUTIONS[package]
+        self.title = f"{self.distribution.label} {env} (classic env from the {self.distribution.source} package)"
+        self.skipped_splits: dict[str, str] = {}
+        self._domain: Domain | None = None
+
+    def __repr__(self) -> str:
+        return f"ClassicPlugin({self.name!r})"
+
+    def check_available(self) -> None:
+        if not self.env.installed():
+            raise PluginUnavailable(self.distribution.hint)
+
+    @hookimpl
+    def tau_register_domains(self, register: Any) -> None:
+        register(self.domain())
+
+    def toolset(self) -> Toolset:
+        terminal = set(self.env.source.terminate_tools)
+        return Toolset([ClassicTool(cls, terminal=cls.get_info()["function"]["name"] in terminal)
+                        for cls in self.env.tool_classes])
+
+    def database(self) -> Database:
+        return database_from(self.env.load_data(), self.name)
+
+    def tasks(self) -> list[Task]:
+        names = {cls.get_info()["function"]["name"] for cls in self.env.tool_classes}
+        tasks, self.skipped_splits = load_tasks(self.env, domain=self.name, source=self.distribution.source,
+                                                tools=names)
+        if self._domain is not None and self.skipped_splits:
+            self._domain.meta["skipped_splits"] = dict(self.skipped_splits)
+            self._domain.description = self.title + "".join(
+                f" [split '{s}' unavailable: {why}]" for s, why in self.skipped_splits.items())
+        return tasks
+
+    def domain(self) -> Domain:
+        """The domain, made once per process: its loaders run on first use and are cached."""
+        if self._domain is None:
+            self._domain = Domain(
+                self.name, self.toolset, description=self.title,
+                load_database=self.database, load_policy=self.env.wiki, load_tasks=self.tasks,
+                meta={"source": self.distribution.source, "env": self.env.module, "classic": True,
+                      "verbatim_schemas": True},
+            )
+        return self._domain
+
+
+PLUGINS = {name: ClassicPlugin(name, package, env) for name, (package, env) in SUITES.items()}
+
+
+def __getattr__(attr: str) -> ClassicPlugin:
+    """The entry points' targets: `tautrait_airline` is `PLUGINS["tautrait-airline"]`."""
+    plugin = PLUGINS.get(attr.replace("_", "-"))
+    if plugin is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+    return plugin

@@ -1,0 +1,90 @@
+"""Their task records (`user_id`, `instruction`, `actions`, `outputs`) as our `Task` model.
+
+Ids are `<domain>-<split>-<index>`, and `meta.task_index` is the index in their list, so a task can be
+found again in their env. The scripted user gets the facts its instruction states (`known_facts`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tau_emotion.core.models import Task
+from tau_emotion.domain_packs.classic.source import EnvModule
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_ZIP = re.compile(r"(?:\bzip code(?: is)?|\bzip(?: is)?|\bin|,)\s+(\d{5})\b", re.IGNORECASE)
+_NAME = re.compile(r"\bYou(?:r)? (?:are|name is) ([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
+
+
+def known_facts(instruction: str, user_id: str) -> dict[str, Any]:
+    """Facts the instruction gives the user, for the scripted user to answer with.
+
+    The user id is only known when the instruction states it: in τ-bench retail the user
+    authenticates by email or name and zip code, and an LLM user told its id would skip that.
+    """
+    known: dict[str, Any] = {}
+    if user_id and user_id in instruction:
+        known["user_id"] = user_id
+    for key, pattern in (("name", _NAME), ("email", _EMAIL), ("zip_code", _ZIP)):
+        m = pattern.search(instruction)
+        if m:
+            known[key] = (m.group(1) if m.groups() else m.group(0)).rstrip(".")
+    return known
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
+
+
+def convert_task(raw: Any, *, domain: str, split: str, index: int, source: str, tools: set[str]) -> Task:
+    """One of their task records as our `Task`.
+
+    Gold actions that name no tool do nothing in their env ("Unknown action"), so they are dropped
+    (kept in meta); a gold `respond` is not a tool call either.
+    """
+    actions: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    for i, action in enumerate(_get(raw, "actions") or []):
+        name = _get(action, "name")
+        kwargs = copy.deepcopy(dict(_get(action, "kwargs", None) or _get(action, "arguments", None) or {}))
+        if name in tools:
+            actions.append({"name": name, "arguments": kwargs})
+        else:
+            dropped.append({"index": i, "name": name, "arguments": kwargs})
+    user_id = str(_get(raw, "user_id") or "")
+    instruction = _get(raw, "instruction") or ""
+    meta: dict[str, Any] = {"source": source, "task_index": index, "user_id": user_id}
+    if _get(raw, "annotator") is not None:
+        meta["annotator"] = str(_get(raw, "annotator"))
+    if dropped:
+        meta["dropped_gold_actions"] = dropped
+    return Task.model_validate({
+        "id": f"{domain}-{split}-{index:03d}",
+        "domain": domain,
+        "split": split,
+        "user": {"instruction": instruction, "known": known_facts(instruction, user_id), "intents": []},
+        "gold": {"actions": actions, "outputs": [str(o) for o in _get(raw, "outputs") or []]},
+        "meta": meta,
+    })
+
+
+def load_tasks(env: EnvModule, *, domain: str, source: str, tools: set[str]) -> tuple[list[Task], dict[str, str]]:
+    """Every split's tasks, and the splits that failed to import (split -> why).
+
+    A split that does not import is skipped, not fatal: tau-trait's telecom env imports a `TASKS_DEV`
+    that its dev module lacks.
+    """
+    tasks: list[Task] = []
+    skipped: dict[str, str] = {}
+    for split in env.splits:
+        try:
+            raw = env.raw_tasks(split)
+        except Exception as exc:
+            skipped[split] = f"{type(exc).__name__}: {exc}"
+            continue
+        tasks.extend(convert_task(r, domain=domain, split=split, index=i, source=source, tools=tools)
+                     for i, r in enumerate(raw))
+    return tasks, skipped
