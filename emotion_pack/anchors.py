@@ -216,40 +216,25 @@ def _clean_completion(text: str | None) -> str:
 
 
 async def aparaphrase_anchors(
-    model: str,
-    api_base: str | None = None,
+    client: Any,
     *,
     out: str | os.PathLike[str],
     conditions: Sequence[Condition | str] | None = None,
     rows: Sequence[dict[str, Any]] | None = None,
     concurrency: int = 8,
-    temperature: float = 0.7,
-    api_key: str | None = None,
-    timeout: float = 60.0,
 ) -> dict[str, Any]:
-    """Rewrite anchors with `model` via `litellm.acompletion` and write them to `out` as JSONL.
+    """Rewrite anchors with a model client (from `pm.model_client(settings)`) and write them to `out` as JSONL.
 
     Rows keep `condition` and `index` and add `original`, `model` and `paraphrased` (false when
     the call failed or came back empty; the original text is kept then, with `error`). At most
     `concurrency` requests are in flight. Returns counts and the output path.
     """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
     if rows is None:
         rows = anchor_rows()
         if conditions is not None:
             wanted = {(c if isinstance(c, Condition) else parse_condition(c)).id for c in conditions}
             rows = [r for r in rows if r["condition"] in wanted]
-    extra: dict[str, Any] = {}
-    if api_base:
-        extra["api_base"] = api_base
-        if model.partition("/")[0] not in litellm.provider_list:
-            extra["custom_llm_provider"] = "openai"  # a bare model name served by an OpenAI-compatible server
-        if api_key is None and not os.environ.get("OPENAI_API_KEY"):
-            api_key = "EMPTY"
-    if api_key is not None:
-        extra["api_key"] = api_key
+    model = client.settings.model
     limit = asyncio.Semaphore(max(1, concurrency))
 
     async def rewrite(row: dict[str, Any]) -> dict[str, Any]:
@@ -262,10 +247,7 @@ async def aparaphrase_anchors(
         ]
         async with limit:
             try:
-                response = await litellm.acompletion(
-                    model=model, messages=messages, temperature=temperature, timeout=timeout, **extra
-                )
-                text = _clean_completion(response.choices[0].message.content)
+                text = _clean_completion((await client.complete(messages)).content)
             except Exception as exc:  # one failed call must not lose the others' work
                 result["error"] = f"{type(exc).__name__}: {exc}"[:300]
                 return result
@@ -283,9 +265,9 @@ async def aparaphrase_anchors(
     return {"out": str(path), "rows": len(results), "paraphrased": done, "failed": len(results) - done}
 
 
-def paraphrase_anchors(model: str, api_base: str | None = None, **kwargs: Any) -> dict[str, Any]:
+def paraphrase_anchors(client: Any, **kwargs: Any) -> dict[str, Any]:
     """Blocking wrapper of `aparaphrase_anchors` (same arguments) for scripts and the CLI."""
-    return asyncio.run(aparaphrase_anchors(model, api_base, **kwargs))
+    return asyncio.run(aparaphrase_anchors(client, **kwargs))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -49,7 +49,7 @@ def list_command(family: str | None, as_json: bool) -> None:
 
 @click.command("anchors")
 @click.argument("condition", required=False)
-@click.option("--paraphrase-model", metavar="M", help="rewrite the anchors with this litellm model")
+@click.option("--paraphrase-model", metavar="M", help="rewrite the anchors with this model (through the model-client catalog)")
 @click.option("--api-base", metavar="URL", help="OpenAI-compatible endpoint for --paraphrase-model")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="JSONL to write paraphrases to")
 @click.option("--concurrency", default=8, show_default=True, help="paraphrase requests in flight")
@@ -67,7 +67,12 @@ def anchors_command(
     if paraphrase_model:
         if out is None:
             raise click.ClickException("--paraphrase-model needs --out FILE for the rewritten anchors")
-        summary = paraphrase_anchors(paraphrase_model, api_base, out=out, rows=rows, concurrency=concurrency)
+        from tau_emotion.core.cli import command_pm
+        from tau_emotion.core.models import ModelSettings
+
+        settings = ModelSettings.for_role("paraphrase", paraphrase_model, api_base, temperature=0.7)
+        client = command_pm().model_client(settings)
+        summary = paraphrase_anchors(client, out=out, rows=rows, concurrency=concurrency)
         click.echo(f"paraphrased {summary['paraphrased']}/{summary['rows']} anchors -> {summary['out']}"
                    + (f" ({summary['failed']} kept their original text)" if summary["failed"] else ""))
         return

@@ -90,6 +90,8 @@ async def complete(settings: ModelSettings, retry: RetryOptions, messages: list[
                               "timeout": retry.model_timeout, "num_retries": 0}
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
+        if settings.model.partition("/")[0] not in litellm.provider_list:
+            kwargs["custom_llm_provider"] = "openai"  # a bare model name served by an OpenAI-compatible server
     if settings.api_key:
         kwargs["api_key"] = settings.api_key
     if tools:

@@ -96,11 +96,19 @@ def _reword(body):
     return {"content": f'"Reworded: {anchor}"'}
 
 
+def _client(model, base):
+    from tau_emotion.core.models import ModelSettings
+    from tau_emotion.core.plugins import get_plugin_manager
+
+    return get_plugin_manager().model_client(ModelSettings.for_role("paraphrase", model, base))
+
+
 def test_paraphrase_through_a_local_server(openai_server, tmp_path):
     openai_server.respond("tiny-model", _reword)
     out = tmp_path / "para.jsonl"
     summary = asyncio.run(aparaphrase_anchors(
-        "tiny-model", openai_server.base_url, out=out, conditions=["fear.anxiety/warm/high/cautious"], concurrency=3,
+        _client("tiny-model", openai_server.base_url), out=out, conditions=["fear.anxiety/warm/high/cautious"],
+        concurrency=3,
     ))
     assert summary == {"out": str(out), "rows": 10, "paraphrased": 10, "failed": 0}
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -115,8 +123,18 @@ def test_paraphrase_failure_keeps_the_original(openai_server, tmp_path):
     openai_server.respond("fail-model", {"status": 400, "message": "bad model"})
     out = tmp_path / "para.jsonl"
     rows = anchor_rows()[:2]
-    summary = asyncio.run(aparaphrase_anchors("fail-model", openai_server.base_url, out=out, rows=rows))
+    summary = asyncio.run(aparaphrase_anchors(_client("fail-model", openai_server.base_url), out=out, rows=rows))
     assert summary["failed"] == 2
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["anchor"] for r in written] == [r["anchor"] for r in rows]
     assert all(not r["paraphrased"] and r["error"] for r in written)
+
+
+def test_paraphrase_command_goes_through_the_model_client_catalog(tau, openai_server, tmp_path):
+    openai_server.respond("tiny-model", _reword)
+    result = tau("emotions", "anchors", "anger.annoyance/warm/low/trusting", "--paraphrase-model", "tiny-model",
+                 "--api-base", openai_server.base_url, "--out", "p.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "paraphrased 10/10 anchors" in result.output
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert all(r["anchor"].startswith("Reworded: ") and r["model"] == "tiny-model" for r in rows)
