@@ -54,14 +54,20 @@ def parse_tasks(raw: Any, source: str, domain: str | None = None) -> list[Task]:
     return tasks
 
 
-def load_tasks_file(path: Any, domain: str | None = None) -> list[Task]:
+def read_json(path: Any) -> Any:
+    """A JSON data file; any problem is a DataError naming the file (and the position)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
-    return parse_tasks(raw, str(path), domain)
+
+
+def load_tasks_file(path: Any, domain: str | None = None) -> list[Task]:
+    return parse_tasks(read_json(path), str(path), domain)
 
 
 def collect_tools(source: ModuleType | str | Iterable[Callable]) -> list[Callable]:
@@ -152,5 +158,8 @@ class Domain:
         path = self._file("data/graph.json")
         if not path.is_file():
             return None
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return [tuple(edge) for edge in raw.get("edges", raw)]  # type: ignore[misc]
+        raw = read_json(path)
+        edges = raw.get("edges", raw) if isinstance(raw, dict) else raw
+        if not isinstance(edges, list) or not all(isinstance(e, list) and len(e) == 2 for e in edges):
+            raise DataError(f"{path}: expected {{\"edges\": [[tool, tool], ...]}}")
+        return [tuple(edge) for edge in edges]  # type: ignore[misc]

@@ -45,13 +45,20 @@ class Database:
 
     @classmethod
     def from_json(cls, path: str | Path | Any) -> Database:
-        """Load `{table: {key: row}}` (or `{table: [row, ...]}` with an `id` field) from a JSON file."""
+        """Load `{table: {key: row}}` (or `{table: [row, ...]}` with an `id` field) from a JSON file.
+
+        `path` is a path string, a `Path`, or a package resource (`importlib.resources` Traversable).
+        """
         name = str(path)
+        if isinstance(path, str):
+            path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(f"{name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
         except OSError as exc:
             raise DataError(f"{name}: cannot read ({exc.strerror})") from None
         if not isinstance(raw, dict):

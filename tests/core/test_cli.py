@@ -72,10 +72,14 @@ def test_unknown_plugin_and_domain_errors_are_one_line(tau):
         ("emotion,badpack", '[{"id": "b-3", "domain": "bad", "user": {"instruction": "x"}, "emotion": {"family": "fear"}}]',
          "tasks.json: task 'b-3': block 'emotion': field 'emotion': Field required"),
         ("badpack", '[{"id": "b-4", "domain": "bad", "user": {"instruction": "x"}', "tasks.json: invalid JSON at line 1"),
+        ("badpack", b'[{"id": "b-5", "domain": "bad", "user": {"instruction": "Zo\xeb"}}]', "tasks.json: not UTF-8 text"),
     ],
 )
 def test_malformed_task_file_is_one_line_naming_file_task_and_field(tau, bad_pack, plugins, tasks, expected):
-    (bad_pack / "tasks.json").write_text(tasks)
+    if isinstance(tasks, bytes):
+        (bad_pack / "tasks.json").write_bytes(tasks)
+    else:
+        (bad_pack / "tasks.json").write_text(tasks)
     result = tau("run", "--plugins", plugins)
     assert result.exit_code == 1
     assert expected in result.output
@@ -142,3 +146,14 @@ def test_tasks_check_lists_tasks_whose_gold_does_not_score(tau, bad_pack):
 def test_tasks_check_mock_all_score(tau):
     result = tau("tasks", "mock", "--check")
     assert "4 of 4 task(s) in mock/test score 1" in result.output
+
+
+def test_a_broken_graph_file_is_one_line_naming_it(tau, bad_pack):
+    (bad_pack / "tasks.json").write_text('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"}}]')
+    (bad_pack / "graph.json").write_text('{"edges": [["get_account"]]}')
+    result = tau("tracer", "graph", "bad", "--plugins", "badpack")
+    assert result.exit_code == 1
+    assert result.output.strip().endswith('graph.json: expected {"edges": [[tool, tool], ...]}')
+    (bad_pack / "graph.json").write_text('{"edges": [')
+    result = tau("tracer", "graph", "bad", "--plugins", "badpack")
+    assert result.exit_code == 1 and "graph.json: invalid JSON at line 1" in result.output

@@ -141,3 +141,16 @@ def test_tool_without_docstring_or_db_parameter_is_rejected():
         Toolset([nodoc])
     with pytest.raises(DataError, match="first parameter"):
         Toolset([nodb])
+
+
+def test_database_from_json_takes_a_str_a_path_and_names_a_bad_file(tmp_path):
+    good = tmp_path / "db.json"
+    good.write_text('{"owners": [{"id": "o1", "name": "Ada"}]}')
+    assert Database.from_json(str(good)).tables["owners"]["o1"]["name"] == "Ada"
+    assert Database.from_json(good).content_hash == Database.from_json(str(good)).content_hash
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('{"owners": {"o1": {"name": "Zoë"}}}'.encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin.json: not UTF-8 text"):
+        Database.from_json(str(latin))
+    with pytest.raises(DataError, match=r"missing.json: cannot read"):
+        Database.from_json(str(tmp_path / "missing.json"))
