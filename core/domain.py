@@ -8,7 +8,6 @@ nothing until a run uses it. Adapters (the classic suites) pass loader callables
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from importlib.resources import files
@@ -19,7 +18,7 @@ from pydantic import ValidationError
 
 from tau_emotion.core.errors import DataError
 from tau_emotion.core.models import Task
-from tau_emotion.core.state import Database
+from tau_emotion.core.state import Database, read_json
 from tau_emotion.core.tools import Toolset
 
 
@@ -52,18 +51,6 @@ def parse_tasks(raw: Any, source: str, domain: str | None = None) -> list[Task]:
         seen.add(task.id)
         tasks.append(task)
     return tasks
-
-
-def read_json(path: Any) -> Any:
-    """A JSON data file; any problem is a DataError naming the file (and the position)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
 
 
 def load_tasks_file(path: Any, domain: str | None = None) -> list[Task]:

@@ -35,6 +35,20 @@ def _row_digest(table: str, key: str, row: Any) -> int:
     return int.from_bytes(hashlib.sha256(data).digest(), "big")
 
 
+def read_json(path: str | Path | Any) -> Any:
+    """A JSON data file (a path string, a `Path` or a package resource); any problem is a DataError naming it."""
+    if isinstance(path, str):
+        path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+
+
 class Database:
     """An immutable initial snapshot: {table: {key: row}}."""
 
@@ -45,22 +59,9 @@ class Database:
 
     @classmethod
     def from_json(cls, path: str | Path | Any) -> Database:
-        """Load `{table: {key: row}}` (or `{table: [row, ...]}` with an `id` field) from a JSON file.
-
-        `path` is a path string, a `Path`, or a package resource (`importlib.resources` Traversable).
-        """
+        """Load `{table: {key: row}}` (or `{table: [row, ...]}` with an `id` field) from a JSON file."""
         name = str(path)
-        if isinstance(path, str):
-            path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-        except OSError as exc:
-            raise DataError(f"{name}: cannot read ({exc.strerror})") from None
+        raw = read_json(path)
         if not isinstance(raw, dict):
             raise DataError(f"{name}: top level must be an object of tables, got {type(raw).__name__}")
         tables: dict[str, dict[str, Any]] = {}
