@@ -82,12 +82,13 @@ def select_tasks(pm: PluginManager, config: RunConfig, domains: dict[str, Domain
         if unknown:
             raise RunError(f"unknown task id(s) in split '{config.split}': {', '.join(unknown)}")
         tasks = [t for d in domains.values() for t in d.tasks(config.split) if t.id in wanted]
-    tasks = [validate_blocks(pm, t) for t in tasks]
+    installed = sorted(installed_entry_points())
+    tasks = [validate_blocks(pm, t, installed) for t in tasks]
     pm.hook.tau_modify_tasks(tasks=tasks, config=config, pluginmanager=pm)
     return tasks
 
 
-def validate_blocks(pm: PluginManager, task: Task) -> Task:
+def validate_blocks(pm: PluginManager, task: Task, installed: list[str] | None = None) -> Task:
     """Validate each block of `task` through the model its plugin registered (`tau_register_blocks`).
 
     A block whose plugin is installed but not loaded stays as raw data; a block no installed
@@ -106,7 +107,7 @@ def validate_blocks(pm: PluginManager, task: Task) -> Task:
             except ValidationError as exc:
                 raise DataError(f"{where}: block '{name}': {format_validation_error(exc)}") from None
             continue
-        installed = installed_entry_points()
+        installed = sorted(installed_entry_points()) if installed is None else installed
         if name not in installed:
             known = sorted({*catalog.names(), *installed})
             raise DataError(f"{where}: unknown block '{name}': no installed plugin owns it.{suggest(name, known)}")
