@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from tau_emotion.core.errors import DataError
+from tau_emotion.core.registry import resolve_target
 
 
 def parent_packages(module: str) -> list[str]:
@@ -52,12 +53,6 @@ def without_package_inits(packages: list[str]) -> Iterator[None]:
         for name, stub in added.items():
             if sys.modules.get(name) is stub:
                 del sys.modules[name]
-
-
-def resolve(ref: str) -> Any:
-    """`"module:attr"` -> the object."""
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 @dataclass
@@ -187,7 +182,7 @@ class EnvModule:
         ref = self.source.refs.get(key, default)
         if isinstance(ref, str) and ":" in ref:
             with self.light():
-                return resolve(ref)
+                return resolve_target(ref)
         return ref
 
     @cached_property
@@ -207,4 +202,4 @@ class EnvModule:
 
     def raw_tasks(self, split: str) -> list[Any]:
         with self.light():
-            return list(resolve(self.source.splits[split]))
+            return list(resolve_target(self.source.splits[split]))
