@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from math import comb
+from math import comb, fsum
 from statistics import mean
 from typing import Any
 
@@ -29,7 +29,8 @@ def pass_hat_k(c: int, n: int, k: int) -> float:
 def _interval(values: list[float], rng: random.Random) -> list[float]:
     if len(values) < 2:
         return [values[0], values[0]] if values else [float("nan"), float("nan")]
-    means = sorted(mean(rng.choices(values, k=len(values))) for _ in range(BOOTSTRAP_SAMPLES))
+    n = len(values)
+    means = sorted(fsum(rng.choices(values, k=n)) / n for _ in range(BOOTSTRAP_SAMPLES))  # statistics.mean is 10x slower
     return [round(means[int(0.025 * BOOTSTRAP_SAMPLES)], 4), round(means[int(0.975 * BOOTSTRAP_SAMPLES) - 1], 4)]
 
 
