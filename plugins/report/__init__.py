@@ -34,7 +34,9 @@ def tau_run_end(run, summary):
     from tau_emotion.plugins.report.meta import end_status
 
     meta = dict(getattr(run, "report_meta", None) or {})
-    stored = summary.get("n_trials", 0) or 0
+    stored = summary.get("n_trials")
+    if stored is None:  # the metrics plugin was blocked: count the stored trials
+        stored = len(run.store.results(run.run_id))
     meta.update(status=end_status(run.total, stored, summary.get("errors", 0)), ended=time.time(),
                 n_trials_stored=stored, n_trials_expected=run.total)
     _save(run, meta)

@@ -70,9 +70,27 @@ def test_runs_tell_oracle_null_interrupted_and_errored_apart(tau, tmp_path, plug
     text = tau("show", runs[3]["run_id"]).output
     assert "mock-002               trial=0 ERROR agent crashed" in text.replace("RuntimeError: ", "")
     assert "errors: 1 trial(s) ended in error" in text
+    resumed = tau("run", "--resume", runs[2]["run_id"], "--no-progress")
+    assert resumed.exit_code == 0, resumed.output
+    again = json.loads(tau("runs", "--json").output)[2]
+    assert again["status"] == "complete" and again["meta"]["started"] == runs[2]["meta"]["started"]
+    assert len(again["meta"]["resumed"]) == 1
     deleted = tau("runs", "--delete", runs[1]["run_id"])
     assert deleted.exit_code == 0
     assert [r["run_id"] for r in json.loads(tau("runs", "--json").output)] == [runs[i]["run_id"] for i in (0, 2, 3)]
+
+
+def test_results_file_from_before_metadata_stays_readable(tau, tmp_path):
+    import sqlite3
+
+    tau("run", "--plugins", "mock", "--trials", "1", "--no-progress")
+    db = tmp_path / ".tau" / "runs.db"
+    with sqlite3.connect(db) as conn:  # as the store wrote it before run metadata existed
+        conn.execute("DROP TABLE run_meta")
+    runs = json.loads(tau("runs", "--json").output)
+    assert runs[0]["meta"] is None and runs[0]["status"] == "complete"
+    assert "complete" in tau("runs").output
+    assert tau("show", runs[0]["run_id"], "mock-001").exit_code == 0
 
 
 def test_show_trial_and_failed(tau):
