@@ -5,8 +5,8 @@
   called, never with the gold arguments), missing_action (a gold action never done), extra_action
   (a database-changing call the gold does not make), incomplete (gold done but the episode was cut
   or the user quit first), wrong_output (database right, a gold output never told), other.
-- **UNSATISFIED audit**: false quits (the user ended negatively while every agent call was on the
-  gold path and the agent asked few questions) and missed quits (very inefficient trajectories the
+- **UNSATISFIED audit**: false quits (the user ended negatively while the agent had made gold calls
+  and only gold calls, and asked few questions) and missed quits (very inefficient trajectories the
   user tolerated), as rates by a tag (default the emotion family).
 - **user-hallucination audit**: user messages stating ids or numbers found nowhere in the task's
   facts (instruction, known facts, intents) nor earlier in the conversation.
@@ -23,7 +23,7 @@ from tau_emotion.core.models import EpisodeResult
 from tau_emotion.plugins.report.reading import RunData, actions, questions
 
 FEW_QUESTIONS = 2
-INEFFICIENT = 3.0  # agent actions + questions per gold action
+INEFFICIENT = 3.0  # agent steps (or calls + questions, if more) per gold action
 TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9][\w-]*(?:\.\d+)?")
 
 
@@ -89,15 +89,18 @@ def _on_gold_path(data: RunData, result: EpisodeResult) -> bool:
     task = data.task(result)
     if task is None:
         return False
-    gold = {(a.name, _canon(a.arguments)) for a in task.gold.actions}
-    return all((n, _canon(a)) in gold for n, a, ok in actions(result.messages))
+    gold = [(a.name, _canon(a.arguments)) for a in task.gold.actions]
+    done = [(n, _canon(a)) for n, a, _ in actions(result.messages)]
+    # an agent that did nothing is not on the path (unless the gold is to do nothing)
+    return (bool(done) or not gold) and all(call in gold for call in done)
 
 
 def inefficiency(data: RunData, result: EpisodeResult) -> float | None:
     task = data.task(result)
     if task is None:
         return None
-    return (len(actions(result.messages)) + questions(result.messages)) / max(1, len(task.gold.actions))
+    effort = max(result.n_steps, len(actions(result.messages)) + questions(result.messages))
+    return effort / max(1, len(task.gold.actions))
 
 
 def unsatisfied_audit(data: RunData, by: str) -> dict[str, Any]:
