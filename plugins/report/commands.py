@@ -103,6 +103,10 @@ def print_analysis(result: dict[str, Any]) -> None:
     rate = "-" if h["rate"] is None else f"{h['rate']:.1%}"
     click.echo(f"user-hallucination audit: {h['flagged_messages']} of {h['user_messages']} user messages ({rate}) "
                f"state ids or numbers not in the task's facts" + (f": {', '.join(h['trials'][:10])}" if h["trials"] else ""))
+    if "judge" in result:
+        j = result["judge"]
+        click.echo(f"judge {j['model']} on {j['judged']} failed trial(s): "
+                   + ", ".join(f"{k}={v}" for k, v in j["counts"].items()))
     tq = result["tool_calls_vs_questions"]
     if tq["more_tool_calls_than_questions"] is not None:
         click.echo(f"trajectories with more tool calls than questions: {tq['more_tool_calls_than_questions']:.1%}")
@@ -125,18 +129,34 @@ by_option = click.option("--by", default="emotion.family", show_default=True,
 @click.command("analyze")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--judge-model", default=None, help="Also ask this model, per failed trial, about intent misreading "
+                                                  "and emotion neglect.")
+@click.option("--judge-api-base", default=None, help="The judge model's endpoint (OpenAI-compatible).")
+@click.option("--judge-api-key", default=None, help="The judge model's key (or TAU_API_KEY); never stored.")
+@click.option("--judge-client", default=None, help="Model-client plugin for the judge (default: the default client).")
 @by_option
 @store_option
 @db_option
 @plugins_option
 @debug_option
 @guarded
-def analyze_command(run_id: str, as_json: bool, by: str, db_path: str, store: str | None,
+def analyze_command(run_id: str, as_json: bool, judge_model: str | None, judge_api_base: str | None,
+                    judge_api_key: str | None, judge_client: str | None, by: str, db_path: str, store: str | None,
                     extra_plugins: tuple[str, ...]) -> None:
-    """Error categories of failed trials, the UNSATISFIED audit and the user-hallucination audit."""
+    """Error categories of failed trials, the UNSATISFIED audit and the user-hallucination audit
+    (with --judge-model, an LLM's verdicts on intent misreading and emotion neglect too)."""
     from tau_emotion.plugins.report.analysis import analyze
 
-    result = analyze(_load(run_id, db_path, store, extra_plugins), by)
+    data = _load(run_id, db_path, store, extra_plugins)
+    result = analyze(data, by)
+    if judge_model:
+        import asyncio
+
+        from tau_emotion.core.models import ModelSettings
+        from tau_emotion.plugins.report.judge import judge
+
+        settings = ModelSettings.for_role("judge", judge_model, judge_api_base, judge_api_key, client=judge_client)
+        result["judge"] = asyncio.run(judge(command_pm(extra_plugins), settings, data))
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

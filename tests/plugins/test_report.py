@@ -302,3 +302,39 @@ def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
     consoles = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
     assert consoles == []
     assert shot.stat().st_size > 20_000 and not png_is_blank(shot)
+
+
+FAKE_JUDGE = """
+import json
+from tau_emotion.core import hookimpl
+from tau_emotion.core.models import Message
+PROMPTS = []
+class Judge:
+    def __init__(self, settings, config):
+        self.settings = settings
+    async def complete(self, messages, tools=None):
+        PROMPTS.append(messages[0]["content"])
+        if "card was stolen" in PROMPTS[-1]:
+            return Message(role="assistant", content="no json here")
+        return Message(role="assistant", content='Verdict: {"intent_misreading": false, "emotion_neglect": true, '
+                                                 '"reason": "ignored the anger"}')
+@hookimpl
+def tau_register_model_clients(register):
+    register("fakejudge", Judge)
+"""
+
+
+def test_analyze_with_a_judge_model(tau, plugin_module):
+    plugin_module("fake_judge", FAKE_JUDGE)
+    tau("run", "--plugins", "mock,emotion", "--emotion", "family:anger", "--trials", "1", "--no-progress",
+        "--agent", "null", "--max-steps", "3")
+    run_id = json.loads(tau("runs", "--json").output)[-1]["run_id"]
+    out = tau("analyze", run_id, "--json", "--judge-model", "j", "--judge-client", "fakejudge", "--plugins", "fake_judge")
+    judged = json.loads(out.output)["judge"]
+    assert judged["judged"] == 4 and judged["counts"] == {"intent_misreading": 0, "emotion_neglect": 3, "unparsable": 1}
+    assert judged["trials"]["mock-001#0"]["reason"] == "ignored the anger"
+    import fake_judge
+
+    assert "emotion.family=anger" in fake_judge.PROMPTS[0] and "[user]" in fake_judge.PROMPTS[0]
+    assert "emotion_neglect=3" in tau("analyze", run_id, "--judge-model", "j", "--judge-client", "fakejudge",
+                                      "--plugins", "fake_judge").output
