@@ -8,14 +8,14 @@ for) or errored (some trial ended in error).
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
+from tau_emotion.core.models import SECRET_OPTION as SECRET
+
 REDACTED = "[redacted]"
 
 

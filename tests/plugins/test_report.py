@@ -13,13 +13,14 @@ from tau_emotion.core.domain import Domain
 from tau_emotion.core.models import EpisodeResult, Message, RewardParts, RunConfig, Termination, ToolCall
 
 STOP_THIRD = """
+import os, signal
 from tau_emotion.core import hookimpl
 seen = []
 @hookimpl
 def tau_episode_end(episode, result):
     seen.append(result)
-    if len(seen) == 3:
-        raise KeyboardInterrupt
+    if len(seen) == 3:  # Ctrl-C, as a user would press it
+        os.kill(os.getpid(), signal.SIGINT)
 """
 
 BOOM_AGENT = """
@@ -56,14 +57,16 @@ def test_runs_tell_oracle_null_interrupted_and_errored_apart(tau, tmp_path, plug
     runs = json.loads(tau("runs", "--json").output)
     assert [(r["config"]["agent"], r["status"]) for r in runs] == [
         ("oracle", "complete"), ("null", "complete"), ("oracle", "interrupted"), ("boom", "errored")]
-    assert "sk-very-secret" not in (tmp_path / ".tau" / "runs.db").read_bytes().decode("utf-8", "replace")
+    stored = b"".join(p.read_bytes() for p in (tmp_path / ".tau").iterdir())  # the file and its WAL
+    assert b"sk-very-secret" not in stored and b"9/v1" in stored
     meta = json.loads((tmp_path / "s.json").read_text())["meta"]
     assert meta["models"] == {"agent_model": "m1", "agent_api_base": "http://127.0.0.1:9/v1"}
     assert meta["options"]["tool_calling"]["agent_api_key"] == "[redacted]"
     assert meta["status"] == "complete" and meta["seed"] == 0 and meta["harness_version"]
     assert meta["n_trials_stored"] == 8 and meta["started"] <= meta["ended"]
     table = tau("runs").output
-    for word in ("oracle", "null", "interrupted", "errored", "complete", "2/8", "agent_model=m1"):
+    assert runs[2]["n_trials"] < 8
+    for word in ("oracle", "null", "interrupted", "errored", "complete", f"{runs[2]['n_trials']}/8", "agent_model=m1"):
         assert word in table
     shown = json.loads(tau("show", runs[0]["run_id"], "--json").output)
     assert shown["meta"]["agent"] == "oracle"
@@ -293,7 +296,8 @@ def png_is_blank(path):
 def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
     page = xss_report(tmp_path, tau)
     shot = tmp_path / "report.png"
-    dom = chromium("--dump-dom", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri())
+    # one browser start: the DOM after scripts ran and a screenshot, with filters given in the address
+    dom = chromium("--dump-dom", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri() + "?failed=1&domain=mock")
     assert dom.returncode == 0, dom.stderr[-2000:]
     body = re.search(r"<body[^>]*>", dom.stdout).group(0)
     assert 'data-ready="1"' in body and "data-js-error" not in body  # our script ran to its end, with no error
@@ -302,6 +306,10 @@ def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
     consoles = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
     assert consoles == []
     assert shot.stat().st_size > 20_000 and not png_is_blank(shot)
+    # the filters: ?failed=1 hides every task row and trajectory that succeeded, and only those
+    rows = re.findall(r'<tr class="task-row( hidden)?"[^>]*data-failed="(\d)"', dom.stdout)
+    assert rows and all((hidden == " hidden") == (failed == "0") for hidden, failed in rows)
+    assert any(failed == "1" for _, failed in rows)
 
 
 FAKE_JUDGE = """
