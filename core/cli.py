@@ -418,9 +418,26 @@ def _when(stamp: float | None) -> str:
     return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "-"
 
 
+def _died(meta: dict[str, Any]) -> bool:
+    """A run recorded as running by a process of this host that no longer exists (killed, e.g. SIGKILL)."""
+    import socket
+
+    if meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
+        return False
+    try:
+        os.kill(meta["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def run_status(run: dict[str, Any]) -> str:
     """running, complete, interrupted or errored (from the run's metadata; older runs from their summary)."""
     meta = run.get("meta") or {}
+    if meta.get("status") == "running" and _died(meta):
+        return "interrupted"
     if meta.get("status"):
         return meta["status"]
     s = run.get("summary")

@@ -8,6 +8,8 @@ for) or errored (some trial ended in error).
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import time
 from functools import cache
@@ -70,6 +72,8 @@ def start_meta(run: Any, previous: dict[str, Any] | None) -> dict[str, Any]:
         "git_commit": git_commit(),
         "status": "running",
         "ended": None,
+        "host": socket.gethostname(),  # with pid: `tau runs` tells a killed run from a running one
+        "pid": os.getpid(),
     })
     meta.setdefault("started", time.time())
     if previous:

@@ -83,6 +83,22 @@ def test_runs_tell_oracle_null_interrupted_and_errored_apart(tau, tmp_path, plug
     assert [r["run_id"] for r in json.loads(tau("runs", "--json").output)] == [runs[i]["run_id"] for i in (0, 2, 3)]
 
 
+def test_a_killed_run_reads_as_interrupted(tau, tmp_path):
+    from tau_emotion.plugins.sqlite_store import SqliteStore
+
+    tau("run", "--plugins", "mock", "--trials", "1", "--no-progress")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    store = SqliteStore(tmp_path / ".tau" / "runs.db")
+    run_id = store.run_ids()[0]
+    meta = store.run_meta(run_id)
+    store.save_run_meta(run_id, {**meta, "status": "running", "pid": gone.pid})  # as SIGKILL leaves it
+    assert json.loads(tau("runs", "--json").output)[0]["status"] == "interrupted"
+    store.save_run_meta(run_id, {**meta, "status": "running"})  # this very process: still running
+    assert json.loads(tau("runs", "--json").output)[0]["status"] == "running"
+    store.close()
+
+
 def test_results_file_from_before_metadata_stays_readable(tau, tmp_path):
     import sqlite3
 
