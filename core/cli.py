@@ -268,6 +268,8 @@ def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> N
         for name, s in rows or []:
             row(name, s)
     Console().print(table)
+    if summary.get("errors"):
+        click.echo(f"errors: {summary['errors']} trial(s) ended in error (counted as failures above, not as scores)")
     click.echo("terminations: " + ", ".join(f"{k}={v}" for k, v in summary.get("terminations", {}).items()))
 
 
@@ -373,17 +375,77 @@ def _run_exists(store: Any, run_id: str, db_path: str) -> None:
 
 
 @cli.command("runs")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per run, metadata included.")
+@click.option("--delete", "delete_id", default=None, metavar="RUN", help="Delete this run and its trials.")
 @store_option
 @db_option
 @plugins_option
 @debug_option
 @guarded
-def runs_command(db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
-    """List stored runs."""
-    for r in _store(db_path, store, extra_plugins).runs():
-        s = r["summary"] or {}
-        click.echo(f"{r['run_id']}  trials={r['n_trials']:<5} plugins={','.join(r['config']['plugins'])}  "
-                   f"avg@k={s.get('avg_at_k', '-')}")
+def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str | None,
+                 extra_plugins: tuple[str, ...]) -> None:
+    """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
+    opened = _store(db_path, store, extra_plugins)
+    if delete_id:
+        _run_exists(opened, delete_id, db_path)
+        opened.delete_run(delete_id)
+        click.echo(f"deleted run {delete_id} from {db_path}", err=True)
+        return
+    runs = opened.runs()
+    if as_json:
+        click.echo(json.dumps([{**r, "status": run_status(r)} for r in runs], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"runs in {db_path}")
+    for name in ("run", "started", "status", "agent", "user", "models", "plugins", "trials", "errors", "Avg@k"):
+        table.add_column(name, justify="right" if name in ("trials", "errors", "Avg@k") else "left")
+    for r in runs:
+        meta, s, config = r.get("meta") or {}, r["summary"] or {}, r["config"]
+        started = meta.get("started") or r.get("created")
+        expected = (meta.get("n_tasks") or s.get("n_tasks") or 0) * config.get("trials", 0)
+        table.add_row(r["run_id"], _when(started), run_status(r), config.get("agent", "?"), config.get("user", "?"),
+                      " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
+                      ",".join(config.get("plugins", [])), f"{r['n_trials']}/{expected or '?'}",
+                      str(s.get("errors", "-")), f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-")
+    Console(width=200).print(table)
+
+
+def _when(stamp: float | None) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "-"
+
+
+def _died(meta: dict[str, Any]) -> bool:
+    """A run recorded as running by a process of this host that no longer exists (killed, e.g. SIGKILL)."""
+    import socket
+
+    if meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
+        return False
+    try:
+        os.kill(meta["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def run_status(run: dict[str, Any]) -> str:
+    """running, complete, interrupted or errored (from the run's metadata; older runs from their summary)."""
+    meta = run.get("meta") or {}
+    if meta.get("status") == "running" and _died(meta):
+        return "interrupted"
+    if meta.get("status"):
+        return meta["status"]
+    s = run.get("summary")
+    if not s:
+        return "unknown"
+    if run.get("n_trials", 0) < s.get("n_tasks", 0) * s.get("trials", 0):
+        return "interrupted"
+    return "errored" if s.get("errors") else "complete"
 
 
 @cli.command("show")
@@ -399,17 +461,25 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
     store = _store(db_path, store, extra_plugins)
     _run_exists(store, run_id, db_path)
     summary = store.summary(run_id) or {}
+    meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     results = store.results(run_id)
     if as_json:
-        click.echo(json.dumps({"summary": summary, "trials": [
+        click.echo(json.dumps({"meta": meta, "summary": summary, "trials": [
             {"task_id": r.task_id, "trial": r.trial, "reward": r.reward, "status": r.status,
              "termination": r.termination.reason, "error": r.error} for r in results]}, indent=2))
         return
+    if meta:
+        models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
+        click.echo(f"run {run_id}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
+                   f"{models} seed={meta.get('seed')} started {_when(meta.get('started'))} ended {_when(meta.get('ended'))}"
+                   f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}".rstrip())
     if summary:
         print_summary(summary, command_pm())
     for r in results:
-        extra = f" error={r.error}" if r.error else ""
-        click.echo(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}{extra}")
+        if r.status == "error":  # an errored trial is not a score of 0
+            click.echo(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}")
+            continue
+        click.echo(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}")
 
 
 @cli.command("export")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
@@ -183,6 +184,17 @@ class RunConfig(BaseModel):
     def options_for(self, group: str, model: type[M]) -> M:
         """The typed options of one plugin option group (see `tau_register_options`)."""
         return model.model_validate(self.options.get(group, {}))
+
+    def without_secrets(self) -> RunConfig:
+        """A copy without the options whose name says key, token, secret or password: what a store keeps.
+        `--resume` takes them again from the command line or the environment."""
+        options = {group: {k: v for k, v in values.items() if not SECRET_OPTION.search(k)}
+                   for group, values in self.options.items()}
+        return self.model_copy(update={"options": options})
+
+
+#: option names whose values are credentials and are never stored
+SECRET_OPTION = re.compile(r"key|token|secret|password", re.IGNORECASE)
 
 
 class ModelSettings(BaseModel):

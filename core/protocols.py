@@ -45,7 +45,20 @@ class Store(Protocol):
     def run_ids(self) -> list[str]: ...
 
     def runs(self) -> list[dict[str, Any]]:
-        """One dict per run, oldest first: run_id, created, config (dict), summary (dict or None), n_trials."""
+        """One dict per run, oldest first: run_id, created, config (dict), summary (dict or None), n_trials,
+        meta (dict or None, what `save_run_meta` last stored)."""
+        ...
+
+    def save_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
+        """Keep the run's metadata (who ran what, when, and its status); a later call replaces it."""
+        ...
+
+    def run_meta(self, run_id: str) -> dict[str, Any] | None:
+        """The run's metadata, or None (an older file, or a run that never started)."""
+        ...
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove the run, its trials and its metadata."""
         ...
 
     def done_trials(self, run_id: str) -> set[tuple[str, int]]:

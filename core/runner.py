@@ -161,7 +161,7 @@ def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: 
     store = open_store(pm, config.store, db_path)
     if run_id is None:
         run_id = new_run_id()
-        store.create_run(run_id, config)
+        store.create_run(run_id, config.without_secrets())  # credentials never reach the results
     done = store.done_trials(run_id)
     run = Run(run_id=run_id, config=config, pm=pm, store=store, domains=domains, tasks=tasks)
     run.pending = [(t, k) for t in tasks for k in range(config.trials) if (t.id, k) not in done]

@@ -1,6 +1,6 @@
 """The built-in generic plugins: agents, users, terminations, metrics, a results store, an executor,
-a model client and the progress bar. Each module is one plugin, registered as an entry point."""
+a model client, the progress bar and the report commands (run metadata, show, analyze, report, compare, gate). Each module is one plugin, registered as an entry point."""
 
 #: loaded by every run unless blocked with `no:NAME` (as pytest's default_plugins)
 DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "scripted", "llm_user", "litellm", "stop", "metrics", "sqlite",
-                   "local", "progress")
+                   "local", "progress", "report")

@@ -1,7 +1,8 @@
 """The `sqlite` result store: one row per run (config, summary) and one per finished trial.
 
 WAL mode and a commit per trial: a killed run keeps every trial that finished. A trial is keyed
-by (run, task, trial); re-running an errored trial replaces its row.
+by (run, task, trial); re-running an errored trial replaces its row. Run metadata lives in its own
+table (`run_meta`, added without touching the others), so files written before it stay readable.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ CREATE TABLE IF NOT EXISTS trials (
     result TEXT NOT NULL,
     finished REAL NOT NULL,
     PRIMARY KEY (run_id, task_id, trial)
+);
+CREATE TABLE IF NOT EXISTS run_meta (
+    run_id TEXT PRIMARY KEY,
+    meta TEXT NOT NULL
 );
 """
 
@@ -70,8 +75,23 @@ class SqliteStore:
         rows = self.conn.execute(
             "SELECT r.run_id, r.created, r.config, r.summary, COUNT(t.task_id) FROM runs r "
             "LEFT JOIN trials t ON t.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created")
+        metas = dict(self.conn.execute("SELECT run_id, meta FROM run_meta").fetchall())
         return [{"run_id": r[0], "created": r[1], "config": json.loads(r[2]),
-                 "summary": json.loads(r[3]) if r[3] else None, "n_trials": r[4]} for r in rows]
+                 "summary": json.loads(r[3]) if r[3] else None, "n_trials": r[4],
+                 "meta": json.loads(metas[r[0]]) if r[0] in metas else None} for r in rows]
+
+    def save_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO run_meta VALUES (?, ?)", (run_id, json.dumps(meta)))
+
+    def run_meta(self, run_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT meta FROM run_meta WHERE run_id = ?", (run_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def delete_run(self, run_id: str) -> None:
+        with self.conn:
+            for table in ("trials", "run_meta", "runs"):
+                self.conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
     def done_trials(self, run_id: str) -> set[tuple[str, int]]:
         rows = self.conn.execute("SELECT task_id, trial FROM trials WHERE run_id = ? AND status = 'ok'", (run_id,))

@@ -1,0 +1,87 @@
+"""Run metadata: who ran what, with which models and endpoints, when, and how it ended.
+
+Recorded through the store (`save_run_meta`) at `tau_run_start` and `tau_run_end`, so every store
+that implements the protocol keeps it. Option values whose name says key, token or secret are
+never stored. Status is running, complete, interrupted (fewer trials stored than the run asked
+for) or errored (some trial ended in error).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tau_emotion.core.models import SECRET_OPTION as SECRET
+
+REDACTED = "[redacted]"
+
+
+def redact(value: Any, name: str = "") -> Any:
+    """`value` with every entry whose name looks like a credential replaced by a marker."""
+    if name and SECRET.search(name):
+        return REDACTED if value not in (None, "") else value
+    if isinstance(value, dict):
+        return {k: redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+@cache
+def git_commit() -> str | None:
+    """The commit of the harness checkout, when it is one (an editable install); None otherwise."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here, capture_output=True, text=True,
+                             timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def models(options: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The model and endpoint options of every plugin (`agent_model`, `user_api_base`, ...), flat."""
+    return {name: str(value) for values in options.values() for name, value in values.items()
+            if value not in (None, "") and (name.endswith("_model") or name.endswith("_api_base"))
+            and not SECRET.search(name)}
+
+
+def start_meta(run: Any, previous: dict[str, Any] | None) -> dict[str, Any]:
+    from tau_emotion.core import __version__
+
+    config = run.config
+    meta = dict(previous or {})
+    meta.update({
+        "agent": config.agent,
+        "user": config.user,
+        "models": models(config.options),
+        "options": redact(config.options),
+        "plugins": list(config.plugins),
+        "seed": config.seed,
+        "split": config.split,
+        "domains": sorted(run.domains),
+        "n_tasks": len(run.tasks),
+        "trials": config.trials,
+        "task_selection": {"n_tasks": config.n_tasks, "task_ids": list(config.task_ids)},
+        "harness_version": __version__,
+        "git_commit": git_commit(),
+        "status": "running",
+        "ended": None,
+        "host": socket.gethostname(),  # with pid: `tau runs` tells a killed run from a running one
+        "pid": os.getpid(),
+    })
+    meta.setdefault("started", time.time())
+    if previous:
+        meta["resumed"] = [*previous.get("resumed", []), time.time()]
+    return meta
+
+
+def end_status(expected: int, stored: int, errors: int) -> str:
+    if stored < expected:
+        return "interrupted"
+    return "errored" if errors else "complete"

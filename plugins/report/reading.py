@@ -1,0 +1,141 @@
+"""One run as the reading commands see it: its stored config, metadata, summary and trials, plus the
+tasks and domains behind them (looked up in the domains catalog; a domain that is no longer
+installed only costs the analyses that need it), and the trial viewer of `tau show RUN TASK`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau_emotion.core.errors import TauError
+from tau_emotion.core.models import EpisodeResult, Message, RunConfig, Task
+
+
+@dataclass
+class RunData:
+    run_id: str
+    config: RunConfig
+    meta: dict[str, Any]
+    summary: dict[str, Any]
+    results: list[EpisodeResult]
+    domains: dict[str, Any] = field(default_factory=dict)
+    tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
+
+    def task(self, result: EpisodeResult) -> Task | None:
+        """The task behind a result; a variant id (`TASK~control`, as a plugin may derive) falls back to TASK."""
+        found = self.tasks.get((result.domain, result.task_id))
+        if found is None and "~" in result.task_id:
+            found = self.tasks.get((result.domain, result.task_id.split("~", 1)[0]))
+        return found
+
+
+def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
+    config = store.run_config(run_id)
+    if config is None:
+        known = ", ".join(store.run_ids()[-5:]) or "none"
+        raise TauError(f"no run '{run_id}' in {where or 'the results'} (latest runs: {known})")
+    meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
+    data = RunData(run_id, config, meta, store.summary(run_id) or {}, store.results(run_id))
+    if pm is not None:
+        catalog = pm.catalog("domains")
+        for name in sorted({r.domain for r in data.results}):
+            if name not in catalog:
+                continue
+            obj = catalog.get(name)
+            domain = obj if hasattr(obj, "toolset") else obj()
+            data.domains[name] = domain
+            for task in domain.tasks(None):
+                data.tasks[(name, task.id)] = task
+    return data
+
+
+# ----------------------------------------------------------------------------- actions of a trial
+
+
+def actions(messages: list[Message]) -> list[tuple[str, dict[str, Any] | str, bool]]:
+    """(tool name, arguments, succeeded) of every tool call the agent made, in order."""
+    failed = {m.tool_call_id for m in messages if m.role == "tool" and m.error}
+    return [(c.name, c.arguments, c.id not in failed)
+            for m in messages if m.role == "assistant" for c in m.tool_calls]
+
+
+def questions(messages: list[Message]) -> int:
+    """Agent messages that ask the user something (follow-up questions)."""
+    return sum(1 for m in messages if m.role == "assistant" and not m.tool_calls and "?" in (m.content or ""))
+
+
+def replay_calls(domain: Any, calls: list[tuple[str, Any]]) -> Any:
+    state = domain.database.state()
+    for name, arguments in calls:
+        domain.toolset.call(state, name, arguments)
+    return state
+
+
+def db_diff(domain: Any, task: Task, result: EpisodeResult) -> list[dict[str, Any]]:
+    """Rows where the trial's database differs from the gold one: the gold replay against a replay
+    of the trial's own successful calls. Each: table, key, gold row, actual row, the fields that differ."""
+    from tau_emotion.core.reward import GoldReplayError, replay
+
+    try:
+        gold = replay(domain, task)
+    except GoldReplayError:
+        return []
+    actual = replay_calls(domain, [(n, a) for n, a, ok in actions(result.messages) if ok])
+    gold_rows, actual_rows = gold.changed(), actual.changed()
+    out = []
+    for table in sorted({*gold_rows, *actual_rows}):
+        keys = {*gold_rows.get(table, {}), *actual_rows.get(table, {})}
+        for key in sorted(keys):
+            g, a = gold[table].peek(key), actual[table].peek(key)
+            if json.dumps(g, sort_keys=True, default=str) == json.dumps(a, sort_keys=True, default=str):
+                continue
+            fields = sorted(k for k in {*(g or {}), *(a or {})}
+                            if (g or {}).get(k) != (a or {}).get(k)) if isinstance(g, dict) or isinstance(a, dict) else []
+            out.append({"table": table, "key": key, "gold": g, "actual": a, "fields": fields})
+    return out
+
+
+# ----------------------------------------------------------------------------- terminal view
+
+
+def _args(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def trial_text(data: RunData, result: EpisodeResult, category: str | None = None) -> str:
+    """The conversation with roles, tool calls, arguments and results; the ending and the reward parts."""
+    lines = [f"== {result.domain}/{result.task_id} trial {result.trial}: "
+             + (f"ERROR ({result.error})" if result.status == "error" else f"reward {result.reward:+.0f}")
+             + f"  termination={result.termination.reason}"
+             + (f" by {result.termination.by}" if result.termination.by else "")
+             + (f" ({result.termination.detail})" if result.termination.detail else "")]
+    for m in result.messages:
+        if m.role == "tool":
+            mark = " ERROR" if m.error else ""
+            lines.append(f"  [tool {m.name}{mark}] {m.content or ''}")
+        elif m.role == "assistant" and m.tool_calls:
+            if m.content:
+                lines.append(f"  [agent] {m.content}")
+            for c in m.tool_calls:
+                lines.append(f"  [agent -> {c.name}] {_args(c.arguments)}")
+        else:
+            lines.append(f"  [{'agent' if m.role == 'assistant' else m.role}] {m.content or ''}")
+    parts = result.parts
+    if parts is not None:
+        lines.append(f"  reward parts: db_match={parts.db_match} outputs_missing={parts.outputs_missing or '[]'}"
+                     f" terminal_done={parts.terminal_done} negative_termination={parts.negative_termination}")
+    if category:
+        lines.append(f"  error category: {category}")
+    task, domain = data.task(result), data.domains.get(result.domain)
+    if task is not None and domain is not None and parts is not None and not parts.db_match:
+        diff = db_diff(domain, task, result)
+        lines.append(f"  database rows that differ from the gold state: {len(diff)}")
+        for row in diff:
+            what = ", ".join(row["fields"]) if row["fields"] else "row"
+            lines.append(f"    {row['table']}[{row['key']}] differs in {what}:")
+            lines.append(f"      gold:   {json.dumps(row['gold'], ensure_ascii=False, default=str)}")
+            lines.append(f"      actual: {json.dumps(row['actual'], ensure_ascii=False, default=str)}")
+    elif domain is None:
+        lines.append(f"  (domain '{result.domain}' is not installed: no database diff)")
+    return "\n".join(lines)
