@@ -83,13 +83,18 @@ def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
         "policy_challenge": cand.policy_challenge,
         "intents": [d.kind for d in cand.drafts],
         "refused": [{"name": r.name, "arguments": r.arguments, "after": r.at} for r in cand.refusals],
+        # what each intent's success looks like (its gold calls, outputs and reasons), for users and reports
+        "intent_gold": [{"actions": [j for j, s in enumerate(cand.steps) if s.intent == i],
+                         "outputs": cand.intent_outputs[i], "reasons": cand.intent_reasons[i]}
+                        for i in range(len(cand.drafts))],
         "seed": seed,
         "candidate": cand.index,
         "refiner": refiner,
     }
     return Task(id=f"{cand.domain}-{cand.split}-candidate-{cand.index}", domain=cand.domain, split=cand.split,
                 user=UserSpec(instruction=refined.instruction, known=refined.known, intents=refined.intents),
-                gold=Gold(actions=cand.gold_actions, outputs=list(cand.outputs)), meta=meta)
+                gold=Gold(actions=cand.gold_actions, outputs=list(cand.outputs), reasons=list(cand.reasons)),
+                meta=meta)
 
 
 def build_tasks(
