@@ -102,3 +102,10 @@ def core_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, A
 @hookimpl
 def tau_register_metrics(register):
     register("core", core_metrics)
+
+
+@hookimpl
+def tau_task_tags(task):
+    """Tag every result with its task's number of intents (`intents=2`): longer tasks fail more often
+    under any condition, so a comparison across conditions should look at it (`by_tag["intents"]`)."""
+    return {"intents": str(len(task.user.intents) or 1)}
