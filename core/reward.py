@@ -189,3 +189,18 @@ def check_task(domain: Domain, task: Task) -> str | None:
     if reward == 1.0:
         return None
     return f"task '{task.id}': gold trajectory scores {reward:+.0f} ({parts.model_dump_json()})"
+
+
+def state_from_messages(domain: Domain, messages: list[Message]) -> State:
+    """The database an episode left, rebuilt by running its tool calls again, in order (tools are deterministic)."""
+    state = domain.database.state()
+    for message in messages:
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                domain.toolset.call(state, call.name, call.arguments)
+    return state
+
+
+def rescore(domain: Domain, task: Task, messages: list[Message], termination: Termination) -> tuple[float, RewardParts]:
+    """Score a stored trajectory with the current scorer and the task's current gold."""
+    return score(domain, task, state_from_messages(domain, messages), messages, termination)
