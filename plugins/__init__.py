@@ -2,5 +2,5 @@
 a model client and the progress bar. Each module is one plugin, registered as an entry point."""
 
 #: loaded by every run unless blocked with `no:NAME` (as pytest's default_plugins)
-DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "scripted", "llm_user", "litellm", "stop", "metrics", "sqlite",
+DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "asker", "hasty", "repeater", "scripted", "llm_user", "litellm", "stop", "metrics", "sqlite",
                    "local", "progress")

@@ -52,6 +52,7 @@ _SYNONYMS = {
     "email": {"email", "e-mail", "mail"},
 }
 _STOPWORDS = {"of", "the", "a", "an", "to", "for", "my", "your"}
+_GENERIC = {"id", "name", "number", "code", "identifier"}
 _CONFIRM = re.compile(
     r"\b(shall i|should i|may i|can i go|do you want me|would you like me|would you like to proceed|"
     r"confirm|proceed|go ahead|is that (?:correct|right|ok)|are you sure|(?:do|would) you (?:like|want))\b"
@@ -300,7 +301,10 @@ class ScriptedUser:
 
     def _asked_keys(self, text: str) -> list[str]:
         words = set(_WORD.findall(text.lower()))
-        keys = [k for k in self.task.user.known if all(terms & words for terms in key_terms(k))]
+        known = [k for k in self.task.user.known if k != "preferences"]
+        keys = [k for k in known if all(terms & words for terms in key_terms(k))]
+        if not keys:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
+            keys = [k for k in known if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
         request = self.intents[self.position].lower()
         # the current intent's facts first
         return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
