@@ -48,14 +48,16 @@ UNSATISFIED_TOKEN = "###UNSATISFIED###"
 _WORD = re.compile(r"[a-z0-9]+")
 _SYNONYMS = {
     "id": {"id", "number", "code", "identifier", "confirmation", "locator"},
+    "ids": {"id", "ids", "number", "numbers", "code", "codes", "identifier", "confirmation", "locator"},
     "dob": {"dob", "birth", "birthday"},
     "email": {"email", "e-mail", "mail"},
 }
 _STOPWORDS = {"of", "the", "a", "an", "to", "for", "my", "your"}
-_GENERIC = {"id", "name", "number", "code", "identifier"}
+_GENERIC = {"id", "ids", "name", "number", "code", "identifier"}
 _CONFIRM = re.compile(
     r"\b(shall i|should i|may i|can i go|do you want me|would you like me|would you like to proceed|"
-    r"confirm|proceed|go ahead|is that (?:correct|right|ok)|are you sure|(?:do|would) you (?:like|want))\b"
+    r"confirm(?! (?:your|the|my)\b)|proceed|go ahead|is that (?:correct|right|ok)|are you sure|"
+    r"(?:do|would) you (?:like|want) (?:me|to proceed|to go ahead))\b"
 )
 _ANYTHING_ELSE = re.compile(r"\b(anything else|something else|any other|else i can|further (?:help|assistance))\b")
 _CHOICE = re.compile(r"\b(which|prefer|or)\b")
@@ -352,16 +354,16 @@ class ScriptedUser:
         lower = text.lower()
         if "?" in text and not _ANYTHING_ELSE.search(lower):
             keys = self._asked_keys(text)
-            if keys:
-                kind = "repeated_question" if all(k in self.told for k in keys) else None
-                self.told.update(keys)
-                facts = " ".join(f"My {k.replace('_', ' ')} is {format_value(self.task.user.known[k])}." for k in keys)
-                reply = self._with_friction(kind, self.style.answer(facts))
-            elif _CONFIRM.search(lower):
+            if _CONFIRM.search(lower):  # "I will change reservation X ... Shall I proceed?" is not a question about X
                 if not self._describes_request(text):
                     reply = self._with_friction("no_progress", self.style.correct(request))
                 else:
                     reply = self._with_friction("no_progress" if repeated else None, self.style.confirm())
+            elif keys:
+                kind = "repeated_question" if all(k in self.told for k in keys) else None
+                self.told.update(keys)
+                facts = " ".join(f"My {k.replace('_', ' ')} is {format_value(self.task.user.known[k])}." for k in keys)
+                reply = self._with_friction(kind, self.style.answer(facts))
             elif _CHOICE.search(lower) and self._preference():
                 reply = self._with_friction("repeated_question" if repeated else None,
                                             self.style.answer(self._preference() or ""))

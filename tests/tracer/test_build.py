@@ -109,6 +109,7 @@ def test_committed_splits_have_the_promised_shape(airline):
     for task in test + train:
         assert task.blocks["emotion"]["emotion"] in EMOTIONS[task.blocks["emotion"]["family"]], task.id
         assert task.blocks["emotion"]["anchor"] and task.meta["feeling"]
+        assert len(task.meta["intent_gold"]) == len(task.user.intents), task.id  # one entry per stated intent
 
 
 @pytest.mark.parametrize("split", ["test", "train"])
