@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
+from tau_emotion.core.episode import Episode
 from tau_emotion.core.models import Message, RunConfig
 from tau_emotion.core.plugins import get_plugin_manager
-from tau_emotion.core.episode import Episode
 from tau_emotion.plugins.scripted_user import NEUTRAL_PATIENCE, ScriptedUser
 
 
