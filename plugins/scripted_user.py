@@ -139,7 +139,14 @@ def key_terms(key: str) -> list[set[str]]:
 
 
 def format_value(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ", ".join(str(v) for v in value)
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def state_fact(key: str, value: Any) -> str:
+    verb = "are" if isinstance(value, list) and len(value) > 1 else "is"
+    return f"My {key.replace('_', ' ')} {verb} {format_value(value)}."
 
 
 def leaves(value: Any) -> list[Any]:
@@ -362,7 +369,7 @@ class ScriptedUser:
             elif keys:
                 kind = "repeated_question" if all(k in self.told for k in keys) else None
                 self.told.update(keys)
-                facts = " ".join(f"My {k.replace('_', ' ')} is {format_value(self.task.user.known[k])}." for k in keys)
+                facts = " ".join(state_fact(k, self.task.user.known[k]) for k in keys)
                 reply = self._with_friction(kind, self.style.answer(facts))
             elif _CHOICE.search(lower) and self._preference():
                 reply = self._with_friction("repeated_question" if repeated else None,

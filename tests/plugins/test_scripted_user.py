@@ -76,3 +76,9 @@ def test_a_repeated_question_costs_more():
     _say(user, episode, "What is your user id?")
     _say(user, episode, "What is your user id?")
     assert user.style.patience == NEUTRAL_PATIENCE - 2
+
+
+def test_a_list_of_facts_reads_as_a_sentence():
+    user, episode = _user(task_id="airline-test-037")
+    asyncio.run(user.start())
+    assert "My reservation ids are 1VHSAX, 36PQLF." in _say(user, episode, "What is the reservation id?")
