@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,7 +176,7 @@ class IntentGoal:
         return len(self.rows) + len(self.outputs) + len(self.reasons) + self.handover
 
 
-_goal_cache: dict[tuple[str, str, str], list[IntentGoal]] = {}
+_goal_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # domain -> {(task, gold): goals}
 
 
 def intent_goals(episode: Episode, n_intents: int) -> tuple[list[IntentGoal], bool]:
@@ -183,10 +184,11 @@ def intent_goals(episode: Episode, n_intents: int) -> tuple[list[IntentGoal], bo
     task, domain = episode.task, episode.domain
     split = task.meta.get("intent_gold")
     per_intent = isinstance(split, list) and len(split) == n_intents
-    key = (domain.name, task.id, task.gold.model_dump_json() + str(per_intent))
-    if key not in _goal_cache:
-        _goal_cache[key] = _build_goals(episode, task, split if per_intent else None)
-    return _goal_cache[key], per_intent
+    cache = _goal_cache.setdefault(domain, {})
+    key = (task.id, task.gold.model_dump_json(), json.dumps(split) if per_intent else None)
+    if key not in cache:
+        cache[key] = _build_goals(episode, task, split if per_intent else None)
+    return cache[key], per_intent
 
 
 def _build_goals(episode: Episode, task: Task, split: list[dict] | None) -> list[IntentGoal]:
