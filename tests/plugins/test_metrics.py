@@ -52,3 +52,5 @@ def test_results_are_tagged_with_their_number_of_intents(tmp_path):
     results = run.store.results(run.run_id)
     assert {r.tags["intents"] for r in results} >= {"1"}
     assert sum(g["n_tasks"] for g in summary["by_tag"]["intents"].values()) == summary["by_domain"]["mock"]["n_tasks"]
+    rows = [row for found in run.pm.hook.tau_summary_rows(summary=summary) for row in found]
+    assert [label for label, _ in rows if label.startswith("intents=")] == ["intents=1", "intents=2"]
