@@ -191,3 +191,19 @@ def test_transfer_tasks_need_the_transfer():
     assert reward == 0.0 and parts.db_match and parts.terminal_done is False
     handed = [Message(role="tool", name="transfer_to_human_agents", content="Transfer successful")]
     assert score(domain, task, state, handed, stop)[0] == 1.0
+
+
+def test_a_pack_declares_reasons_in_data_refusals_json(make_pack):
+    import json
+
+    from tau_emotion.core.errors import DataError
+
+    data = make_pack("reasonpack", "reasons")
+    pm = get_plugin_manager(["reasonpack"])
+    assert pm.catalog("domains").get("reasons").refusal_reasons == {}  # optional file
+    (data / "refusals.json").write_text(json.dumps({"reasons": {"late": {"phrasings": ["too late", "past"]}}}))
+    assert get_plugin_manager(["reasonpack"]).catalog("domains").get("reasons").refusal_reasons == {
+        "late": ["too late", "past"]}
+    (data / "refusals.json").write_text(json.dumps({"reasons": {"late": {"phrasings": []}}}))
+    with pytest.raises(DataError, match=r"refusals.json: reason 'late': expected a non-empty list of phrasings"):
+        _ = get_plugin_manager(["reasonpack"]).catalog("domains").get("reasons").refusal_reasons
