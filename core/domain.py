@@ -79,6 +79,7 @@ class Domain:
         load_database: Callable[[], Database] | None = None,
         load_policy: Callable[[], str] | None = None,
         load_tasks: Callable[[], list[Task]] | None = None,
+        load_refusal_reasons: Callable[[], dict[str, list[str]]] | None = None,
         policy_rules: Iterable[Callable] = (),
         meta: dict[str, Any] | None = None,
     ):
@@ -90,6 +91,7 @@ class Domain:
         self._load_database = load_database
         self._load_policy = load_policy
         self._load_tasks = load_tasks
+        self._load_refusal_reasons = load_refusal_reasons
         self.policy_rules = list(policy_rules)
         #: descriptive facts for listings and reports (source, version); no behaviour hangs on them —
         #: what a plugin needs from a domain it asks for through a hook of its own
@@ -121,6 +123,29 @@ class Domain:
         if self._load_policy is not None:
             return self._load_policy()
         return self._file("data/policy.md").read_text(encoding="utf-8")
+
+    @cached_property
+    def refusal_reasons(self) -> dict[str, list[str]]:
+        """Policy reason -> phrasings that explain it (`data/refusals.json`; {} when the pack has none).
+
+        A refusal task's gold names reasons (`gold.reasons`); the agent must say one phrasing of each.
+        """
+        if self._load_refusal_reasons is not None:
+            return self._load_refusal_reasons()
+        if self.package is None or not self._file("data/refusals.json").is_file():
+            return {}
+        path = self._file("data/refusals.json")
+        raw = read_json(path)
+        reasons = raw.get("reasons", raw) if isinstance(raw, dict) else None
+        if not isinstance(reasons, dict):
+            raise DataError(f"{path}: expected {{\"reasons\": {{reason: {{\"phrasings\": [...]}}}}}}")
+        out: dict[str, list[str]] = {}
+        for name, entry in reasons.items():
+            phrasings = entry.get("phrasings") if isinstance(entry, dict) else entry
+            if not isinstance(phrasings, list) or not phrasings or not all(isinstance(p, str) for p in phrasings):
+                raise DataError(f"{path}: reason '{name}': expected a non-empty list of phrasings")
+            out[name] = phrasings
+        return out
 
     @cached_property
     def all_tasks(self) -> list[Task]:

@@ -35,8 +35,16 @@ class Action(StrictModel):
 
 
 class Gold(StrictModel):
+    """What a correct episode does and says.
+
+    `outputs`: facts the agent must tell; an entry is a phrase or a list of accepted phrasings (any
+    one suffices); numbers match by value ("$494.00" tells "494"). `reasons`: policy reasons a
+    refusal must explain, named as the domain declares them (`Domain.refusal_reasons`).
+    """
+
     actions: list[Action] = Field(default_factory=list)
-    outputs: list[str] = Field(default_factory=list)
+    outputs: list[str | list[str]] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
 
 
 CORE_TASK_FIELDS = frozenset({"id", "domain", "split", "user", "gold", "meta"})
@@ -136,6 +144,8 @@ class RewardParts(BaseModel):
     db_match: bool
     outputs_found: list[str] = Field(default_factory=list)
     outputs_missing: list[str] = Field(default_factory=list)
+    reasons_found: list[str] = Field(default_factory=list)
+    reasons_missing: list[str] = Field(default_factory=list)
     terminal_done: bool | None = None
     negative_termination: bool = False
 

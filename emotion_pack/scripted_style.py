@@ -1,7 +1,8 @@
 """How the offline `scripted` user sounds and how patient it is under an emotion condition.
 
-The phrasing and the patience rules are data in `expression.py`/`data/patience.json`; this
-class only spends patience on friction and, at zero, gives up with ###UNSATISFIED###.
+The phrasing and the patience budget are data in `expression.py`/`data/patience.json`; the
+accounting (friction spends patience; at zero the user gives up) is the scripted user's own,
+shared with its neutral style, so the no-emotion control differs only in phrasing and budget.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import random
 
 from tau_emotion.emotion_pack import expression
 from tau_emotion.emotion_pack.taxonomy import Condition
-from tau_emotion.emotion_pack.unsatisfied import UNSATISFIED_TOKEN
 from tau_emotion.plugins.scripted_user import UserStyle
 
 
@@ -18,8 +18,8 @@ class EmotionalStyle(UserStyle):
     def __init__(self, condition: Condition, rng: random.Random):
         self.condition = condition
         self.rng = rng
-        self.patience = expression.patience_budget(condition)
-        self.gave_up = False
+        self.budget = expression.patience_budget(condition)
+        super().__init__()
 
     def opening(self, request: str) -> str:
         return expression.opening(self.condition, self.rng, request)
@@ -33,11 +33,11 @@ class EmotionalStyle(UserStyle):
     def dont_know(self) -> str:
         return expression.dont_know(self.condition, self.rng)
 
-    def friction(self, kind: str) -> str | None:
-        if self.gave_up:
-            return f"{expression.give_up(self.condition, self.rng)} {UNSATISFIED_TOKEN}"
-        self.patience -= expression.friction_cost(kind)
-        if self.patience <= 0:
-            self.gave_up = True
-            return f"{expression.give_up(self.condition, self.rng)} {UNSATISFIED_TOKEN}"
-        return expression.friction(self.condition, self.rng, self.patience)
+    def cost(self, kind: str) -> int:
+        return expression.friction_cost(kind)
+
+    def complaint(self, patience_left: int) -> str | None:
+        return expression.friction(self.condition, self.rng, patience_left)
+
+    def give_up(self) -> str:
+        return expression.give_up(self.condition, self.rng)

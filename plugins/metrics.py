@@ -103,3 +103,17 @@ def core_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, A
 @hookimpl
 def tau_register_metrics(register):
     register("core", core_metrics)
+
+
+@hookimpl
+def tau_task_tags(task):
+    """Tag every result with its task's number of intents (`intents=2`): longer tasks fail more often
+    under any condition, so a comparison across conditions should look at it (`by_tag["intents"]`)."""
+    return {"intents": str(len(task.user.intents) or 1)}
+
+
+@hookimpl
+def tau_summary_rows(summary):
+    """One printed row per intent count, so the confound is in sight next to any other breakdown."""
+    groups = summary.get("by_tag", {}).get("intents", {})
+    return [(f"intents={k}", g) for k, g in sorted(groups.items(), key=lambda kv: int(kv[0]))] if len(groups) > 1 else []

@@ -1,4 +1,4 @@
-"""The `oracle` agent: replays the task's gold actions, then tells the gold outputs.
+"""The `oracle` agent: replays the task's gold actions, then tells the gold outputs and refusal reasons.
 
 A harness self-check: with the scripted user every task must score 1. A failure means the
 task, the domain's tools or the scorer is wrong, not the agent.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.models import Message, ToolCall
+from tau_emotion.core.reward import gold_statement
 
 
 class OracleAgent:
@@ -21,13 +22,14 @@ class OracleAgent:
     def __init__(self, episode: Episode):
         self.task = episode.task
         self.toolset = episode.toolset
+        self.statement = gold_statement(episode.domain, episode.task)
         self.acted = False
-        self.told = not self.task.gold.outputs
+        self.told = not self.statement
         self.acks = 0
 
     def _outputs(self) -> str:
         self.told = True
-        return "Here is what I found: " + "; ".join(self.task.gold.outputs) + "."
+        return f"Here is what I found: {self.statement}."
 
     async def act(self, messages: list[Message]) -> Message:
         if not self.acted:

@@ -1,41 +1,87 @@
-"""The `scripted` user: deterministic and offline.
+"""The `scripted` user: deterministic, offline, and moved by what the agent does.
 
-It states the task's intents in order, answers questions from the task's `known` facts, says it
-does not know anything else, agrees when asked to confirm, and ends with ###STOP### once every
-intent was addressed (an agent statement that is not a question moves it to the next intent).
+It states the task's intents in order and moves to the next one only on evidence that the
+current one was handled: the intent's gold writes are in the episode's state, its gold outputs
+were said, its refusal reasons explained (the scorer's own matching). Tracer tasks say which gold
+calls, outputs and reasons belong to which intent (`meta.intent_gold`); for other tasks a single
+intent owns the whole gold, and with several intents the k-th of n counts as handled once k/n of
+the gold's evidence is there. An intent with nothing to check is handled by any statement.
 
-How it sounds and how much friction it tolerates come from a `UserStyle`. The neutral style has
-infinite patience; another plugin (the emotion pack) answers the hook this plugin adds,
-`tau_scripted_user_style(episode)`, with its own style to make this user emotional.
+Otherwise a statement is no progress: the user restates what is missing and spends patience. A
+question is answered with the facts asked for (the current intent's first); a choice question
+("which card?") with its preference; a confirmation with "yes" only when the action described
+names what the user asked for (ids, flight numbers, dates, cabins), else with a correction;
+"anything else?" moves it on once the intent is handled. When everything is handled it ends with
+###STOP###.
+
+How it sounds comes from a `UserStyle`; so does the patience accounting, which is the same for
+every style: friction (`unknown_question`, `repeated_question`, `no_progress`) spends patience
+and at zero the user gives up (###UNSATISFIED### when the `unsatisfied` plugin is loaded, else
+###STOP###). The neutral style's budget is `NEUTRAL_PATIENCE`, the median budget of the emotion
+pack's 594 conditions, so a no-emotion control compares like with like. Another plugin (the
+emotion pack) answers `tau_scripted_user_style(episode)` with its own style.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
 from tau_emotion.core import PROJECT, hookimpl
 from tau_emotion.core.episode import Episode
-from tau_emotion.core.models import Message
+from tau_emotion.core.models import Message, Task
+from tau_emotion.core.reward import outputs_told, reasons_explained
+from tau_emotion.core.state import canonical_json
+
+#: the neutral budget: the median of the emotion pack's budgets over all its conditions (a test checks)
+NEUTRAL_PATIENCE = 5
+#: patience spent per friction event; the emotion pack's data/patience.json holds the same costs (a test checks)
+FRICTION_COST = {"unknown_question": 1, "repeated_question": 2, "no_progress": 1}
+STOP_TOKEN = "###STOP###"
+UNSATISFIED_TOKEN = "###UNSATISFIED###"
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SYNONYMS = {
     "id": {"id", "number", "code", "identifier", "confirmation", "locator"},
+    "ids": {"id", "ids", "number", "numbers", "code", "codes", "identifier", "confirmation", "locator"},
     "dob": {"dob", "birth", "birthday"},
     "email": {"email", "e-mail", "mail"},
 }
 _STOPWORDS = {"of", "the", "a", "an", "to", "for", "my", "your"}
+_GENERIC = {"id", "ids", "name", "number", "code", "identifier"}
 _CONFIRM = re.compile(
     r"\b(shall i|should i|may i|can i go|do you want me|would you like me|would you like to proceed|"
-    r"confirm|proceed|go ahead|is that (?:correct|right|ok)|are you sure|(?:do|would) you (?:like|want))\b"
+    r"confirm(?! (?:your|the|my)\b)|proceed|go ahead|is that (?:correct|right|ok)|are you sure|"
+    r"(?:do|would) you (?:like|want) (?:me|to proceed|to go ahead))\b"
 )
+_ANYTHING_ELSE = re.compile(r"\b(anything else|something else|any other|else i can|further (?:help|assistance))\b")
+_CHOICE = re.compile(r"\b(which|prefer|or)\b")
+#: what a confirmation can name wrongly: reservation ids, flight numbers, dates, cabins
+_SALIENT = {
+    "id": re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b"),
+    "flight": re.compile(r"\b[A-Z]{3}\d{3,4}\b"),
+    "date": re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
+    "cabin": re.compile(r"\b(basic[ _]economy|business|(?<!basic )(?<!basic_)economy)\b", re.I),
+}
 
 
 class UserStyle:
-    """Neutral phrasing and unlimited patience. Subclasses change both."""
+    """Neutral phrasing, and the patience accounting every style shares (override the phrasing, the
+    budget and `cost`, not `friction`)."""
+
+    budget: int = NEUTRAL_PATIENCE
+    #: appended when the user gives up; the scripted user sets it from the loaded plugins
+    end_token: str = UNSATISFIED_TOKEN
+
+    def __init__(self) -> None:
+        self.patience = self.budget
+        self.gave_up = False
 
     def opening(self, request: str) -> str:
         return request
@@ -49,19 +95,40 @@ class UserStyle:
     def confirm(self) -> str:
         return "Yes, please go ahead."
 
+    def correct(self, request: str) -> str:
+        return f"No, that is not what I asked for. {request}"
+
+    def restate(self, missing: str, request: str) -> str:
+        return f"That does not settle it yet: {missing}. {request}"
+
     def dont_know(self) -> str:
         return "I don't know that, sorry."
 
-    def friction(self, kind: str) -> str | None:
-        """Called on friction ('unknown_question', 'repeated_question', 'no_progress').
-
-        Return None to carry on, a prefix for the reply, or a final message (with its
-        termination token) to end the conversation.
-        """
+    def complaint(self, patience_left: int) -> str | None:
+        """A remark on friction while patience is left (None: none)."""
         return None
 
+    def give_up(self) -> str:
+        return "This is not getting anywhere, so I will stop here."
+
+    def cost(self, kind: str) -> int:
+        return FRICTION_COST[kind]
+
+    def friction(self, kind: str) -> str | None:
+        """Spend patience on one friction event ('unknown_question', 'repeated_question', 'no_progress').
+
+        Returns None to carry on, a prefix for the reply, or a final message (with its
+        termination token) to end the conversation.
+        """
+        if not self.gave_up:
+            self.patience -= self.cost(kind)
+            if self.patience > 0:
+                return self.complaint(self.patience)
+            self.gave_up = True
+        return f"{self.give_up()} {self.end_token}"
+
     def done(self) -> str:
-        return "Thank you, that is everything I needed. ###STOP###"
+        return f"Thank you, that is everything I needed. {STOP_TOKEN}"
 
 
 def key_terms(key: str) -> list[set[str]]:
@@ -73,7 +140,96 @@ def key_terms(key: str) -> list[set[str]]:
 
 
 def format_value(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ", ".join(str(v) for v in value)
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def state_fact(key: str, value: Any) -> str:
+    verb = "are" if isinstance(value, list) and len(value) > 1 else "is"
+    return f"My {key.replace('_', ' ')} {verb} {format_value(value)}."
+
+
+def leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in leaves(v)]
+    return [value]
+
+
+@dataclass
+class IntentGoal:
+    """What shows that one intent was handled."""
+
+    #: (table, key) -> the canonical rows it may hold once handled (None: deleted)
+    rows: dict[tuple[str, str], set[str | None]] = field(default_factory=dict)
+    outputs: list[Any] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    #: values a confirmation of this intent's action may name
+    values: set[str] = field(default_factory=set)
+    #: the intent ends in a handover (a terminal tool)
+    handover: bool = False
+
+    @property
+    def units(self) -> int:
+        return len(self.rows) + len(self.outputs) + len(self.reasons) + self.handover
+
+
+_goal_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # domain -> {(task, gold): goals}
+
+
+def intent_goals(episode: Episode, n_intents: int) -> tuple[list[IntentGoal], bool]:
+    """One goal per intent (and True) from `meta.intent_gold`, else one goal for the whole gold (False)."""
+    task, domain = episode.task, episode.domain
+    split = task.meta.get("intent_gold")
+    per_intent = isinstance(split, list) and len(split) == n_intents
+    cache = _goal_cache.setdefault(domain, {})
+    key = (task.id, task.gold.model_dump_json(), json.dumps(split) if per_intent else None)
+    if key not in cache:
+        cache[key] = _build_goals(episode, task, split if per_intent else None)
+    return cache[key], per_intent
+
+
+def _build_goals(episode: Episode, task: Task, split: list[dict] | None) -> list[IntentGoal]:
+    groups = [list(g.get("actions", [])) for g in split] if split else [list(range(len(task.gold.actions)))]
+    owner = {j: i for i, g in enumerate(groups) for j in g}
+    state = episode.domain.database.state()
+    rows_after: list[dict[tuple[str, str], str | None]] = []  # rows each gold write changed, as left by it
+
+    def current(row: tuple[str, str]) -> str | None:
+        table, key = row
+        return canonical_json(state[table].peek(key)) if key in state[table] else None
+
+    before: dict[tuple[str, str], str | None] = {}
+    for action in task.gold.actions:
+        episode.toolset.call(state, action.name, action.arguments)
+        touched = set(before) | {(t, k) for t, rows in state.changed().items() for k in rows}
+        after = {row: current(row) for row in touched}  # a row back at its snapshot value counts too
+        rows_after.append({row: v for row, v in after.items() if row not in before or before[row] != v})
+        before = after
+    refused = [str(v) for r in task.meta.get("refused", []) for v in leaves(r.get("arguments", {}))]
+    goals = [IntentGoal() for _ in groups]
+    for j, changed in enumerate(rows_after):
+        i = owner.get(j)
+        if i is None:
+            continue
+        goals[i].handover |= episode.toolset.is_terminal(task.gold.actions[j].name)
+        for row in changed:
+            goals[i].rows.setdefault(row, set())
+        if changed:
+            goals[i].values.update(str(v) for v in leaves(task.gold.actions[j].arguments))
+    # a row counts as handled at the value it has after its intent or any later one
+    for i, goal in enumerate(goals):
+        for row in goal.rows:
+            goal.rows[row] = {c[row] for j, c in enumerate(rows_after) if row in c and owner.get(j, -1) >= i}
+        goal.values.update(refused)
+    if split:
+        for goal, part in zip(goals, split, strict=True):
+            goal.outputs, goal.reasons = list(part.get("outputs", [])), list(part.get("reasons", []))
+    else:
+        goals[0].outputs, goals[0].reasons = list(task.gold.outputs), list(task.gold.reasons)
+    return goals
 
 
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -84,7 +240,8 @@ class ScriptedUserHooks:
 
     @hookspec(firstresult=True)
     def tau_scripted_user_style(self, episode: Episode) -> UserStyle | None:
-        """The `UserStyle` of the scripted user in `episode` (called once per episode); None for the neutral one.
+        """The `UserStyle` (phrasing, patience budget) of the scripted user in `episode` (called once per
+        episode); None for the neutral one.
 
         firstresult. Implement it with `@hookimpl(optionalhook=True)` so the plugin still loads
         when the scripted user is blocked.
@@ -96,17 +253,91 @@ class ScriptedUser:
         self.episode = episode
         self.task = episode.task
         self.intents = list(self.task.user.intents) or [self.task.user.instruction]
+        self.goals, self.per_intent = intent_goals(episode, len(self.intents))
         self.position = 0
         self.told: set[str] = set()
         self.last_agent_text: str | None = None
         self.style: UserStyle = episode.pm.hook.tau_scripted_user_style(episode=episode) or UserStyle()
+        self.style.end_token = UNSATISFIED_TOKEN if episode.pm.has_plugin("unsatisfied") else STOP_TOKEN
 
     async def start(self) -> Message:
         return Message(role="user", content=self.style.opening(self.intents[0]))
 
+    # ----------------------------------------------------------------- evidence
+
+    def _rows_done(self, goal: IntentGoal) -> list[bool]:
+        state = self.episode.state
+        out = []
+        for (table, key), wanted in goal.rows.items():
+            row = state[table].peek(key) if key in state[table] else None
+            out.append((None if row is None else canonical_json(row)) in wanted)
+        return out
+
+    def _progress(self, goal: IntentGoal) -> tuple[int, list[str]]:
+        """How many evidence units of `goal` hold, and what is still missing (in words)."""
+        rows = self._rows_done(goal)
+        _, outputs_missing = outputs_told(goal.outputs, self.episode.messages)
+        _, reasons_missing = reasons_explained(self.episode.domain, goal.reasons, self.episode.messages)
+        handed_over = goal.handover and any(
+            m.role == "tool" and not m.error and self.episode.toolset.is_terminal(m.name or "") for m in self.episode.messages)
+        missing = []
+        if goal.handover and not handed_over:
+            missing.append("I asked to be handed over to a person")
+        if not all(rows):
+            missing.append("what I asked for has not been done")
+        if outputs_missing:
+            missing.append("you have not told me what I asked to know")
+        if reasons_missing:
+            missing.append("you have not explained why it cannot be done")
+        done = sum(rows) + len(goal.outputs) - len(outputs_missing) + len(goal.reasons) - len(reasons_missing)
+        return done + handed_over, missing
+
+    def _handled(self, text: str) -> tuple[bool, list[str]]:
+        if self.per_intent or len(self.intents) == 1:
+            goal = self.goals[self.position]
+            if goal.units == 0:  # nothing to check: any statement will do
+                return "?" not in text or bool(_ANYTHING_ELSE.search(text.lower())), []
+            done, missing = self._progress(goal)
+            return not missing, missing
+        goal = self.goals[0]
+        if goal.units == 0:
+            return "?" not in text or bool(_ANYTHING_ELSE.search(text.lower())), []
+        done, missing = self._progress(goal)
+        if self.position == len(self.intents) - 1:
+            return not missing, missing
+        needed = math.ceil(goal.units * (self.position + 1) / len(self.intents))
+        return done >= needed, missing or ["what I asked for has not been done"]
+
+    # ----------------------------------------------------------------- answers
+
     def _asked_keys(self, text: str) -> list[str]:
         words = set(_WORD.findall(text.lower()))
-        return [k for k in self.task.user.known if all(terms & words for terms in key_terms(k))]
+        known = [k for k in self.task.user.known if k != "preferences"]
+        keys = [k for k in known if all(terms & words for terms in key_terms(k))]
+        if not keys:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
+            keys = [k for k in known if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
+        request = self.intents[self.position].lower()
+        # the current intent's facts first
+        return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
+
+    def _preference(self) -> str | None:
+        prefs = self.task.user.known.get("preferences")
+        if not prefs:
+            return None
+        prefs = prefs if isinstance(prefs, list) else [prefs]
+        return "I would like to " + "; and ".join(str(p) for p in prefs) + "."
+
+    def _describes_request(self, text: str) -> bool:
+        """False when a confirmation names an id, flight, date or cabin that is not part of this request."""
+        goal = self.goals[self.position] if self.per_intent else self.goals[0]
+        expected = {v.lower().replace("_", " ") for v in goal.values}
+        if not expected:
+            return True
+        for pattern in _SALIENT.values():
+            named = {m.lower().replace("_", " ") for m in pattern.findall(text)}
+            if named and not named & expected and any(pattern.fullmatch(v) or pattern.search(v) for v in goal.values):
+                return False
+        return True
 
     def _with_friction(self, kind: str | None, reply: str) -> str:
         if kind is None:
@@ -122,24 +353,34 @@ class ScriptedUser:
         text = (message.content or "").strip()
         repeated = text == self.last_agent_text
         self.last_agent_text = text
-        if "?" in text:
+        request = self.intents[self.position]
+        handled, missing = self._handled(text)
+        if handled and text:
+            self.position += 1
+            if self.position >= len(self.intents):
+                return Message(role="user", content=self.style.done())
+            return Message(role="user", content=self.style.next_request(self.intents[self.position]))
+        lower = text.lower()
+        if "?" in text and not _ANYTHING_ELSE.search(lower):
             keys = self._asked_keys(text)
-            if keys:
+            if _CONFIRM.search(lower):  # "I will change reservation X ... Shall I proceed?" is not a question about X
+                if not self._describes_request(text):
+                    reply = self._with_friction("no_progress", self.style.correct(request))
+                else:
+                    reply = self._with_friction("no_progress" if repeated else None, self.style.confirm())
+            elif keys:
                 kind = "repeated_question" if all(k in self.told for k in keys) else None
                 self.told.update(keys)
-                facts = " ".join(f"My {k.replace('_', ' ')} is {format_value(self.task.user.known[k])}." for k in keys)
+                facts = " ".join(state_fact(k, self.task.user.known[k]) for k in keys)
                 reply = self._with_friction(kind, self.style.answer(facts))
-            elif _CONFIRM.search(text.lower()):
-                reply = self._with_friction("no_progress" if repeated else None, self.style.confirm())
+            elif _CHOICE.search(lower) and self._preference():
+                reply = self._with_friction("repeated_question" if repeated else None,
+                                            self.style.answer(self._preference() or ""))
             else:
                 reply = self._with_friction("unknown_question", self.style.dont_know())
             return Message(role="user", content=reply)
-        if repeated or not text:
-            return Message(role="user", content=self._with_friction("no_progress", self.intents[self.position]))
-        self.position += 1
-        if self.position >= len(self.intents):
-            return Message(role="user", content=self.style.done())
-        return Message(role="user", content=self.style.next_request(self.intents[self.position]))
+        what = "; ".join(missing) or "nothing has happened yet"
+        return Message(role="user", content=self._with_friction("no_progress", self.style.restate(what, request)))
 
 
 @hookimpl

@@ -76,6 +76,19 @@ def task_id(domain: str, split: str, k: int, n: int) -> str:
     return f"{domain}-{split}-{k:0{max(3, len(str(n)))}d}"
 
 
+def intent_gold(cand: Candidate) -> list[dict[str, Any]]:
+    """What each of the user's intents needs (its gold calls, outputs and reasons), in the order the refiner
+    states them: a refusal the user insists on is two intents, the request and the ask for a human."""
+    out: list[dict[str, Any]] = []
+    for i, draft in enumerate(cand.drafts):
+        steps = [(j, s) for j, s in enumerate(cand.steps) if s.intent == i]
+        out.append({"actions": [j for j, s in steps if s.role != "handoff"],
+                    "outputs": cand.intent_outputs[i], "reasons": cand.intent_reasons[i]})
+        if draft.refused and draft.on_refusal == "transfer":
+            out.append({"actions": [j for j, s in steps if s.role == "handoff"], "outputs": [], "reasons": []})
+    return out
+
+
 def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
     meta = {
         "source": "tracer",
@@ -83,13 +96,15 @@ def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
         "policy_challenge": cand.policy_challenge,
         "intents": [d.kind for d in cand.drafts],
         "refused": [{"name": r.name, "arguments": r.arguments, "after": r.at} for r in cand.refusals],
+        "intent_gold": intent_gold(cand),
         "seed": seed,
         "candidate": cand.index,
         "refiner": refiner,
     }
     return Task(id=f"{cand.domain}-{cand.split}-candidate-{cand.index}", domain=cand.domain, split=cand.split,
                 user=UserSpec(instruction=refined.instruction, known=refined.known, intents=refined.intents),
-                gold=Gold(actions=cand.gold_actions, outputs=list(cand.outputs)), meta=meta)
+                gold=Gold(actions=cand.gold_actions, outputs=list(cand.outputs), reasons=list(cand.reasons)),
+                meta=meta)
 
 
 def build_tasks(

@@ -74,6 +74,10 @@ class Candidate:
     known: dict[str, Any]
     outputs: list[str]
     evidence: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    #: per intent: the gold outputs it must tell and the reasons it must explain
+    intent_outputs: list[list[str]] = field(default_factory=list)
+    intent_reasons: list[list[str]] = field(default_factory=list)
     end_hash: str = ""
     occasion: str | None = None
     occasion_stakes: int = 0
@@ -197,9 +201,12 @@ class Grounder:
                 if tool not in cand.evidence:
                     cand.evidence.append(tool)
             prev = self._intent(cand, i, draft, state, knowledge, prev, rng, identification)
+            cand.intent_outputs.append([o.text for o in draft.outputs if o.reason is None])
+            cand.intent_reasons.append([o.reason for o in draft.outputs if o.reason is not None])
             for output in draft.outputs:
-                if output.text not in cand.outputs:
-                    cand.outputs.append(output.text)
+                told, text = (cand.reasons, output.reason) if output.reason else (cand.outputs, output.text)
+                if text not in told:
+                    told.append(text)
         n = len(cand.steps)
         if not self.profile.min_calls <= n <= self.profile.max_calls:
             raise Reject("length", f"{n} gold calls, outside {self.profile.min_calls}-{self.profile.max_calls}")

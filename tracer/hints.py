@@ -130,6 +130,9 @@ class Output:
     ask: str | None = None
     #: the goal call's own result holds it (a refund total); otherwise it must be known before the goal call
     from_goal: bool = False
+    #: a refusal's policy reason (declared in the pack's data/refusals.json): the task's gold names
+    #: the reason (`gold.reasons`) instead of the keyword `text`, and any declared phrasing explains it
+    reason: str | None = None
 
 
 @dataclass

@@ -207,7 +207,7 @@ class Validator:
         assert cand.task is not None
         changes = bool(cand.end_hash) and cand.end_hash != self.initial_hash
         handover = any(self.tools[s.name].terminal for s in cand.steps)
-        if not (changes or cand.task.gold.outputs or handover):
+        if not (changes or cand.task.gold.outputs or cand.task.gold.reasons or handover):
             raise Reject("trivial", "no database change, no output and no handover: doing nothing would pass")
         for draft in cand.drafts:
             if draft.refused and not draft.outputs and draft.on_refusal != "transfer":

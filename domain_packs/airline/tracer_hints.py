@@ -321,7 +321,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
                       {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
                        "payment_id": next(iter(_user(ctx)["payment_methods"]))},
                       request, ref, facts={"new_travel_date": new_date}, refused=True,
-                      outputs=[Output("basic economy")], evidence=["get_reservation_details"],
+                      outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
                       mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
                                 _days_until(leg["date"])))
     paid = _payment(ctx, max(diff, 0), refund=diff < 0)
@@ -354,7 +354,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
                        "payment_id": next(iter(user["payment_methods"]))},
                       [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
                       refused=True, on_refusal="transfer" if transfer else "accept",
-                      outputs=[] if transfer else [Output("flown")],
+                      outputs=[] if transfer else [Output("flown", reason="already_flown")],
                       reads={"get_flight_status": [{"flight_number": flown["flight_number"], "date": flown["date"]}]},
                       evidence=["get_reservation_details", "get_flight_status"],
                       handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
@@ -423,7 +423,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                        "nonfree_baggages": min(res["nonfree_baggages"], total),
                        "payment_id": next(iter(user["payment_methods"]))},
                       [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
-                      ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed")],
+                      ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
                       evidence=["get_reservation_details"],
                       mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
                                 _days_until(res["flights"][0]["date"])))
@@ -471,7 +471,7 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
         return _draft("add_passenger", "update_reservation_passengers",
                       {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
                       [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
-                      facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers")],
+                      facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
                       evidence=["get_reservation_details"],
                       mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
                                 _days_until(res["flights"][0]["date"])))
@@ -538,14 +538,14 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
             return _draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                           [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
                           refused=True, on_refusal="transfer" if transfer else "accept",
-                          outputs=[] if transfer else [Output("flown")],
+                          outputs=[] if transfer else [Output("flown", reason="already_flown")],
                           reads={"get_flight_status": [{"flight_number": leg["flight_number"], "date": leg["date"]}]},
                           evidence=["get_reservation_details", "get_flight_status"], context=reason,
                           handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
                           mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
         return _draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                       [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
-                      refused=True, outputs=[Output("insurance")], evidence=["get_reservation_details"], context=reason,
+                      refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
                       mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
                                 _days_until(res["flights"][0]["date"])))
     items = [r for r in unflown if _cancel_grounds(ctx, r)]
@@ -599,7 +599,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _draft("compensation_not_eligible", "send_certificate",
                       {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
-                      request, ref, refused=True, outputs=[Output("insurance")], context=context,
+                      request, ref, refused=True, outputs=[Output("insurance", reason="compensation_not_eligible")], context=context,
                       reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
                       mood=mood)
     amount = per * n

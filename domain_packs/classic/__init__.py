@@ -7,8 +7,11 @@ package `__init__`s (`source.py`), their tools run unchanged on our copy-on-writ
 and their tasks become ours (`tasks.py`), so a trajectory changes the database exactly as in their
 env and our reward agrees with their `calculate_reward`: the final database must equal the gold
 replay's, and every gold output must have been told. Deliberate differences stay, all from core's
-scorer: outputs match on word boundaries ("10" does not match "100"), when the gold ends in a
-transfer the agent must have called it, and a user who gives up scores -1.
+scorer: outputs match by meaning (numbers by value, so "10" does not match "100" but "$10.00"
+matches "10"; their substring check takes "100" for "10" and misses "$10.00"), when the gold ends in
+a transfer the agent must have called it, and a user who gives up scores -1. Parity with their
+reward is therefore stated for their gold trajectories (and the perturbations the tests make: an
+output withheld, a write dropped or doubled, thousands separators), not for every wording.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def test_a_plugin_owned_block_is_validated_kept_and_tagged(shady, tmp_path):
     assert set(summary["by_tag"]["shade.colour"]) == {"red", "blue"}
     assert summary["by_tag"]["shade.colour"]["red"]["n_tasks"] == 2
     stored = run.store.results(run.run_id)
-    assert stored[0].tags == {"shade.colour": "red"} and stored[0].blocks == {"shade": {"colour": "red", "depth": 1}}
+    assert stored[0].tags == {"shade.colour": "red", "intents": "1"} and stored[0].blocks == {"shade": {"colour": "red", "depth": 1}}
     assert ("shade:blue", summary["by_tag"]["shade.colour"]["blue"]) in pm.hook.tau_summary_rows(summary=summary)[0]
     dumped = run.tasks[0].model_dump(mode="json")
     assert dumped["shade"] == {"colour": "red", "depth": 1} and "blocks" not in dumped  # file format: top level

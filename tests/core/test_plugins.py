@@ -35,7 +35,7 @@ def test_unknown_plugin_suggests_nearest():
 
 def test_unknown_catalog_name_suggests_nearest():
     pm = get_plugin_manager(["mock"])
-    with pytest.raises(RegistryError, match=r"unknown agent 'orcale'\. Did you mean 'oracle'\? Installed: null, oracle, tool_calling"):
+    with pytest.raises(RegistryError, match=r"unknown agent 'orcale'\. Did you mean 'oracle'\? Installed: asker, hasty, null, oracle, repeater, tool_calling"):
         pm.catalog("agents").get("orcale")
 
 

@@ -58,6 +58,16 @@ def test_every_gold_trajectory_scores_one(name):
     assert not problems, problems[:3]
 
 
+def test_refusal_reasons_are_declared_with_phrasings_and_used(name):
+    """Every reason a gold names is declared (check_task above) and every declared one has phrasings."""
+    domain = _domain(name)
+    declared = domain.refusal_reasons
+    assert all(isinstance(p, list) and p and all(isinstance(x, str) and x.strip() for x in p)
+               for p in declared.values())
+    used = {r for t in domain.tasks(None) for r in t.gold.reasons}
+    assert used <= set(declared)
+
+
 def test_reset_is_deterministic_and_replay_is_repeatable(name):
     domain = _domain(name)
     initial = domain.database.content_hash

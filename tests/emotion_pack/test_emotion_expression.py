@@ -88,3 +88,15 @@ def test_voice_follows_the_condition():
     assert any("Sorry about that." in line for line in warm)
     cold = {opening("anger.exasperation/cold/high/skeptical", rng, "fix it") for _ in range(30)}
     assert not any("thank" in line.lower() for line in cold)
+
+
+def test_the_neutral_control_user_is_as_patient_as_the_median_emotional_one():
+    """The no-emotion control spends patience like every emotional style, from the median budget."""
+    from statistics import median
+
+    from tau_emotion.emotion_pack import expression
+    from tau_emotion.emotion_pack.taxonomy import all_conditions
+    from tau_emotion.plugins.scripted_user import FRICTION_COST, NEUTRAL_PATIENCE
+
+    assert NEUTRAL_PATIENCE == median(expression.patience_budget(c) for c in all_conditions())
+    assert FRICTION_COST == expression.patience_rules()["friction_cost"]

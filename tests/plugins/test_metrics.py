@@ -40,3 +40,17 @@ def test_breakdown_by_domain_tags_and_negative_endings():
     assert summary["by_tag"]["size"]["big"]["avg_at_k"] == 1.0 and summary["by_tag"]["size"]["small"]["avg_at_k"] == 0.0
     assert set(summary["by_tag"]["colour"]) == {"red"}  # results without the tag are in no group
     assert summary["terminations"] == {"unsatisfied": 1, "user_stop": 1}
+
+
+def test_results_are_tagged_with_their_number_of_intents(tmp_path):
+    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.runner import prepare_run, run_sync
+
+    config = RunConfig(plugins=["mock"], trials=1, options={"progress": {"no_progress": True}})
+    run = prepare_run(config, str(tmp_path / "r.db"), pm=get_plugin_manager(["mock"]))
+    summary = run_sync(run)
+    results = run.store.results(run.run_id)
+    assert {r.tags["intents"] for r in results} >= {"1"}
+    assert sum(g["n_tasks"] for g in summary["by_tag"]["intents"].values()) == summary["by_domain"]["mock"]["n_tasks"]
+    rows = [row for found in run.pm.hook.tau_summary_rows(summary=summary) for row in found]
+    assert [label for label, _ in rows if label.startswith("intents=")] == ["intents=1", "intents=2"]

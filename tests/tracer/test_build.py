@@ -104,11 +104,12 @@ def test_committed_splits_have_the_promised_shape(airline):
     assert len(challenges) >= 8
     for task in challenges:
         handover = any(airline.toolset.is_terminal(a.name) for a in task.gold.actions)
-        assert task.gold.outputs or handover, task.id
+        assert task.gold.outputs or task.gold.reasons or handover, task.id
     assert any(airline.toolset.is_terminal(a.name) for t in test + train for a in t.gold.actions)
     for task in test + train:
         assert task.blocks["emotion"]["emotion"] in EMOTIONS[task.blocks["emotion"]["family"]], task.id
         assert task.blocks["emotion"]["anchor"] and task.meta["feeling"]
+        assert len(task.meta["intent_gold"]) == len(task.user.intents), task.id  # one entry per stated intent
 
 
 @pytest.mark.parametrize("split", ["test", "train"])

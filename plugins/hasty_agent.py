@@ -1,0 +1,36 @@
+"""The `hasty` agent: makes every write the user asks for at once, without reading or confirming.
+
+It knows the gold trajectory but skips its reads, and also makes the writes the policy forbids
+(the task's refused requests, `meta.refused`), so refusal tasks fail; then it tells the gold
+outputs. It shows what a user simulator and the scorer do with an agent that never confirms.
+"""
+
+from __future__ import annotations
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.episode import Episode
+from tau_emotion.core.models import Message, ToolCall
+
+
+class HastyAgent:
+    def __init__(self, episode: Episode):
+        task, toolset = episode.task, episode.toolset
+        writes = [(a.name, dict(a.arguments)) for a in task.gold.actions if toolset[a.name].writes]
+        writes += [(r["name"], dict(r["arguments"])) for r in task.meta.get("refused", [])]
+        self.calls = [ToolCall(id=f"hasty-{i}", name=n, arguments=args) for i, (n, args) in enumerate(writes)]
+        outputs = [o if isinstance(o, str) else o[0] for o in task.gold.outputs]
+        self.statement = "Done. " + (f"Here is what I found: {'; '.join(outputs)}." if outputs else "")
+        self.step = 0
+
+    async def act(self, messages: list[Message]) -> Message:
+        self.step += 1
+        if self.step == 1 and self.calls:
+            return Message(role="assistant", tool_calls=self.calls)
+        if self.step <= 2:
+            return Message(role="assistant", content=self.statement.strip())
+        return Message(role="assistant", content="Done, all taken care of.")
+
+
+@hookimpl
+def tau_register_agents(register):
+    register("hasty", HastyAgent)

@@ -1,0 +1,84 @@
+"""The scripted user moves on evidence (state, outputs, reasons), not on punctuation; neutral patience."""
+
+import asyncio
+
+import pytest
+
+from tau_emotion.core.episode import Episode
+from tau_emotion.core.models import Message, RunConfig
+from tau_emotion.core.plugins import get_plugin_manager
+from tau_emotion.plugins.scripted_user import NEUTRAL_PATIENCE, ScriptedUser
+
+
+def _user(plugins=("airline", "unsatisfied"), task_id="airline-test-001"):
+    pm = get_plugin_manager(list(plugins))
+    domain = pm.catalog("domains").get("airline")
+    task = {t.id: t for t in domain.tasks("test")}[task_id]
+    episode = Episode(task=task, domain=domain, trial=0, config=RunConfig(), pm=pm)
+    user = ScriptedUser(episode)
+    return user, episode
+
+
+def _say(user, episode, text):
+    message = Message(role="assistant", content=text)
+    episode.messages.append(message)
+    return asyncio.run(user.respond(message)).content
+
+
+def _do(episode, actions):
+    for action in actions:
+        text, error = episode.toolset.call(episode.state, action.name, action.arguments)
+        assert not error, text
+        episode.messages.append(Message(role="tool", name=action.name, content=text))
+
+
+def test_it_moves_on_only_when_the_intent_is_done_and_told():
+    user, episode = _user()
+    gold = episode.task.gold.actions
+    assert "upgrade the cabin" in asyncio.run(user.start()).content
+    reply = _say(user, episode, "All done! Anything else?")  # a statement with no evidence
+    assert "has not been done" in reply and "upgrade the cabin" in reply and user.position == 0
+    _do(episode, gold[:6])
+    reply = _say(user, episode, "Your cabin is upgraded.")  # written, but the price difference was not told
+    assert "not told me" in reply and user.position == 0
+    reply = _say(user, episode, "The difference was $494.00, charged to your card.")
+    assert "date of birth of Emeka Park" in reply and user.position == 1
+    reply = _say(user, episode, "Is there anything else I can help with?")
+    assert "has not been done" in reply
+    _do(episode, gold[6:])
+    assert "###STOP###" in _say(user, episode, "Fixed. Anything else?")
+    assert user.style.patience == NEUTRAL_PATIENCE - 3
+
+
+def test_questions_get_facts_preferences_and_checked_confirmations():
+    user, episode = _user()
+    asyncio.run(user.start())
+    assert "yara_brooks_8482" in _say(user, episode, "Could you tell me your user id?")
+    assert "credit card" in _say(user, episode, "Which one do you prefer?")
+    assert _say(user, episode, "Shall I move reservation VVY4X9 to business on SKY892?").startswith("Yes")
+    corrected = _say(user, episode, "Shall I upgrade reservation LLG8HN to economy?")
+    assert corrected.startswith("No") and "upgrade the cabin" in corrected
+    assert "don't know" in _say(user, episode, "What is your favourite colour?")
+
+
+@pytest.mark.parametrize(("plugins", "token"), [(("airline", "unsatisfied"), "###UNSATISFIED###"),
+                                                (("airline",), "###STOP###")])
+def test_the_neutral_user_has_finite_patience(plugins, token):
+    user, episode = _user(plugins)
+    asyncio.run(user.start())
+    replies = [_say(user, episode, "I am sorry, I cannot help with that.") for _ in range(NEUTRAL_PATIENCE)]
+    assert all("###" not in r for r in replies[:-1]) and replies[-1].endswith(token)
+
+
+def test_a_repeated_question_costs_more():
+    user, episode = _user()
+    asyncio.run(user.start())
+    _say(user, episode, "What is your user id?")
+    _say(user, episode, "What is your user id?")
+    assert user.style.patience == NEUTRAL_PATIENCE - 2
+
+
+def test_a_list_of_facts_reads_as_a_sentence():
+    user, episode = _user(task_id="airline-test-037")
+    asyncio.run(user.start())
+    assert "My reservation ids are 1VHSAX, 36PQLF." in _say(user, episode, "What is the reservation id?")
