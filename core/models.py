@@ -178,6 +178,8 @@ class RunConfig(BaseModel):
     executor: str = "local"
     store: str | None = None
     seed: int = 0
+    #: drop tasks whose gold does not replay (named in the summary) instead of refusing to start
+    skip_broken: bool = False
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def options_for(self, group: str, model: type[M]) -> M:

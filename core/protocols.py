@@ -70,9 +70,11 @@ Job = Callable[[], Awaitable["EpisodeResult"]]
 
 @runtime_checkable
 class Executor(Protocol):
-    """Built by `cls(concurrency)`; runs episode jobs and hands each result to `on_result` as it ends."""
+    """Built by `cls(concurrency)`; runs episode jobs and hands each result to `on_result` as it ends.
 
-    async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], None]) -> None: ...
+    `on_result` may return an awaitable (the runner's does: it stores on a writer thread); await it."""
+
+    async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], Any]) -> None: ...
 
 
 class Metric(Protocol):

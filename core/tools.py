@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from tau_emotion.core.errors import DataError
+from tau_emotion.core.limits import MAX_ARG_CHARS, MAX_ERROR_TEXT, argument_problem, truncate
 
 if TYPE_CHECKING:
     from tau_emotion.core.state import State
@@ -155,18 +156,33 @@ class Toolset:
         return bool(t and t.terminal)
 
     def call(self, state: State, name: str, arguments: Mapping[str, Any] | str) -> tuple[str, bool]:
-        """Execute one call; returns (result text, is_error). Never raises for agent mistakes."""
+        """Execute one call; returns (result text, is_error). Never raises for agent mistakes.
+
+        Arguments that nest too deep, are too large or hold a non-finite number are a tool error
+        before any validation; error texts are bounded, so a huge bad argument is not echoed whole.
+        """
+        text, is_error = self._call(state, name, arguments)
+        return (truncate(text, MAX_ERROR_TEXT), True) if is_error else (text, False)
+
+    def _call(self, state: State, name: str, arguments: Mapping[str, Any] | str) -> tuple[str, bool]:
         tool_ = self.tools.get(name)
         if tool_ is None:
             known = ", ".join(sorted(self.tools))
-            return f"Error: unknown tool '{name}'. Available tools: {known}", True
+            return f"Error: unknown tool '{truncate(str(name), 100)}'. Available tools: {known}", True
         if isinstance(arguments, str):
+            if len(arguments) > MAX_ARG_CHARS:
+                return f"Error: arguments for {name} are larger than {MAX_ARG_CHARS} characters", True
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 return f"Error: arguments for {name} are not valid JSON ({exc.msg} at position {exc.pos})", True
+            except RecursionError:
+                return f"Error: arguments for {name} nest too deep", True
         if not isinstance(arguments, Mapping):
             return f"Error: arguments for {name} must be a JSON object", True
+        problem = argument_problem(arguments)
+        if problem is not None:
+            return f"Error: {problem} (tool {name})", True
         try:
             kwargs = tool_.validate(arguments)
         except ValidationError as exc:
