@@ -49,7 +49,7 @@ def test_the_key_header_reaches_the_server(openai_server, tmp_path):
     run = prepare_run(_config(openai_server, agent_api_key=KEY), str(tmp_path / "h.sqlite"))
     run_sync(run)
     assert seen and run.config.options["tool_calling"]["agent_api_key"] == KEY  # used for the run
-    assert openai_server.headers[-1].get("Authorization") == f"Bearer {KEY}"
+    assert {k.lower(): v for k, v in openai_server.headers[-1].items()}["authorization"] == f"Bearer {KEY}"
 
 
 def test_a_server_error_echoing_the_authorization_header_is_stored_scrubbed(openai_server, tmp_path):
