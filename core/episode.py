@@ -123,7 +123,7 @@ def bounded_arguments(arguments: dict[str, Any] | str) -> dict[str, Any] | str:
     """Arguments of a refused call as stored: unchanged when small and storable, else a truncated text."""
     if isinstance(arguments, str):
         return truncate(arguments, MAX_ERROR_TEXT)
-    if argument_problem(arguments) is None:
+    if isinstance(arguments, dict) and all(isinstance(k, str) for k in arguments) and argument_problem(arguments) is None:
         return arguments
     try:
         text = json.dumps(arguments, default=str)

@@ -22,7 +22,7 @@ from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
-from tau_emotion.core.models import EpisodeResult, RunConfig
+from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -185,8 +185,9 @@ class SqliteStore:
 
     @_one_line_errors
     def results(self, run_id: str) -> list[EpisodeResult]:
-        rows = self.conn.execute("SELECT result FROM trials WHERE run_id = ? ORDER BY task_id, trial", (run_id,))
-        return [EpisodeResult.model_validate_json(r[0]) for r in rows]
+        rows = self.conn.execute("SELECT result, task_id, domain, trial FROM trials WHERE run_id = ? "
+                                 "ORDER BY task_id, trial", (run_id,))
+        return [_read_result(*r) for r in rows]
 
     def save_summary(self, run_id: str, summary: dict[str, Any]) -> None:
         self._write("UPDATE runs SET summary = ?, finished = ? WHERE run_id = ?",
@@ -199,6 +200,16 @@ class SqliteStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _read_result(payload: str, task_id: str, domain: str, trial: int) -> EpisodeResult:
+    """A stored trial; a row that no longer validates is listed as that trial's error, not a crash of the reader."""
+    try:
+        return EpisodeResult.model_validate_json(payload)
+    except ValueError as exc:
+        reason = f"task '{task_id}' trial {trial}: the stored result cannot be read back: {str(exc).splitlines()[0]}"
+        return EpisodeResult(task_id=task_id, domain=domain, trial=trial, reward=0.0, success=False, status="error",
+                             termination=Termination(reason="error", detail=reason), error=reason)
 
 
 @hookimpl
