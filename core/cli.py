@@ -109,6 +109,8 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--split", default="test", show_default=True, help="Task split.")
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1), help="Episodes in flight at once.")
 @click.option("--max-steps", default=200, show_default=True, type=click.IntRange(1), help="Agent steps before an episode is cut.")
+@click.option("--tool-timeout", default=10.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds one tool call may run before it is stopped (a tool error for the agent).")
 @click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
 @click.option("--executor", default="local", show_default=True)
 @click.option("--seed", default=0, show_default=True, type=int)

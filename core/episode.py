@@ -110,7 +110,7 @@ def _add_turn(ep: Episode, actor: str, messages: list[Message]) -> Termination |
 def execute_tool_calls(ep: Episode, message: Message) -> list[Message]:
     results = []
     for call in message.tool_calls:
-        text, is_error = ep.toolset.call(ep.state, call.name, call.arguments)
+        text, is_error = ep.toolset.call(ep.state, call.name, call.arguments, ep.config.tool_timeout)
         if is_error:  # what the agent sent may be huge or nest too deep to store: keep a bounded copy
             call.arguments = bounded_arguments(call.arguments)
         ep.n_tool_calls += 1

@@ -33,8 +33,24 @@ def truncate(text: str, limit: int) -> str:
 def argument_problem(value: Any) -> str | None:
     """Why tool arguments are unacceptable (too deep, too large, a non-finite number), or None.
 
-    Iterative, so an argument tree of any depth is walked without recursion.
+    Iterative, so an argument tree of any depth is walked without recursion. Flat arguments of
+    strings, ints, finite floats and bools (most tool calls) take a fast path.
     """
+    if type(value) is dict:
+        size = 0
+        for key, item in value.items():
+            if type(key) is not str:
+                break
+            size += len(key)
+            kind = type(item)
+            if kind is str:
+                size += len(item)
+            elif kind is float and math.isfinite(item):
+                size += 8
+            elif kind is not int and kind is not bool and item is not None:
+                break
+        else:
+            return None if size <= MAX_ARG_CHARS else f"arguments are larger than {MAX_ARG_CHARS} characters"
     stack: list[tuple[Any, int]] = [(value, 0)]
     size = 0
     while stack:

@@ -167,14 +167,16 @@ class RunConfig(BaseModel):
     plugins: list[str] = Field(default_factory=list)
     domains: list[str] = Field(default_factory=list)
     split: str = "test"
-    n_tasks: int | None = None
+    n_tasks: int | None = Field(None, ge=1)
     task_ids: list[str] = Field(default_factory=list)
-    trials: int = 3
+    trials: int = Field(3, ge=1)
     agent: str = "oracle"
     user: str = "scripted"
-    max_steps: int = 200
-    max_tool_errors: int = 10
-    concurrency: int = 8
+    max_steps: int = Field(200, ge=1)
+    max_tool_errors: int = Field(10, ge=1)
+    #: wall-clock seconds one tool call may run before it is stopped and becomes a tool error
+    tool_timeout: float = Field(10.0, gt=0)
+    concurrency: int = Field(8, ge=1)
     executor: str = "local"
     store: str | None = None
     seed: int = 0

@@ -149,7 +149,7 @@ def test_an_unimportable_lazy_domain_target_is_one_line(plugin_module, tau, tmp_
 def test_negative_waits_and_zero_counts_are_rejected_by_click(tau):
     """Failure 8: --retry-wait -5 was accepted."""
     for args in (["--retry-wait", "-5"], ["--max-retries", "-1"], ["--model-timeout", "0"], ["--trials", "0"],
-                 ["--concurrency", "0"], ["--agent-temperature", "-1"]):
+                 ["--concurrency", "0"], ["--agent-temperature", "-1"], ["--tool-timeout", "0"], ["--tasks", "-2"]):
         result = tau("run", "--plugins", "mock", *args)
         assert result.exit_code == 2, (args, result.output)
         assert "range" in result.output or "Invalid value" in result.output
