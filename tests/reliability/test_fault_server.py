@@ -85,11 +85,15 @@ def test_concurrent_episodes_against_a_random_mix_of_faults_store_every_trial_on
     """The scaled-down version of benchmarks/fault_storm.py (256 episodes)."""
     rng = random.Random(7)
     kinds = sorted(FAULTS)
+    first = list(kinds)  # every fault is served at least once, then at random
+    served = []
 
     def reply(body):
         roll = rng.random()
-        if roll < 0.35:
-            return dict(FAULTS[rng.choice(kinds)][0])
+        if first or roll < 0.35:
+            kind = first.pop() if first else rng.choice(kinds)
+            served.append(kind)
+            return dict(FAULTS[kind][0])
         return {"content": "Done. ###STOP###"} if roll < 0.6 else GOOD
 
     openai_server.respond("agent-model", reply)
@@ -102,3 +106,4 @@ def test_concurrent_episodes_against_a_random_mix_of_faults_store_every_trial_on
     pairs = [(t, k) for t, k, _ in rows]
     assert len(pairs) == len(set(pairs)) == len(run.tasks) * 8 == 32
     assert summary["errors"] == sum(s == "error" for _, _, s in rows)
+    assert set(served) == set(kinds)
