@@ -23,8 +23,8 @@ FAULTS = {
     "429": ({"status": 429}, "retried"),
     "500": ({"status": 500}, "retried"),
     "503-html": ({"status": 503, "html": True}, "retried"),
-    "timeout": ({"sleep": 1.5}, "retried"),
-    "trickle": ({"trickle": 1.5, "content": "x" * 200}, "retried"),
+    "timeout": ({"sleep": 0.8}, "retried"),
+    "trickle": ({"trickle": 0.8, "content": "x" * 200}, "retried"),
     "malformed-json": ({"raw": '{"id": "x", "choices": [{"message": {"role": "assis'}, "retried_or_error"),
     "empty-choices": ({"choices": []}, "retried"),
     "null-message": ({"null_message": True}, "retried"),
@@ -43,7 +43,7 @@ def _config(server, **kw):
     return RunConfig(plugins=["mock"], agent="tool_calling", max_steps=6,
                      options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
                               "progress": {"no_progress": True},
-                              "litellm": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.5}}, **kw)
+                              "litellm": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.3}}, **kw)
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -71,7 +71,7 @@ def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path
 def test_a_fault_that_persists_is_stored_as_error_naming_model_and_endpoint(fault, openai_server, tmp_path):
     openai_server.respond("agent-model", FAULTS[fault][0])
     config = _config(openai_server, task_ids=["mock-001"], trials=1)
-    config.options["litellm"].update(max_retries=1, model_timeout=0.3)
+    config.options["litellm"].update(max_retries=1, model_timeout=0.2)
     run = prepare_run(config, str(tmp_path / "p.sqlite"))
     summary = run_sync(run)
     [result] = run.store.results(run.run_id)

@@ -125,7 +125,7 @@ def test_any_tool_call_is_a_result_or_a_bounded_tool_error(name, arguments):
         assert text.startswith("Error") and len(text) <= MAX_ERROR_TEXT + 40
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(st.tuples(st.sampled_from(TOOLS), raw_arguments), min_size=1, max_size=4))
 def test_no_trial_is_lost_whatever_the_agent_sends(calls):
     # model_construct: an agent plugin can hand the loop anything, validated or not

@@ -115,14 +115,14 @@ def test_a_busy_database_is_retried_off_the_event_loop_and_the_run_completes(tmp
     run = prepare_run(RunConfig(plugins=["mock"], agent="tick", trials=3, concurrency=4, max_steps=60,
                                 options={"progress": {"no_progress": True}}), str(db), pm=pm)
     holder = sqlite3.connect(db, check_same_thread=False)
-    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock for a second, from the start
-    threading.Timer(1.0, holder.rollback).start()
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock for 0.6 s, from the start
+    threading.Timer(0.6, holder.rollback).start()
     started = time.perf_counter()
     run_sync(run)
     results = run.store.results(run.run_id)
     assert len(results) == len(run.tasks) * 3 and all(r.status == "ok" for r in results)
-    assert time.perf_counter() - started >= 0.9  # the writes did wait for the lock ...
-    assert max(gaps) < 0.4, max(gaps)  # ... on the writer thread: the episodes kept stepping meanwhile
+    assert time.perf_counter() - started >= 0.55  # the writes did wait for the lock ...
+    assert max(gaps) < 0.3, max(gaps)  # ... on the writer thread: the episodes kept stepping meanwhile
     assert "is busy" in capfd.readouterr().err
 
 
