@@ -134,7 +134,8 @@ def run_command(**kw: Any) -> None:
     resume_id = kw.pop("resume_id")
     options, owners = plugin_options(ctx, pm, kw)
     if resume_id:
-        run = resume_run(resume_id, db_path, store, pm=pm, options=options)  # options given now win
+        run = resume_run(resume_id, db_path, store, pm=pm, options=options,  # options given now win
+                         skip_broken=kw["skip_broken"])
     else:
         config = config_from_options(kw, pm, options, store)
         check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)

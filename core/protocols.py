@@ -72,7 +72,8 @@ Job = Callable[[], Awaitable["EpisodeResult"]]
 class Executor(Protocol):
     """Built by `cls(concurrency)`; runs episode jobs and hands each result to `on_result` as it ends.
 
-    `on_result` may return an awaitable (the runner's does: it stores on a writer thread); await it."""
+    `on_result` returns an awaitable (the runner stores on a writer thread); awaiting it is optional,
+    the runner awaits every write before it summarises."""
 
     async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], Any]) -> None: ...
 

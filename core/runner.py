@@ -221,12 +221,13 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
 
 
 def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginManager | None = None,
-               options: dict[str, dict[str, Any]] | None = None) -> Run:
+               options: dict[str, dict[str, Any]] | None = None, skip_broken: bool = False) -> Run:
     """Finish run `run_id`: its stored config, its plugins, only the trials with no successful row.
 
     `pm` is a manager holding at least the store plugin (the CLI passes its all-plugins manager);
     it is narrowed to the run's own plugin list. `options` given now (e.g. --no-progress, a key that
-    was not stored) win over the stored ones.
+    was not stored) win over the stored ones; `skip_broken` lets a run whose gold broke since it
+    started finish without those tasks.
     """
     pm = pm or get_plugin_manager()
     opened = open_store(pm, store, db_path, create=False)
@@ -236,6 +237,7 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
         raise RunError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
     opened.close()
     restore_secrets(run_id, config, options)
+    config.skip_broken = config.skip_broken or skip_broken
     for group, values in (options or {}).items():
         config.options.setdefault(group, {}).update(values)
     config.store = store_name(pm, config.store or store)
@@ -270,9 +272,14 @@ def failed_result(task_id: str, domain: str, trial: int, stage: str, exc: BaseEx
 
 async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
     """One trial; whatever goes wrong in it (building its agent or user, the loop, scoring, hooks) fails it alone."""
-    stage = "building the episode (agent, user)"
+    ep: Episode | None = None
+    stage = "building the episode"
     try:
-        ep = make_episode(run, task, trial)
+        ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
+        stage = f"building agent '{run.config.agent}'"
+        ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
+        stage = f"building user '{run.config.user}'"
+        ep.user = run.pm.catalog("users").get(run.config.user)(ep)
         stage = "tau_episode_start"
         run.pm.hook.tau_episode_start(episode=ep)
         stage = "running the episode"
@@ -282,7 +289,13 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
         stage = "tau_episode_end"
         run.pm.hook.tau_episode_end(episode=ep, result=result)
     except Exception as exc:  # one trial's failure is that trial's error row, never the run's end
-        return failed_result(task.id, task.domain, trial, stage, exc)
+        failed = failed_result(task.id, task.domain, trial, stage, exc)
+        if ep is not None and stage != "tau_episode_end":
+            try:  # progress bars and other observers still see the trial end
+                run.pm.hook.tau_episode_end(episode=ep, result=failed)
+            except Exception:  # noqa: BLE001 - the trial is already an error; its row says why
+                pass
+        return failed
     return result
 
 
@@ -317,7 +330,7 @@ async def execute(run: Run) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tau-store")
 
-    async def on_result(result: EpisodeResult) -> None:
+    async def store(result: EpisodeResult) -> None:
         try:
             await loop.run_in_executor(writer, run.store.save_result, run.run_id, result)
         except TauError:
@@ -327,10 +340,21 @@ async def execute(run: Run) -> dict[str, Any]:
             await loop.run_in_executor(writer, run.store.save_result, run.run_id, result)
         run.results.append(result)
 
+    writes: list[asyncio.Task[None]] = []
+
+    def on_result(result: EpisodeResult) -> asyncio.Task[None]:
+        """Start storing `result`; an executor may await the returned task, and the run awaits every one."""
+        writes.append(asyncio.ensure_future(store(result)))
+        return writes[-1]
+
     jobs = [(lambda t=t, k=k: run_one(run, t, k)) for t, k in run.pending]
     try:
         await executor.run(jobs, on_result)
+        await asyncio.gather(*writes)
     finally:
+        for pending in writes:
+            if not pending.done():
+                pending.cancel()
         writer.shutdown(wait=True)
         stored = run.store.results(run.run_id)
         summary = summarize(run, stored)

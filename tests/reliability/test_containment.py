@@ -129,6 +129,24 @@ def test_broken_gold_refuses_to_start_or_is_skipped(make_pack, tmp_path, tau):
     assert "skipping (--skip-broken)" in result.output and "missing-tool" in result.output
     check = tau("tasks", "brokengold", "--check", "--plugins", "brokengold_pack")
     assert check.exit_code == 1 and "1 of 4 task(s)" in check.output
+    # a run started before the gold broke: --resume refuses the same way, and finishes with --skip-broken
+    good2 = {**tasks[0], "id": "good2"}
+    (data / "tasks.json").write_text(json.dumps([tasks[0], good2]))
+    db2 = str(tmp_path / "resume.sqlite")
+    first = tau("run", "--plugins", "brokengold_pack", "--trials", "1", "--db", db2, "--no-progress")
+    assert first.exit_code == 0, first.output
+    import sqlite3
+
+    with sqlite3.connect(db2) as conn:
+        [run_id] = [r[0] for r in conn.execute("SELECT run_id FROM runs")]
+        conn.execute("UPDATE trials SET status = 'error'")
+    good2["gold"] = tasks[1]["gold"]
+    (data / "tasks.json").write_text(json.dumps([tasks[0], good2]))
+    again = tau("run", "--resume", run_id, "--db", db2, "--no-progress")
+    assert again.exit_code == 1 and "task 'good2': gold action 1 (no_such_tool)" in again.output
+    again = tau("run", "--resume", run_id, "--db", db2, "--no-progress", "--skip-broken")
+    assert again.exit_code == 0, again.output
+    assert "skipping (--skip-broken)" in again.output and "good2" in again.output
 
 
 def test_an_unimportable_lazy_domain_target_is_one_line(plugin_module, tau, tmp_path):

@@ -23,8 +23,8 @@ FAULTS = {
     "429": ({"status": 429}, "retried"),
     "500": ({"status": 500}, "retried"),
     "503-html": ({"status": 503, "html": True}, "retried"),
-    "timeout": ({"sleep": 0.8}, "retried"),
-    "trickle": ({"trickle": 0.8, "content": "x" * 200}, "retried"),
+    "timeout": ({"sleep": 1.0}, "retried"),
+    "trickle": ({"trickle": 1.0, "content": "x" * 200}, "retried"),
     "malformed-json": ({"raw": '{"id": "x", "choices": [{"message": {"role": "assis'}, "retried_or_error"),
     "empty-choices": ({"choices": []}, "retried"),
     "null-message": ({"null_message": True}, "retried"),
@@ -43,7 +43,7 @@ def _config(server, **kw):
     return RunConfig(plugins=["mock"], agent="tool_calling", max_steps=6,
                      options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
                               "progress": {"no_progress": True},
-                              "litellm": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.3}}, **kw)
+                              "litellm": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.5}}, **kw)
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
