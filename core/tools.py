@@ -97,11 +97,12 @@ def run_with_deadline(fn: Callable[..., Any], seconds: float | None, /, *args: A
         return fn(*args, **kwargs)
     if not _watchdog.started:
         _watchdog.start()
-    _watchdog.due = time.monotonic() + seconds
+    outer = _watchdog.due  # a tool that calls tools keeps its own deadline
+    _watchdog.due = time.monotonic() + seconds if not outer else min(outer, time.monotonic() + seconds)
     try:
         return fn(*args, **kwargs)
     finally:
-        _watchdog.due = 0.0
+        _watchdog.due = outer
 
 
 @dataclass(frozen=True)
