@@ -32,7 +32,9 @@ OPTION_PREFIX = "opt__"
 
 
 def fail(exc: BaseException) -> click.ClickException:
-    return click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    from tau_emotion.core.limits import scrub
+
+    return click.ClickException(scrub(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__)
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -107,6 +109,9 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--split", default="test", show_default=True, help="Task split.")
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1), help="Episodes in flight at once.")
 @click.option("--max-steps", default=200, show_default=True, type=click.IntRange(1), help="Agent steps before an episode is cut.")
+@click.option("--tool-timeout", default=10.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds one tool call may run before it is stopped (a tool error for the agent).")
+@click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
 @click.option("--executor", default="local", show_default=True)
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--option", "-o", "raw_options", multiple=True,
@@ -129,9 +134,8 @@ def run_command(**kw: Any) -> None:
     resume_id = kw.pop("resume_id")
     options, owners = plugin_options(ctx, pm, kw)
     if resume_id:
-        run = resume_run(resume_id, db_path, store, pm=pm)
-        for group, values in options.items():  # options given now (e.g. --no-progress) win
-            run.config.options.setdefault(group, {}).update(values)
+        run = resume_run(resume_id, db_path, store, pm=pm, options=options,  # options given now win
+                         skip_broken=kw["skip_broken"])
     else:
         config = config_from_options(kw, pm, options, store)
         check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)
@@ -139,6 +143,8 @@ def run_command(**kw: Any) -> None:
             run = prepare_run(config, db_path, pm=pm)
         except NoDomainSelected as exc:
             raise NoDomainSelected(f"{exc}; installed domains: {', '.join(installed) or 'none'}") from None
+    for reason in run.skipped:
+        click.echo(f"skipping (--skip-broken): {reason}", err=True)
     done = run.total - len(run.pending)
     click.echo(f"run {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials"
                f" in {', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
@@ -179,6 +185,22 @@ def _field_type(annotation: Any) -> Any:
     return {int: int, float: float, bool: bool, str: str}.get(annotation, str)
 
 
+def _bounded(kind: Any, metadata: list[Any]) -> Any:
+    """An int or float click type narrowed to the field's pydantic bounds (ge, gt, le, lt), so click rejects
+    `--retry-wait -5` with the allowed range."""
+    if kind not in (int, float):
+        return kind
+    bounds: dict[str, Any] = {}
+    for item in metadata:
+        for attr, key, is_open in (("ge", "min", False), ("gt", "min", True), ("le", "max", False), ("lt", "max", True)):
+            if getattr(item, attr, None) is not None:
+                bounds[key] = getattr(item, attr)
+                bounds[f"{key}_open"] = is_open
+    if not bounds:
+        return kind
+    return (click.IntRange if kind is int else click.FloatRange)(**bounds)
+
+
 def option_params(pm: PluginManager) -> list[click.Option]:
     """One click option per field of every registered option model, named --field-name."""
     params: list[click.Option] = []
@@ -190,7 +212,7 @@ def option_params(pm: PluginManager) -> list[click.Option]:
             if flag in seen:
                 raise TauError(f"option {flag} is registered twice: by '{seen[flag]}' and by '{group}'")
             seen[flag] = group
-            kind = _field_type(info.annotation)
+            kind = _bounded(_field_type(info.annotation), info.metadata)
             default = info.get_default(call_default_factory=True)
             help_text = f"[{entry.owner}] {info.description or ''}".strip()
             if kind is bool:
@@ -351,6 +373,8 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
             click.echo(problem)
         click.echo(f"{len(tasks) - len(problems)} of {len(tasks)} task(s) in {domain}/{split} score 1 "
                    f"with their gold trajectory; {len(problems)} do not", err=True)
+        if problems:
+            click.get_current_context().exit(1)
         return
     if as_json:
         click.echo(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2))

@@ -9,6 +9,7 @@ result with the reason; they never escape into the run.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 import zlib
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.limits import MAX_ERROR_TEXT, MAX_STORED_TEXT, argument_problem, scrub, truncate
 from tau_emotion.core.models import EpisodeResult, Message, Termination, Turn
 from tau_emotion.core.reward import score
 
@@ -108,11 +110,36 @@ def _add_turn(ep: Episode, actor: str, messages: list[Message]) -> Termination |
 def execute_tool_calls(ep: Episode, message: Message) -> list[Message]:
     results = []
     for call in message.tool_calls:
-        text, is_error = ep.toolset.call(ep.state, call.name, call.arguments)
+        text, is_error = ep.toolset.call(ep.state, call.name, call.arguments, ep.config.tool_timeout)
+        if is_error:  # what the agent sent may be huge or nest too deep to store: keep a bounded copy
+            call.arguments = bounded_arguments(call.arguments)
         ep.n_tool_calls += 1
         ep.consecutive_tool_errors = ep.consecutive_tool_errors + 1 if is_error else 0
         results.append(Message(role="tool", content=text, tool_call_id=call.id, name=call.name, error=is_error))
     return results
+
+
+def bounded_arguments(arguments: dict[str, Any] | str) -> dict[str, Any] | str:
+    """Arguments of a refused call as stored: unchanged when small and storable, else a truncated text."""
+    if isinstance(arguments, str):
+        return truncate(arguments, MAX_ERROR_TEXT)
+    if isinstance(arguments, dict) and all(isinstance(k, str) for k in arguments) and argument_problem(arguments) is None:
+        return arguments
+    try:
+        text = json.dumps(arguments, default=str)
+    except (ValueError, TypeError, RecursionError):
+        text = "<arguments that cannot be stored>"
+    return truncate(text, MAX_ERROR_TEXT)
+
+
+def bounded(messages: list[Message]) -> list[Message]:
+    """The transcript as stored: every text longer than MAX_STORED_TEXT cut with a marker."""
+    out = []
+    for m in messages:
+        if m.content is not None and len(m.content) > MAX_STORED_TEXT:
+            m = m.model_copy(update={"content": truncate(m.content, MAX_STORED_TEXT)})
+        out.append(m)
+    return out
 
 
 async def run_loop(ep: Episode) -> Termination:
@@ -155,7 +182,7 @@ def result_of(ep: Episode, termination: Termination, started: float, error: str 
         success, status = reward == 1.0, "ok"
     return EpisodeResult(
         task_id=ep.task.id, domain=ep.domain.name, trial=ep.trial, reward=reward, success=success, status=status,
-        termination=termination, parts=parts, messages=ep.messages, n_steps=ep.n_steps,
+        termination=termination, parts=parts, messages=bounded(ep.messages), n_steps=ep.n_steps,
         n_tool_calls=ep.n_tool_calls, n_user_turns=ep.n_user_turns, usage=ep.usage,
         duration_s=round(time.perf_counter() - started, 4), tags=task_tags(ep.pm, ep.task),
         blocks=dict(ep.task.blocks), error=error,
@@ -167,7 +194,7 @@ async def tau_run_episode(episode: Episode) -> EpisodeResult:
     started = time.perf_counter()
     try:
         termination = await run_loop(episode)
+        return result_of(episode, termination, started)  # scoring too: a scoring failure is this trial's error
     except Exception as exc:  # a failing model server or plugin ends this trial, not the run
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = truncate(scrub(f"{type(exc).__name__}: {exc}"), MAX_ERROR_TEXT)
         return result_of(episode, Termination(reason="error", detail=reason), started, error=reason)
-    return result_of(episode, termination, started)

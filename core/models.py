@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
@@ -178,33 +177,27 @@ class RunConfig(BaseModel):
     plugins: list[str] = Field(default_factory=list)
     domains: list[str] = Field(default_factory=list)
     split: str = "test"
-    n_tasks: int | None = None
+    n_tasks: int | None = Field(None, ge=1)
     task_ids: list[str] = Field(default_factory=list)
-    trials: int = 3
+    trials: int = Field(3, ge=1)
     agent: str = "oracle"
     user: str = "scripted"
-    max_steps: int = 200
-    max_tool_errors: int = 10
-    concurrency: int = 8
+    max_steps: int = Field(200, ge=1)
+    max_tool_errors: int = Field(10, ge=1)
+    #: wall-clock seconds one tool call may run before it is stopped and becomes a tool error
+    tool_timeout: float = Field(10.0, gt=0)
+    concurrency: int = Field(8, ge=1)
     executor: str = "local"
     store: str | None = None
     seed: int = 0
+    #: drop tasks whose gold does not replay (named in the summary) instead of refusing to start
+    skip_broken: bool = False
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def options_for(self, group: str, model: type[M]) -> M:
         """The typed options of one plugin option group (see `tau_register_options`)."""
         return model.model_validate(self.options.get(group, {}))
 
-    def without_secrets(self) -> RunConfig:
-        """A copy without the options whose name says key, token, secret or password: what a store keeps.
-        `--resume` takes them again from the command line or the environment."""
-        options = {group: {k: v for k, v in values.items() if not SECRET_OPTION.search(k)}
-                   for group, values in self.options.items()}
-        return self.model_copy(update={"options": options})
-
-
-#: option names whose values are credentials and are never stored
-SECRET_OPTION = re.compile(r"key|token|secret|password", re.IGNORECASE)
 
 
 class ModelSettings(BaseModel):

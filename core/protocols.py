@@ -83,9 +83,12 @@ Job = Callable[[], Awaitable["EpisodeResult"]]
 
 @runtime_checkable
 class Executor(Protocol):
-    """Built by `cls(concurrency)`; runs episode jobs and hands each result to `on_result` as it ends."""
+    """Built by `cls(concurrency)`; runs episode jobs and hands each result to `on_result` as it ends.
 
-    async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], None]) -> None: ...
+    `on_result` returns an awaitable (the runner stores on a writer thread); awaiting it is optional,
+    the runner awaits every write before it summarises."""
+
+    async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], Any]) -> None: ...
 
 
 class Metric(Protocol):

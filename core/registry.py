@@ -52,8 +52,14 @@ class Entry(Generic[T]):
 
     def load(self) -> T:
         if self._loaded is None:
-            self._loaded = resolve_target(self.target) if isinstance(self.target, str) and ":" in self.target \
-                else self.target
+            if isinstance(self.target, str) and ":" in self.target:
+                try:
+                    self._loaded = resolve_target(self.target)
+                except (ImportError, AttributeError) as exc:  # a lazy target that does not import: one line
+                    raise RegistryError(f"'{self.name}' (registered by plugin '{self.owner}') points to "
+                                        f"{self.target}, which failed to import: {type(exc).__name__}: {exc}") from None
+            else:
+                self._loaded = self.target
         return self._loaded
 
 

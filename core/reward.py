@@ -35,10 +35,15 @@ class GoldReplayError(RuntimeError):
 def replay(domain: Domain, task: Task) -> State:
     """Run the task's gold actions on a fresh state; raise GoldReplayError on the first tool error."""
     state = domain.database.state()
+    where = f"{task.source}: " if task.source else ""
     for i, action in enumerate(task.gold.actions):
-        text, is_error = domain.toolset.call(state, action.name, action.arguments)
+        try:
+            text, is_error = domain.toolset.call(state, action.name, action.arguments)
+        except Exception as exc:  # a tool that crashes on its own gold is broken gold, not a crash of the run
+            text, is_error = f"{type(exc).__name__}: {exc}", True
         if is_error:
-            raise GoldReplayError(f"task '{task.id}': gold action {i} ({action.name}) failed: {text}")
+            raise GoldReplayError(f"{where}task '{task.id}': gold action {i} ({action.name}) failed: "
+                                  f"{text.splitlines()[0] if text else ''}")
     return state
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import inspect
+import os
 import secrets
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +22,8 @@ from pydantic import BaseModel, ValidationError
 from tau_emotion.core.domain import Domain, format_validation_error
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.errors import DataError, TauError
-from tau_emotion.core.models import EpisodeResult, RunConfig, Task
+from tau_emotion.core.limits import MAX_ERROR_TEXT, REDACTED, redact_options, scrub, truncate
+from tau_emotion.core.models import EpisodeResult, RunConfig, Task, Termination
 from tau_emotion.core.plugins import PluginManager, Selection, get_plugin_manager, installed_entry_points
 from tau_emotion.core.registry import suggest
 
@@ -47,6 +50,8 @@ class Run:
     tasks: list[Task]
     pending: list[tuple[Task, int]] = field(default_factory=list)
     results: list[EpisodeResult] = field(default_factory=list)
+    #: tasks dropped by --skip-broken, with why their gold does not replay
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -155,24 +160,74 @@ def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: 
     tasks = select_tasks(pm, config, domains)
     if not tasks:
         raise RunError(f"no tasks in split '{config.split}' for domain(s) {', '.join(domains)}")
+    broken = broken_gold(domains, tasks)
+    if broken and not config.skip_broken:
+        raise RunError(f"{len(broken)} task(s) have gold that does not replay, so they cannot be scored: "
+                       + "; ".join(broken.values()) + " (fix the task file, or pass --skip-broken to drop them)")
+    tasks = [t for t in tasks if t.id not in broken]
+    if not tasks:
+        raise RunError("every selected task has broken gold: " + "; ".join(broken.values()))
     # fail before any trial runs if the agent, user or executor is unknown
     for kind, name in (("agents", config.agent), ("users", config.user), ("executors", config.executor)):
         pm.catalog(kind).entry(name)
     store = open_store(pm, config.store, db_path)
     if run_id is None:
         run_id = new_run_id()
-        store.create_run(run_id, config.without_secrets())  # credentials never reach the results
+        # keys, tokens and passwords are used for this run but never stored
+        store.create_run(run_id, config.model_copy(update={"options": redact_options(config.options)}))
     done = store.done_trials(run_id)
-    run = Run(run_id=run_id, config=config, pm=pm, store=store, domains=domains, tasks=tasks)
+    run = Run(run_id=run_id, config=config, pm=pm, store=store, domains=domains, tasks=tasks,
+              skipped=list(broken.values()))
     run.pending = [(t, k) for t in tasks for k in range(config.trials) if (t.id, k) not in done]
     return run
 
 
-def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginManager | None = None) -> Run:
+def broken_gold(domains: dict[str, Domain], tasks: list[Task]) -> dict[str, str]:
+    """Task id -> why its gold does not replay (file, task id, action index, reason), for every selected task.
+
+    Each gold replays once here (milliseconds; the hash is cached for scoring), so broken gold stops
+    a run before its first trial instead of failing every trial of that task at scoring time.
+    """
+    from tau_emotion.core.reward import expected_hash
+
+    broken: dict[str, str] = {}
+    for task in tasks:
+        try:
+            expected_hash(domains[task.domain], task)
+        except Exception as exc:  # GoldReplayError names the action; anything else is a broken pack
+            broken[task.id] = str(exc) if isinstance(exc, RuntimeError) and "gold action" in str(exc) \
+                else f"{task.source or task.domain}: task '{task.id}': gold replay failed: {type(exc).__name__}: {exc}"
+    return broken
+
+
+def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, Any]] | None) -> None:
+    """Put back the secret options a stored config holds as [REDACTED]: from `given` (flags of this
+    command), else the environment (TAU_<NAME>, or TAU_API_KEY for an api key); a missing one is an error."""
+    for group, values in config.options.items():
+        for name, value in list(values.items()):
+            if value != REDACTED:
+                continue
+            env = f"TAU_{name.upper()}"
+            if (given or {}).get(group, {}).get(name) not in (None, REDACTED):
+                values[name] = given[group][name]  # type: ignore[index]
+            elif os.environ.get(env):
+                values[name] = os.environ[env]
+            elif name.endswith("api_key") and os.environ.get("TAU_API_KEY"):
+                del values[name]  # the plugin falls back to TAU_API_KEY
+            else:
+                flag = "--" + name.replace("_", "-")
+                raise RunError(f"run '{run_id}' used {flag}, which is not stored: pass {flag} again "
+                               f"(or set {env}) with --resume")
+
+
+def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginManager | None = None,
+               options: dict[str, dict[str, Any]] | None = None, skip_broken: bool = False) -> Run:
     """Finish run `run_id`: its stored config, its plugins, only the trials with no successful row.
 
     `pm` is a manager holding at least the store plugin (the CLI passes its all-plugins manager);
-    it is narrowed to the run's own plugin list.
+    it is narrowed to the run's own plugin list. `options` given now (e.g. --no-progress, a key that
+    was not stored) win over the stored ones; `skip_broken` lets a run whose gold broke since it
+    started finish without those tasks.
     """
     pm = pm or get_plugin_manager()
     opened = open_store(pm, store, db_path, create=False)
@@ -181,6 +236,10 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
         known = ", ".join(opened.run_ids()[-5:]) or "none"
         raise RunError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
     opened.close()
+    restore_secrets(run_id, config, options)
+    config.skip_broken = config.skip_broken or skip_broken
+    for group, values in (options or {}).items():
+        config.options.setdefault(group, {}).update(values)
     config.store = store_name(pm, config.store or store)
     sel = Selection.parse(config.plugins)
     return prepare_run(config, db_path, run_id=run_id, pm=pm.select(sel))
@@ -204,13 +263,39 @@ async def first_answer(answers: list[Any]) -> Any:
     return found
 
 
+def failed_result(task_id: str, domain: str, trial: int, stage: str, exc: BaseException) -> EpisodeResult:
+    """The `error` row of a trial that failed outside the episode loop: it names task, trial, stage and reason."""
+    reason = truncate(scrub(f"task '{task_id}' trial {trial}: {stage}: {type(exc).__name__}: {exc}"), MAX_ERROR_TEXT)
+    return EpisodeResult(task_id=task_id, domain=domain, trial=trial, reward=0.0, success=False, status="error",
+                         termination=Termination(reason="error", detail=reason), error=reason)
+
+
 async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
-    ep = make_episode(run, task, trial)
-    run.pm.hook.tau_episode_start(episode=ep)
-    result: EpisodeResult | None = await first_answer(run.pm.hook.tau_run_episode(episode=ep))
-    if result is None:
-        raise RunError("no plugin ran the episode (every tau_run_episode implementation declined)")
-    run.pm.hook.tau_episode_end(episode=ep, result=result)
+    """One trial; whatever goes wrong in it (building its agent or user, the loop, scoring, hooks) fails it alone."""
+    ep: Episode | None = None
+    stage = "building the episode"
+    try:
+        ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
+        stage = f"building agent '{run.config.agent}'"
+        ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
+        stage = f"building user '{run.config.user}'"
+        ep.user = run.pm.catalog("users").get(run.config.user)(ep)
+        stage = "tau_episode_start"
+        run.pm.hook.tau_episode_start(episode=ep)
+        stage = "running the episode"
+        result: EpisodeResult | None = await first_answer(run.pm.hook.tau_run_episode(episode=ep))
+        if result is None:
+            raise RunError("no plugin ran the episode (every tau_run_episode implementation declined)")
+        stage = "tau_episode_end"
+        run.pm.hook.tau_episode_end(episode=ep, result=result)
+    except Exception as exc:  # one trial's failure is that trial's error row, never the run's end
+        failed = failed_result(task.id, task.domain, trial, stage, exc)
+        if ep is not None and stage != "tau_episode_end":
+            try:  # progress bars and other observers still see the trial end
+                run.pm.hook.tau_episode_end(episode=ep, result=failed)
+            except Exception:  # noqa: BLE001 - the trial is already an error; its row says why
+                pass
+        return failed
     return result
 
 
@@ -235,20 +320,46 @@ def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
 
 
 async def execute(run: Run) -> dict[str, Any]:
-    """Run every pending trial, store each as it ends, and return the summary over all stored trials."""
+    """Run every pending trial, store each as it ends, and return the summary over all stored trials.
+
+    Store writes run on one writer thread, so a slow disk or a busy database never blocks the event
+    loop (and the episodes in flight); a result that cannot be serialised is stored as that trial's error.
+    """
     executor = run.pm.catalog("executors").get(run.config.executor)(run.config.concurrency)
     run.pm.hook.tau_run_start(run=run)
+    loop = asyncio.get_running_loop()
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tau-store")
 
-    def on_result(result: EpisodeResult) -> None:
-        run.store.save_result(run.run_id, result)
+    async def store(result: EpisodeResult) -> None:
+        try:
+            await loop.run_in_executor(writer, run.store.save_result, run.run_id, result)
+        except TauError:
+            raise  # the store itself is unusable (its message says what to do): stop the run
+        except Exception as exc:  # this result cannot be serialised (depth, a foreign object): store why
+            result = failed_result(result.task_id, result.domain, result.trial, "storing the result", exc)
+            await loop.run_in_executor(writer, run.store.save_result, run.run_id, result)
         run.results.append(result)
+
+    writes: list[asyncio.Task[None]] = []
+
+    def on_result(result: EpisodeResult) -> asyncio.Task[None]:
+        """Start storing `result`; an executor may await the returned task, and the run awaits every one."""
+        writes.append(asyncio.ensure_future(store(result)))
+        return writes[-1]
 
     jobs = [(lambda t=t, k=k: run_one(run, t, k)) for t, k in run.pending]
     try:
         await executor.run(jobs, on_result)
+        await asyncio.gather(*writes)
     finally:
+        for pending in writes:
+            if not pending.done():
+                pending.cancel()
+        writer.shutdown(wait=True)
         stored = run.store.results(run.run_id)
         summary = summarize(run, stored)
+        if run.skipped:
+            summary["skipped_tasks"] = run.skipped
         run.store.save_summary(run.run_id, summary)
         run.pm.hook.tau_run_end(run=run, summary=summary)
     return summary

@@ -3,6 +3,13 @@
 `Toolset` turns typed functions into JSON schemas (docstring -> description) and validates
 agent arguments with pydantic before calling the function; a bad call becomes an error
 message for the agent, never an exception in the episode loop.
+
+Tools run inline on the event loop (they are dictionary operations taking microseconds; a thread
+or process hop per call would cost more than the call). Each call has a wall-clock deadline: in
+the main thread SIGALRM interrupts a Python-level runaway (a loop, a sleep) between
+bytecodes (a watchdog thread raises the signal) and the call becomes a tool error. A single C-level operation holding the GIL (a huge
+`9**9**9**9`) cannot be interrupted by any signal or thread, so packs must bound such work
+before doing it (the classic `calculate` checks the AST); see docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -10,6 +17,9 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import signal
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_type_hints
@@ -17,6 +27,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from tau_emotion.core.errors import DataError
+from tau_emotion.core.limits import MAX_ARG_CHARS, MAX_ERROR_TEXT, argument_problem, truncate
 
 if TYPE_CHECKING:
     from tau_emotion.core.state import State
@@ -24,6 +35,74 @@ if TYPE_CHECKING:
 
 class ToolError(Exception):
     """Raised by a tool for a request it refuses; the message is returned to the agent."""
+
+
+class ToolTimeout(BaseException):
+    """Raised inside a tool call that ran past its deadline (a BaseException, so a tool's `except
+    Exception` does not swallow it)."""
+
+
+#: seconds one tool call may take before it is stopped and becomes a tool error (`--tool-timeout`)
+TOOL_TIMEOUT = 10.0
+#: how often the watchdog thread looks at the running call (the deadline's resolution)
+WATCH_INTERVAL = 0.02
+
+
+class _Watchdog:
+    """Stops a tool call that runs past its deadline, at ~0.3 us per call on the hot path.
+
+    A call only writes its deadline into `due` (no syscall, no lock). A daemon thread looks every
+    WATCH_INTERVAL and, when the running call is overdue, sends SIGALRM to the main thread
+    (`signal.pthread_kill`); the handler, running between the tool's bytecodes, raises
+    ToolTimeout there, or passes the signal on to whatever handler was installed before when no call is
+    overdue. Installed on first use, from the main thread.
+    """
+
+    def __init__(self) -> None:
+        self.due = 0.0  # monotonic deadline of the running call; 0 when none runs
+        self.started = False
+        self.previous: Any = None
+        self.main: int | None = None
+
+    def start(self) -> None:
+        self.main = threading.main_thread().ident
+        self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        threading.Thread(target=self._watch, name="tau-tool-deadline", daemon=True).start()
+        self.started = True
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self.due and time.monotonic() >= self.due:
+            self.due = 0.0
+            raise ToolTimeout
+        if callable(self.previous):
+            self.previous(signum, frame)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(WATCH_INTERVAL)
+            due = self.due
+            if due and time.monotonic() >= due:
+                signal.pthread_kill(self.main, signal.SIGALRM)  # a real signal also ends a blocking sleep
+
+
+_watchdog = _Watchdog()
+
+
+def run_with_deadline(fn: Callable[..., Any], seconds: float | None, /, *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)`, interrupted with ToolTimeout after about `seconds` of wall-clock time.
+
+    Only in the main thread (where Python runs signal handlers); elsewhere the call runs unbounded.
+    """
+    if not seconds or not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
+        return fn(*args, **kwargs)
+    if not _watchdog.started:
+        _watchdog.start()
+    outer = _watchdog.due  # a tool that calls tools keeps its own deadline
+    _watchdog.due = time.monotonic() + seconds if not outer else min(outer, time.monotonic() + seconds)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _watchdog.due = outer
 
 
 @dataclass(frozen=True)
@@ -154,25 +233,45 @@ class Toolset:
         t = self.tools.get(name)
         return bool(t and t.terminal)
 
-    def call(self, state: State, name: str, arguments: Mapping[str, Any] | str) -> tuple[str, bool]:
-        """Execute one call; returns (result text, is_error). Never raises for agent mistakes."""
+    def call(self, state: State, name: str, arguments: Mapping[str, Any] | str,
+             timeout: float | None = TOOL_TIMEOUT) -> tuple[str, bool]:
+        """Execute one call; returns (result text, is_error). Never raises for agent mistakes.
+
+        Arguments that nest too deep, are too large or hold a non-finite number are a tool error
+        before any validation; error texts are bounded, so a huge bad argument is not echoed whole.
+        A call running past `timeout` seconds is stopped (see `run_with_deadline`) and is a tool error.
+        """
+        text, is_error = self._call(state, name, arguments, timeout)
+        return (truncate(text, MAX_ERROR_TEXT), True) if is_error else (text, False)
+
+    def _call(self, state: State, name: str, arguments: Mapping[str, Any] | str,
+              timeout: float | None) -> tuple[str, bool]:
         tool_ = self.tools.get(name)
         if tool_ is None:
             known = ", ".join(sorted(self.tools))
-            return f"Error: unknown tool '{name}'. Available tools: {known}", True
+            return f"Error: unknown tool '{truncate(str(name), 100)}'. Available tools: {known}", True
         if isinstance(arguments, str):
+            if len(arguments) > MAX_ARG_CHARS:
+                return f"Error: arguments for {name} are larger than {MAX_ARG_CHARS} characters", True
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 return f"Error: arguments for {name} are not valid JSON ({exc.msg} at position {exc.pos})", True
+            except RecursionError:
+                return f"Error: arguments for {name} nest too deep", True
         if not isinstance(arguments, Mapping):
             return f"Error: arguments for {name} must be a JSON object", True
+        problem = argument_problem(arguments)
+        if problem is not None:
+            return f"Error: {problem} (tool {name})", True
         try:
             kwargs = tool_.validate(arguments)
         except ValidationError as exc:
             return _format_validation_error(name, exc), True
         try:
-            result = tool_(state, **kwargs)
+            result = run_with_deadline(tool_, timeout, state, **kwargs)
+        except ToolTimeout:
+            return f"Error: {name} took longer than {timeout:g} s and was stopped", True
         except ToolError as exc:
             return f"Error: {exc}", True
         except (KeyError, ValueError, TypeError, LookupError, ArithmeticError) as exc:

@@ -29,7 +29,7 @@ class UserOptions(BaseModel):
     user_model: str | None = Field(None, description="Model name for the simulated user.")
     user_api_base: str | None = Field(None, description="OpenAI-compatible endpoint for the user model.")
     user_api_key: str | None = Field(None, description="Key for the user endpoint (default: TAU_API_KEY).")
-    user_temperature: float = Field(0.0, description="Sampling temperature of the user model.")
+    user_temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the user model.")
     user_client: str | None = Field(None, description="Model client plugin for the user (default: the default client).")
 
     def settings(self) -> ModelSettings:

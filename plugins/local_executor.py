@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
 
 from tau_emotion.core import hookimpl
@@ -14,13 +15,15 @@ class LocalExecutor:
         self.concurrency = max(1, int(concurrency))
 
     async def run(self, jobs: list[Callable[[], Awaitable[EpisodeResult]]],
-                  on_result: Callable[[EpisodeResult], None]) -> None:
+                  on_result: Callable[[EpisodeResult], Awaitable[None] | None]) -> None:
         limit = asyncio.Semaphore(self.concurrency)
 
         async def one(job: Callable[[], Awaitable[EpisodeResult]]) -> None:
             async with limit:
                 result = await job()
-            on_result(result)
+            stored = on_result(result)
+            if inspect.isawaitable(stored):  # the runner's callback writes on a thread and is awaited
+                await stored
 
         tasks = [asyncio.ensure_future(one(job)) for job in jobs]
         try:

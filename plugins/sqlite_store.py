@@ -3,19 +3,27 @@
 WAL mode and a commit per trial: a killed run keeps every trial that finished. A trial is keyed
 by (run, task, trial); re-running an errored trial replaces its row. Run metadata lives in its own
 table (`run_meta`, added without touching the others), so files written before it stay readable.
+
+Every `sqlite3` error becomes one line (a `TauError`) naming the database and what to do. A
+database another writer holds busy is retried with backoff for as long as it takes (with a
+warning), never ending the run; the runner calls `save_result` on a writer thread, so the
+waiting never blocks the episodes in flight.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
-from tau_emotion.core.models import EpisodeResult, RunConfig
+from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -44,82 +52,190 @@ CREATE TABLE IF NOT EXISTS run_meta (
 """
 
 
+#: seconds sqlite itself waits on a lock before we back off and retry (short: the retry loop warns and waits)
+BUSY_TIMEOUT = 2.0
+#: longest pause between retries of a busy database
+MAX_BACKOFF = 2.0
+
+
+class DatabaseError(TauError):
+    """The results database cannot be used; the message names it and says what to do."""
+
+
+def database_error(path: Any, exc: BaseException) -> DatabaseError:
+    """One line for a `sqlite3` error: the database, what went wrong, what to do."""
+    text = str(exc) or type(exc).__name__
+    lowered = text.lower()
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        hint = "it is not a SQLite results database or it is damaged: pass another --db, or move the file away"
+    elif "readonly" in lowered or "read-only" in lowered:
+        hint = "it is read-only here: pass a writable --db"
+    elif "unable to open" in lowered or "disk i/o" in lowered:
+        hint = "it cannot be opened (a folder, a missing or unwritable directory?): pass a writable file with --db"
+    elif "locked" in lowered or "busy" in lowered:
+        hint = "another process holds it: wait for it, or pass another --db"
+    elif "no such table" in lowered or "no such column" in lowered:
+        hint = "it is not a results database of this tool: pass another --db"
+    else:
+        hint = "check the file, or pass another --db"
+    return DatabaseError(f"results database {path}: {text}; {hint}")
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc).lower() for w in ("locked", "busy"))
+
+
+def _one_line_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from None
+
+    return wrapper
+
+
 class SqliteStore:
     """A `protocols.Store` in one SQLite file (the default store)."""
 
     def __init__(self, path: str | Path, *, create: bool = True):
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.is_file():
-            raise TauError(f"no results file at {path} (use --db, or --store for another store)")
-        if create and str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=30)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(SCHEMA)
-        self.conn.commit()
+            where = "is a folder, not a results file" if self.path.is_dir() else "does not exist"
+            raise TauError(f"no results file at {path}: it {where} (use --db, or --store for another store)")
+        if self.path.is_dir():
+            raise DatabaseError(f"results database {path} is a folder: pass a file path with --db")
+        try:
+            if create and str(path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DatabaseError(f"results database {path}: cannot create its folder ({exc.strerror}); "
+                                "pass a writable --db") from None
+        try:
+            # the runner writes from one writer thread; reads happen before and after it runs
+            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False)
+            self._retry(lambda: self._setup(create))
+        except sqlite3.Error as exc:
+            raise database_error(path, exc) from None
+
+    def _setup(self, create: bool) -> None:
+        if create:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.executescript(SCHEMA)
+            self.conn.commit()
+        else:  # reading: touch nothing, but fail now (one line) when the file is no results database
+            self.conn.execute("SELECT run_id FROM runs LIMIT 1").fetchall()
+
+    def _retry(self, action: Callable[[], Any]) -> Any:
+        """Run `action`, retrying with backoff while another writer holds the database; other errors raise."""
+        wait, warned = 0.05, False
+        while True:
+            try:
+                return action()
+            except sqlite3.Error as exc:
+                if not _busy(exc):
+                    raise
+                if self.conn.in_transaction:
+                    self.conn.rollback()
+                if not warned:
+                    print(f"tau: results database {self.path} is busy (another writer holds it); retrying",
+                          file=sys.stderr)
+                    warned = True
+                time.sleep(wait)
+                wait = min(wait * 2, MAX_BACKOFF)
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        def once() -> None:
+            with self.conn:
+                self.conn.execute(sql, params)
+
+        try:
+            self._retry(once)
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from None
 
     def create_run(self, run_id: str, config: RunConfig) -> None:
-        with self.conn:
-            self.conn.execute("INSERT INTO runs (run_id, created, config) VALUES (?, ?, ?)",
-                              (run_id, time.time(), config.model_dump_json()))
+        self._write("INSERT INTO runs (run_id, created, config) VALUES (?, ?, ?)",
+                    (run_id, time.time(), config.model_dump_json()))
 
+    @_one_line_errors
     def run_config(self, run_id: str) -> RunConfig | None:
         row = self.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return RunConfig.model_validate_json(row[0]) if row else None
 
+    @_one_line_errors
     def run_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT run_id FROM runs ORDER BY created")]
 
+    @_one_line_errors
     def runs(self) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT r.run_id, r.created, r.config, r.summary, COUNT(t.task_id) FROM runs r "
             "LEFT JOIN trials t ON t.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created")
-        metas = dict(self.conn.execute("SELECT run_id, meta FROM run_meta").fetchall())
+        metas = dict(self.conn.execute("SELECT run_id, meta FROM run_meta").fetchall()) if self._has_meta() else {}
         return [{"run_id": r[0], "created": r[1], "config": json.loads(r[2]),
                  "summary": json.loads(r[3]) if r[3] else None, "n_trials": r[4],
                  "meta": json.loads(metas[r[0]]) if r[0] in metas else None} for r in rows]
 
-    def save_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
-        with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO run_meta VALUES (?, ?)", (run_id, json.dumps(meta)))
+    def _has_meta(self) -> bool:
+        """Files written before run metadata existed have no `run_meta` table (reading never adds it)."""
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_meta'").fetchone() \
+            is not None
 
+    def save_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
+        self._write("INSERT OR REPLACE INTO run_meta VALUES (?, ?)", (run_id, json.dumps(meta)))
+
+    @_one_line_errors
     def run_meta(self, run_id: str) -> dict[str, Any] | None:
+        if not self._has_meta():
+            return None
         row = self.conn.execute("SELECT meta FROM run_meta WHERE run_id = ?", (run_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def delete_run(self, run_id: str) -> None:
-        with self.conn:
-            for table in ("trials", "run_meta", "runs"):
-                self.conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+        for table in ("trials", "run_meta", "runs") if self._has_meta() else ("trials", "runs"):
+            self._write(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
+    @_one_line_errors
     def done_trials(self, run_id: str) -> set[tuple[str, int]]:
         rows = self.conn.execute("SELECT task_id, trial FROM trials WHERE run_id = ? AND status = 'ok'", (run_id,))
         return {(r[0], r[1]) for r in rows}
 
     def save_result(self, run_id: str, result: EpisodeResult) -> None:
-        with self.conn:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, result.task_id, result.trial, result.domain, result.reward, result.status,
-                 result.termination.reason, result.model_dump_json(), time.time()),
-            )
+        payload = result.model_dump_json()  # first: a result that cannot be serialised raises before any write
+        self._write("INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, result.task_id, result.trial, result.domain, result.reward, result.status,
+                     result.termination.reason, payload, time.time()))
 
+    @_one_line_errors
     def results(self, run_id: str) -> list[EpisodeResult]:
-        rows = self.conn.execute("SELECT result FROM trials WHERE run_id = ? ORDER BY task_id, trial", (run_id,))
-        return [EpisodeResult.model_validate_json(r[0]) for r in rows]
+        rows = self.conn.execute("SELECT result, task_id, domain, trial FROM trials WHERE run_id = ? "
+                                 "ORDER BY task_id, trial", (run_id,))
+        return [_read_result(*r) for r in rows]
 
     def save_summary(self, run_id: str, summary: dict[str, Any]) -> None:
-        with self.conn:
-            self.conn.execute("UPDATE runs SET summary = ?, finished = ? WHERE run_id = ?",
-                              (json.dumps(summary), time.time(), run_id))
+        self._write("UPDATE runs SET summary = ?, finished = ? WHERE run_id = ?",
+                    (json.dumps(summary), time.time(), run_id))
 
+    @_one_line_errors
     def summary(self, run_id: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT summary FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _read_result(payload: str, task_id: str, domain: str, trial: int) -> EpisodeResult:
+    """A stored trial; a row that no longer validates is listed as that trial's error, not a crash of the reader."""
+    try:
+        return EpisodeResult.model_validate_json(payload)
+    except ValueError as exc:
+        reason = f"task '{task_id}' trial {trial}: the stored result cannot be read back: {str(exc).splitlines()[0]}"
+        return EpisodeResult(task_id=task_id, domain=domain, trial=trial, reward=0.0, success=False, status="error",
+                             termination=Termination(reason="error", detail=reason), error=reason)
 
 
 @hookimpl

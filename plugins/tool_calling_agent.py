@@ -19,7 +19,7 @@ class AgentOptions(BaseModel):
     agent_model: str | None = Field(None, description="Model name for the agent, e.g. openai/Qwen3-8B.")
     agent_api_base: str | None = Field(None, description="OpenAI-compatible endpoint for the agent model.")
     agent_api_key: str | None = Field(None, description="Key for the agent endpoint (default: TAU_API_KEY).")
-    agent_temperature: float = Field(0.0, description="Sampling temperature of the agent model.")
+    agent_temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the agent model.")
     agent_client: str | None = Field(None, description="Model client plugin for the agent (default: the default client).")
 
     def settings(self) -> ModelSettings:

@@ -2,7 +2,13 @@
 
 Replies are queued per model name, so one server can play the agent and the user; `respond` sets
 a standing reply for a model once its queue is empty. A reply is a dict (or fn(request) -> dict): {"content": str} and/or {"tool_calls": [{"name": ..., "arguments": "<raw string>"}]}, or
-{"status": 500} for a server error. Every request is recorded for assertions.
+{"status": 500} for a server error. Every request (and its headers) is recorded for assertions.
+
+Faults, for the reliability suite: {"status": 503, "html": True} (an HTML error page),
+{"sleep": s} (a slow reply), {"trickle": s} (the body one byte at a time over s seconds),
+{"raw": "..."} (a 200 whose body is that text: malformed JSON), {"choices": []} (no choices),
+{"null_message": True}, {"drop": "before"} (close without answering) and {"drop": "mid"} (close
+halfway through the body).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ class ScriptedOpenAI:
     def __init__(self) -> None:
         self.scripts: dict[str, deque[Any]] = defaultdict(deque)
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.responders: dict[str, Any] = {}  # model -> reply (or fn(body) -> reply) once its script is used up
         self.lock = threading.Lock()
         owner = self
@@ -37,12 +44,25 @@ class ScriptedOpenAI:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
+            def _send(self, status: int, body: dict[str, Any] | bytes, content_type: str = "application/json",
+                      trickle: float = 0.0, drop_mid: bool = False) -> None:
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
+                if drop_mid:
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if trickle:
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(trickle / len(data))
+                    return
                 self.wfile.write(data)
 
             def do_GET(self) -> None:  # noqa: N802
@@ -53,6 +73,7 @@ class ScriptedOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with owner.lock:
                     owner.requests.append(body)
+                    owner.headers.append(dict(self.headers))
                     model = body.get("model", "")
                     queue = owner.scripts.get(model)
                     if queue:
@@ -63,14 +84,30 @@ class ScriptedOpenAI:
                     reply = reply(body)
                 if "sleep" in reply:
                     time.sleep(reply["sleep"])
+                if reply.get("drop") == "before":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if "status" in reply and reply.get("html"):
+                    self._send(reply["status"], b"<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>",
+                               content_type="text/html")
+                    return
                 if "status" in reply:
                     self._send(reply["status"], {"error": {"message": reply.get("message", "scripted failure"),
                                                            "type": "server_error"}})
                     return
-                self._send(200, owner.completion(body, reply))
+                if "raw" in reply:
+                    self._send(200, reply["raw"].encode())
+                    return
+                completion = owner.completion(body, reply)
+                if "choices" in reply:
+                    completion["choices"] = reply["choices"]
+                if reply.get("null_message"):
+                    completion["choices"][0]["message"] = None
+                self._send(200, completion, trickle=reply.get("trickle", 0.0), drop_mid=reply.get("drop") == "mid")
 
         self.server = _QuietServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def completion(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}

@@ -16,14 +16,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tau_emotion.core.models import SECRET_OPTION as SECRET
+from tau_emotion.core.limits import is_secret_name
 
 REDACTED = "[redacted]"
 
 
 def redact(value: Any, name: str = "") -> Any:
     """`value` with every entry whose name looks like a credential replaced by a marker."""
-    if name and SECRET.search(name):
+    if name and is_secret_name(name):
         return REDACTED if value not in (None, "") else value
     if isinstance(value, dict):
         return {k: redact(v, str(k)) for k, v in value.items()}
@@ -48,7 +48,7 @@ def models(options: dict[str, dict[str, Any]]) -> dict[str, str]:
     """The model and endpoint options of every plugin (`agent_model`, `user_api_base`, ...), flat."""
     return {name: str(value) for values in options.values() for name, value in values.items()
             if value not in (None, "") and (name.endswith("_model") or name.endswith("_api_base"))
-            and not SECRET.search(name)}
+            and not is_secret_name(name)}
 
 
 def start_meta(run: Any, previous: dict[str, Any] | None) -> dict[str, Any]:

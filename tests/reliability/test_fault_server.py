@@ -1,0 +1,109 @@
+"""The fault-server matrix: every fault a model server can produce is retried, or stored as that trial's error.
+
+A real HTTP server on 127.0.0.1 (tests/openai_server.py) plays the agent's model. Retry waits and
+timeouts are tiny so the matrix stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tau_emotion.core.models import RunConfig
+from tau_emotion.core.runner import prepare_run, run_sync
+
+GOOD = {"content": "All done, goodbye."}
+DEEP = json.dumps(json.loads("{\"a\":" * 300 + "1" + "}" * 300))
+
+#: fault -> what must happen to the trial: "retried" (the next reply is used), "error" (stored as error naming
+#: the model and endpoint) or "tool_error" (the agent gets a tool error and the episode goes on)
+FAULTS = {
+    "429": ({"status": 429}, "retried"),
+    "500": ({"status": 500}, "retried"),
+    "503-html": ({"status": 503, "html": True}, "retried"),
+    "timeout": ({"sleep": 1.0}, "retried"),
+    "trickle": ({"trickle": 1.0, "content": "x" * 200}, "retried"),
+    "malformed-json": ({"raw": '{"id": "x", "choices": [{"message": {"role": "assis'}, "retried_or_error"),
+    "empty-choices": ({"choices": []}, "retried"),
+    "null-message": ({"null_message": True}, "retried"),
+    "garbled-arguments": ({"tool_calls": [{"name": "find_owner", "arguments": '{"name": "Ada", ]]'}]}, "tool_error"),
+    "garbled-name": ({"tool_calls": [{"name": "", "arguments": "{}"}]}, "tool_error"),
+    "nested-arguments": ({"tool_calls": [{"name": "find_owner", "arguments": DEEP}]}, "tool_error"),
+    "nan-arguments": ({"tool_calls": [{"name": "transfer", "arguments":
+                                       '{"from_account": "acc-1", "to_account": "acc-2", "amount": NaN}'}]},
+                      "tool_error"),
+    "drop-before": ({"drop": "before"}, "retried"),
+    "drop-mid": ({"drop": "mid", "content": "y" * 500}, "retried"),
+}
+
+
+def _config(server, **kw):
+    return RunConfig(plugins=["mock"], agent="tool_calling", max_steps=6,
+                     options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
+                              "progress": {"no_progress": True},
+                              "litellm": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.5}}, **kw)
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path):
+    reply, expected = FAULTS[fault]
+    openai_server.script("agent-model", reply)
+    openai_server.respond("agent-model", GOOD)
+    run = prepare_run(_config(openai_server, task_ids=["mock-001"], trials=1), str(tmp_path / "f.sqlite"))
+    run_sync(run)
+    [result] = run.store.results(run.run_id)
+    agent_calls = [r for r in openai_server.requests if r.get("model") == "agent-model"]
+    if expected == "retried" or (expected == "retried_or_error" and result.status == "ok"):
+        assert result.status == "ok", result.error
+        assert len(agent_calls) >= 2  # the fault, then the retry that got the good reply
+        assert result.messages[1].content == GOOD["content"]
+    elif expected == "tool_error":
+        assert result.status == "ok", result.error
+        tool = next(m for m in result.messages if m.role == "tool")
+        assert tool.error and tool.content.startswith("Error")
+    else:
+        assert result.status == "error" and "agent-model" in result.error and openai_server.base_url in result.error
+
+
+@pytest.mark.parametrize("fault", ["500", "empty-choices", "null-message", "timeout"])
+def test_a_fault_that_persists_is_stored_as_error_naming_model_and_endpoint(fault, openai_server, tmp_path):
+    openai_server.respond("agent-model", FAULTS[fault][0])
+    config = _config(openai_server, task_ids=["mock-001"], trials=1)
+    config.options["litellm"].update(max_retries=1, model_timeout=0.2)
+    run = prepare_run(config, str(tmp_path / "p.sqlite"))
+    summary = run_sync(run)
+    [result] = run.store.results(run.run_id)
+    assert result.status == "error" and summary["errors"] == 1
+    assert "openai/agent-model" in result.error and openai_server.base_url in result.error
+    assert "after 2 attempts" in result.error
+    assert "IndexError" not in result.error
+
+
+def test_concurrent_episodes_against_a_random_mix_of_faults_store_every_trial_once(openai_server, tmp_path):
+    """The scaled-down version of benchmarks/fault_storm.py (256 episodes)."""
+    rng = random.Random(7)
+    kinds = sorted(FAULTS)
+    first = list(kinds)  # every fault is served at least once, then at random
+    served = []
+
+    def reply(body):
+        roll = rng.random()
+        if first or roll < 0.35:
+            kind = first.pop() if first else rng.choice(kinds)
+            served.append(kind)
+            return dict(FAULTS[kind][0])
+        return {"content": "Done. ###STOP###"} if roll < 0.6 else GOOD
+
+    openai_server.respond("agent-model", reply)
+    config = _config(openai_server, trials=8, concurrency=32)
+    config.options["litellm"].update(max_retries=1, model_timeout=0.4)
+    run = prepare_run(config, str(tmp_path / "storm.sqlite"))
+    summary = run_sync(run)
+    rows = run.store.conn.execute("SELECT task_id, trial, status FROM trials WHERE run_id = ?",
+                                  (run.run_id,)).fetchall()
+    pairs = [(t, k) for t, k, _ in rows]
+    assert len(pairs) == len(set(pairs)) == len(run.tasks) * 8 == 32
+    assert summary["errors"] == sum(s == "error" for _, _, s in rows)
+    assert set(served) == set(kinds)
