@@ -1,0 +1,67 @@
+"""Scripted models for the loopback OpenAI server: an "expert" agent that replays each task's gold
+tool calls, a "novice" that gives up, and a user model that states the task and answers.
+
+The server calls each responder with the request body; the task is found from the instruction in
+the user model's system prompt, or from the user's opening message in the agent's conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+QUESTION = "Before I start, may I look up your account and reservations now?"
+
+
+def _task_for(text: str, tasks: list[Any]) -> Any:
+    for task in tasks:
+        if task.user.instruction in text:
+            return task
+    raise AssertionError(f"no task matches: {text[:120]!r}")
+
+
+def user(tasks: list[Any]):
+    """States the instruction, agrees to questions, stops after the agent's closing message."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        system = body["messages"][0]["content"]
+        task = _task_for(system, tasks)
+        turns = [m for m in body["messages"][1:] if m["role"] == "user"]  # the agent's messages (roles flipped)
+        if len(turns) == 1:
+            return {"content": task.user.instruction}
+        last = turns[-1]["content"]
+        if last.startswith("Sorry"):
+            return {"content": "That is useless. ###UNSATISFIED###"}
+        if "?" in last:
+            return {"content": "Yes, please go ahead."}
+        return {"content": "Thank you. ###STOP###"}
+
+    return reply
+
+
+def expert(tasks: list[Any]):
+    """Asks one follow-up question, then replays the gold tool calls one per step and tells the outputs."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        task = _task_for(next(m["content"] for m in messages if m["role"] == "user"), tasks)
+        if not any(m["role"] == "assistant" for m in messages):
+            return {"content": QUESTION}
+        done = sum(m["role"] == "tool" for m in messages)
+        if done < len(task.gold.actions):
+            action = task.gold.actions[done]
+            return {"tool_calls": [{"name": action.name, "arguments": action.arguments}]}
+        outputs = " ".join(task.gold.outputs)
+        return {"content": f"All done. {outputs}".strip()}
+
+    return reply
+
+
+def novice(tasks: list[Any]):
+    """Asks the same question, then gives up (the user answers ###UNSATISFIED###)."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if not any(m["role"] == "assistant" for m in body["messages"]):
+            return {"content": QUESTION}
+        return {"content": "Sorry, I cannot help with that."}
+
+    return reply
