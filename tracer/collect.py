@@ -202,14 +202,15 @@ def kept_keys(summary: dict[str, Any] | None) -> set[tuple[str, int]] | None:
     return {(task_id, int(trial)) for task_id, trial in block["kept"]}
 
 
-def collect_config(domains: list[str], *, split: str, agent: str, user: str, trials: int, max_steps: int,
+def collect_config(domains: list[str], owners: list[str], *, split: str, agent: str, user: str, trials: int, max_steps: int,
                    n_tasks: int | None, task_ids: list[str], concurrency: int, seed: int,
                    options: dict[str, dict[str, Any]], extra_plugins: list[str], store: str | None) -> Any:
-    """The `RunConfig` of a collection: the emotion plugin (which pulls in `unsatisfied`) and the domains."""
+    """The `RunConfig` of a collection: the emotion plugin (which pulls in `unsatisfied`) and the plugins
+    that own the domains."""
     from tau_emotion.core.models import RunConfig
     from tau_emotion.core.plugins import Selection
 
-    plugins = Selection.parse(["emotion", *domains, *extra_plugins]).items()
+    plugins = Selection.parse(["emotion", *owners, *extra_plugins]).items()
     return RunConfig(plugins=plugins, domains=domains, split=split, agent=agent, user=user, trials=trials,
                      max_steps=max_steps, n_tasks=n_tasks, task_ids=task_ids, concurrency=concurrency, seed=seed,
                      options=options, store=store)

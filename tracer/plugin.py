@@ -200,7 +200,8 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
             if group != "llm_user" or user == "llm":
                 options.setdefault(group, {}).update({**given, **options.get(group, {})})
         ids = [x.strip() for v in task_ids for x in v.split(",") if x.strip()]
-        config = collect.collect_config(chosen, split=split, agent=agent, user=user, trials=trials,
+        owners = [pm.catalog("domains").entry(name).owner for name in chosen]
+        config = collect.collect_config(chosen, owners, split=split, agent=agent, user=user, trials=trials,
                                         max_steps=max_steps, n_tasks=n_tasks, task_ids=ids, concurrency=concurrency,
                                         seed=seed, options=options, extra_plugins=list(extra_plugins), store=store)
         run = prepare_run(config, db_path, pm=pm.select(Selection.parse(config.plugins)))
