@@ -163,6 +163,17 @@ def load_model(name: str, bf16: bool) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def make_config(cls: type, kwargs: dict[str, Any]) -> Any:
+    """`cls(**kwargs)`, with `gradient_checkpointing` under its newer name where transformers renamed it."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(cls)}
+    if "activation_checkpointing" in names and "gradient_checkpointing" in kwargs:
+        kwargs = {**kwargs, "activation_checkpointing": kwargs["gradient_checkpointing"]}
+        del kwargs["gradient_checkpointing"]
+    return cls(**kwargs)
+
+
 class _TRLTrainer:
     """Shared flow: options -> TRL config -> model and data -> train -> save the model and the log."""
 
@@ -219,7 +230,7 @@ class SFT(_TRLTrainer):
     def config(self, kwargs: dict[str, Any]) -> Any:
         from trl import SFTConfig
 
-        return SFTConfig(**kwargs)
+        return make_config(SFTConfig, kwargs)
 
     def make_trainer(self, model: Any, tokenizer: Any, args: Any, train: Any, validation: Any) -> Any:
         from trl import SFTTrainer
@@ -238,7 +249,7 @@ class DPO(_TRLTrainer):
     def config(self, kwargs: dict[str, Any]) -> Any:
         from trl import DPOConfig
 
-        return DPOConfig(**kwargs)
+        return make_config(DPOConfig, kwargs)
 
     def make_trainer(self, model: Any, tokenizer: Any, args: Any, train: Any, validation: Any) -> Any:
         from trl import DPOTrainer

@@ -7,6 +7,7 @@ the user model's system prompt, or from the user's opening message in the agent'
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 QUESTION = "Before I start, may I look up your account and reservations now?"
@@ -65,3 +66,49 @@ def novice(tasks: list[Any]):
         return {"content": "Sorry, I cannot help with that."}
 
     return reply
+
+
+def collect(tau: Any, server: Any, db: str, tasks: list[Any], agent: str = "expert", *extra: str) -> str:
+    """Run `tau tracer collect` on the trainers' `bank` domain with `agent` playing; returns the run id."""
+    server.respond("expert", globals()[agent](tasks))
+    server.respond("user", user(tasks))
+    before = set(_run_ids(db))
+    result = tau("tracer", "collect", "bank", "--plugins", "tests.trainers.bank_pack", "--agent-model", "openai/expert",
+                 "--agent-api-base", server.base_url, "--user-model", "openai/user", "--user-api-base", server.base_url,
+                 "--db", db, "-o", "no_progress=true", *extra)
+    assert result.exit_code == 0, result.output
+    [run_id] = set(_run_ids(db)) - before
+    return run_id
+
+
+@contextlib.contextmanager
+def serving():
+    """A loopback server and a `tau` invoker for module-scoped fixtures (the `tau` fixture is per test)."""
+    from click.testing import CliRunner
+
+    from tau_emotion.core.cli import build_cli
+    from tests.openai_server import ScriptedOpenAI
+
+    server = ScriptedOpenAI().start()
+    cli, runner = build_cli(), CliRunner()
+    try:
+        yield server, lambda *args: runner.invoke(cli, list(args), catch_exceptions=False)
+    finally:
+        server.stop()
+
+
+def _run_ids(db: str) -> list[str]:
+    import os
+
+    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.runner import open_store
+
+    if not os.path.exists(db):
+        return []
+    return open_store(get_plugin_manager(), None, db, create=False).run_ids()
+
+
+def bank_tasks() -> list[Any]:
+    from tests.trainers.bank_pack import _tasks
+
+    return _tasks()
