@@ -79,6 +79,12 @@ def choose_optimizer(optim: str, cuda: bool) -> str:
     return "paged_adamw_8bit" if cuda and importlib.util.find_spec("bitsandbytes") is not None else "adamw_torch"
 
 
+def peak_gpu_memory_gib() -> float:
+    import torch
+
+    return round(torch.cuda.max_memory_allocated() / 2**30, 2)
+
+
 def accumulation_steps(effective: int, per_device: int, world_size: int) -> int:
     return max(1, math.ceil(effective / (per_device * world_size)))
 
@@ -210,11 +216,13 @@ class _TRLTrainer:
         trainer.save_model(output_dir)
         tokenizer.save_pretrained(output_dir)
         losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+        tokens = [entry["num_tokens"] for entry in trainer.state.log_history if "num_tokens" in entry]
         record = {"trainer": self.name, "options": opts.model_dump(mode="json"),
                   "config": {k: v for k, v in kwargs.items() if k != "output_dir"},
                   "device": "cuda" if cuda else "cpu", "train_rows": len(train),
                   "global_step": trainer.state.global_step, "losses": losses,
-                  "train_runtime": result.metrics.get("train_runtime"),
+                  "train_runtime": result.metrics.get("train_runtime"), "num_tokens": tokens[-1] if tokens else None,
+                  "peak_gpu_memory_gib": peak_gpu_memory_gib() if cuda else None,
                   "log_history": trainer.state.log_history}
         Path(output_dir, "tau_train.json").write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
         return record
