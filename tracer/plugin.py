@@ -199,8 +199,14 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
             given = {k: v for k, v in values.items() if v is not None}
             if group != "llm_user" or user == "llm":
                 options.setdefault(group, {}).update({**given, **options.get(group, {})})
+        _check_models(agent, user, options)
         ids = [x.strip() for v in task_ids for x in v.split(",") if x.strip()]
-        owners = [pm.catalog("domains").entry(name).owner for name in chosen]
+        # the plugin that registered each domain; a domain named after an installed plugin (the classic
+        # suites: one entry point per domain, all from one module) also brings that plugin
+        from tau_emotion.core.plugins import installed_entry_points
+
+        plugins = installed_entry_points()
+        owners = [pm.catalog("domains").entry(name).owner for name in chosen] + [n for n in chosen if n in plugins]
         config = collect.collect_config(chosen, owners, split=split, agent=agent, user=user, trials=trials,
                                         max_steps=max_steps, n_tasks=n_tasks, task_ids=ids, concurrency=concurrency,
                                         seed=seed, options=options, extra_plugins=list(extra_plugins), store=store)
@@ -271,6 +277,17 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     export.write(splits, Path(out), fmt, list(runs))
     click.echo(f"wrote {', '.join(f'{len(v)} {k}' for k, v in splits.items())} {fmt} row(s) to {out} "
                f"(load with datasets.load_from_disk)", err=True)
+
+
+def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> None:
+    """Fail before any trial runs when the model-backed agent or user has no model."""
+    from tau_emotion.plugins.llm_user import UserOptions
+    from tau_emotion.plugins.tool_calling_agent import AgentOptions
+
+    if agent == "tool_calling":
+        AgentOptions.model_validate(options.get("tool_calling", {})).settings()
+    if user == "llm":
+        UserOptions.model_validate(options.get("llm_user", {})).settings()
 
 
 def _raw_options(pm: Any, items: tuple[str, ...]) -> dict[str, dict[str, Any]]:

@@ -75,10 +75,10 @@ def test_collect_airline_against_the_loopback_server(tau, openai_server, airline
     from tau_emotion.core.plugins import load_all_plugins
     from tau_emotion.core.runner import open_store
 
-    tasks = airline.tasks("train")[:10]
+    tasks = airline.tasks("train")[:8]
     _serve(openai_server, tasks)
     db = str(tmp_path / "runs.db")
-    result = tau(*_args(openai_server, db, "airline", "--split", "train", "--tasks", "10", "--cap", "6"))
+    result = tau(*_args(openai_server, db, "airline", "--split", "train", "--tasks", "8", "--cap", "5"))
     assert result.exit_code == 0, result.output
     assert "collect" in result.output and "airline" in result.output and "kept" in result.output
     assert "emotion families of the kept" in result.output
@@ -86,11 +86,11 @@ def test_collect_airline_against_the_loopback_server(tau, openai_server, airline
     [run] = store.runs()
     block = run["summary"]["collect"]
     results = {(r.task_id, r.trial): r for r in store.results(run["run_id"])}
-    assert len(results) == 10
-    assert len(block["kept"]) == 6 and all(results[tuple(k)].reward == 1 for k in block["kept"])
+    assert len(results) == 8
+    assert len(block["kept"]) == 5 and all(results[tuple(k)].reward == 1 for k in block["kept"])
     [all_row] = [row for row in block["rows"] if row["domain"] == "all"]
-    assert all_row["success"] >= 6 and all_row["kept"] == 6 and all_row["questions"] == 1.0
-    assert all_row["tools_gt_questions"] == 1.0 and sum(block["families"].values()) == 6
+    assert all_row["success"] >= 5 and all_row["kept"] == 5 and all_row["questions"] == 1.0
+    assert all_row["tools_gt_questions"] == 1.0 and sum(block["families"].values()) == 5
     assert run["config"]["max_steps"] == 50 and run["config"]["user"] == "llm"
     assert "emotion" in run["config"]["plugins"]
     user_requests = [r for r in openai_server.requests if r["model"] == "user"]
@@ -114,3 +114,18 @@ def test_collect_resumes_the_trials_that_failed(tau, openai_server, airline, tmp
     assert second.exit_code == 0, second.output
     kept = store.summary(run["run_id"])["collect"]["kept"]
     assert len(kept) == 3 and {r.status for r in store.results(run["run_id"])} == {"ok"}
+
+
+def test_missing_models_fail_before_any_trial(tau, tmp_path):
+    result = tau("tracer", "collect", "airline", "--db", str(tmp_path / "r.db"))
+    assert result.exit_code == 1 and "the agent needs a model: pass --agent-model" in result.output
+    result = tau("tracer", "collect", "airline", "--agent-model", "openai/x", "--db", str(tmp_path / "r.db"))
+    assert result.exit_code == 1 and "the user needs a model: pass --user-model" in result.output
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_preset_low_names_what_is_missing(tau, tmp_path):
+    result = tau("tracer", "collect", "--preset", "low", "--tasks", "1", "--user", "scripted", "--agent", "oracle",
+                 "--db", str(tmp_path / "r.db"), "-o", "no_progress=true")
+    assert result.exit_code == 0, result.output
+    assert "collect" in result.output and "airline" in result.output
