@@ -6,6 +6,10 @@ assistant turns only, bf16 and gradient checkpointing on a GPU, paged AdamW 8-bi
 and CUDA are both present and AdamW otherwise. Any other field of TRL's `SFTConfig` / `DPOConfig` is
 passed through `extra` (`tau train sft -o max_grad_norm=0.5`).
 
+The saved tokenizer carries the chat template the model was trained with (for assistant-only loss
+TRL swaps in a variant with generation markers; Qwen3's adds an empty think block to every
+assistant turn), so a server renders conversations as in training.
+
 Importing this module imports pydantic only; torch, transformers, TRL and datasets are imported in
 `train`.
 """
@@ -213,6 +217,11 @@ class _TRLTrainer:
             raise TrainError(f"{self.name}: bad training option: {exc}") from None
         trainer = self.make_trainer(model, tokenizer, args, train, validation)
         result = trainer.train()
+        trained_with = getattr(trainer, "chat_template", None)
+        if trained_with:
+            # TRL trained with its variant of the template (generation markers; for Qwen3 an empty think
+            # block in every assistant turn): serve the model with what it learned, not the original
+            tokenizer.chat_template = trained_with
         trainer.save_model(output_dir)
         tokenizer.save_pretrained(output_dir)
         losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]

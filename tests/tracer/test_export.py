@@ -1,12 +1,14 @@
 """`tau export-sft`: SFT conversations and DPO pairs in the formats TRL takes, from collection runs."""
 
+import importlib.util
 import json
 
 import pytest
 
 from tests.tracer import expert
 
-datasets = pytest.importorskip("datasets", reason="exporting needs the [train] extra (datasets)")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("datasets") is None,
+                                reason="exporting needs the [train] extra (datasets)")
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +20,12 @@ def runs(tmp_path_factory):
         return db, expert.collect(invoke, server, db, tasks, "expert"), expert.collect(invoke, server, db, tasks, "novice")
 
 
+def load_from_disk(path):
+    import datasets
+
+    return datasets.load_from_disk(path)
+
+
 def _export(tau, db, out, *runs, fmt="sft"):
     return tau("export-sft", *runs, "--out", str(out), "--format", fmt, "--db", db,
                "--plugins", "tests.trainers.bank_pack")
@@ -27,7 +35,7 @@ def test_sft_export_is_trl_chat_format(tau, runs, tmp_path):
     db, good, _ = runs
     result = _export(tau, db, tmp_path / "sft", good)
     assert result.exit_code == 0, result.output
-    ds = datasets.load_from_disk(str(tmp_path / "sft"))
+    ds = load_from_disk(str(tmp_path / "sft"))
     assert set(ds) == {"train", "validation"} and ds["train"].num_rows + ds["validation"].num_rows == 4
     assert not set(ds["train"]["task_id"]) & set(ds["validation"]["task_id"])
     row = ds["train"][0]
@@ -61,7 +69,7 @@ def test_dpo_pairs_plus_one_and_unsatisfied_trajectories(tau, runs, tmp_path):
     db, good, bad = runs
     result = _export(tau, db, tmp_path / "dpo", good, bad, fmt="dpo")
     assert result.exit_code == 0, result.output
-    ds = datasets.load_from_disk(str(tmp_path / "dpo"))
+    ds = load_from_disk(str(tmp_path / "dpo"))
     rows = [r for split in ds.values() for r in split]
     assert len(rows) == 4
     row = rows[0]
