@@ -57,5 +57,6 @@ def parse_tool_calls(text: str) -> ParsedMessage:
             continue
         calls.append(ParsedToolCall(data["name"], args))
     content = _BLOCK.sub("", text)
-    content = re.sub(r"<think>.*?</think>", "", content, flags=re.S).strip()
+    content = re.sub(r"<think>.*?</think>", "", content, flags=re.S)
+    content = re.sub(r"(<\|im_end\|>|<\|endoftext\|>)+\s*$", "", content.strip()).strip()
     return ParsedMessage(content=content, tool_calls=calls, errors=errors)

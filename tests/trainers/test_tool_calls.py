@@ -8,7 +8,7 @@ def test_one_call_with_thinking_and_end_token():
     parsed = parse_tool_calls(text)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("find_owner", {"name": "Ada Park"})]
     assert parsed.errors == []
-    assert parsed.content == "<|im_end|>"
+    assert parsed.content == ""  # the thinking block and the end-of-turn token are not content
 
 
 def test_several_calls_content_and_string_arguments():
