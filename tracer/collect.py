@@ -142,14 +142,20 @@ class CollectReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
     families: dict[str, int] = field(default_factory=dict)
     kept: list[tuple[str, int]] = field(default_factory=list)
+    trajectories: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"cap": self.cap, "rows": self.rows, "families": self.families,
-                "kept": [list(k) for k in self.kept]}
+                "kept": [list(k) for k in self.kept], "trajectories": self.trajectories}
 
 
 def report(run_id: str, results: list[EpisodeResult], kept: list[EpisodeResult], cap: int | None) -> CollectReport:
     rep = CollectReport(run_id=run_id, cap=cap, kept=[(r.task_id, r.trial) for r in kept])
+    for r in kept:
+        stats = TrajectoryStats.of(r)
+        rep.trajectories.append({"task_id": r.task_id, "trial": r.trial, "domain": r.domain, "family": family(r),
+                                 "tool_calls": stats.tool_calls, "questions": stats.questions,
+                                 "tools_outnumber_questions": stats.tools_outnumber_questions})
     domains = sorted({r.domain for r in results})
     for scope in [*domains, "all"]:
         ran = [r for r in results if scope in ("all", r.domain)]

@@ -82,7 +82,8 @@ class Exporter:
         return {"messages": [{"role": "system", "content": system, "tool_calls": None, "name": None},
                              *chat_messages(r.messages)],
                 "tools": tools, **self.meta(run_id, r),
-                "n_tool_calls": stats.tool_calls, "n_questions": stats.questions}
+                "n_tool_calls": stats.tool_calls, "n_questions": stats.questions,
+                "tools_outnumber_questions": stats.tools_outnumber_questions}
 
     def dpo_row(self, run_id: str, good: EpisodeResult, bad_run_id: str, bad: EpisodeResult) -> dict[str, Any] | None:
         system, tools = self.context(good.domain)

@@ -91,6 +91,8 @@ def test_collect_airline_against_the_loopback_server(tau, openai_server, airline
     [all_row] = [row for row in block["rows"] if row["domain"] == "all"]
     assert all_row["success"] >= 5 and all_row["kept"] == 5 and all_row["questions"] == 1.0
     assert all_row["tools_gt_questions"] == 1.0 and sum(block["families"].values()) == 5
+    one = block["trajectories"][0]
+    assert one["questions"] == 1 and one["tool_calls"] >= 2 and one["tools_outnumber_questions"] is True
     assert run["config"]["max_steps"] == 50 and run["config"]["user"] == "llm"
     assert "emotion" in run["config"]["plugins"]
     user_requests = [r for r in openai_server.requests if r["model"] == "user"]
