@@ -104,8 +104,10 @@ class PluginManager(pluggy.PluginManager):
         if kind not in self._catalogs:
             registry: Registry[Any] = Registry(kind.rstrip("s").replace("_", " "))
             hook = getattr(self.hook, f"tau_register_{kind}")
-            owners = {impl.function.__code__: impl.plugin_name for impl in hook.get_hookimpls()
-                      if hasattr(impl.function, "__code__")}
+            owners: dict[Any, list[tuple[Any, str]]] = {}
+            for impl in hook.get_hookimpls():
+                if hasattr(impl.function, "__code__"):
+                    owners.setdefault(impl.function.__code__, []).append((impl.plugin, impl.plugin_name))
             hook(register=Register(registry, owners))
             self._catalogs[kind] = registry
         return self._catalogs[kind]

@@ -99,7 +99,14 @@ class Metric(Protocol):
 
 @runtime_checkable
 class Trainer(Protocol):
-    """Fits a model on exported trajectories; heavy libraries are imported inside `train`."""
+    """A class registered as `"module:attr"`, built with no arguments; fits a model on exported trajectories.
+
+    `options` is a pydantic model of its hyper-parameters with their defaults (each field becomes a
+    `tau train NAME --flag`); `train` validates `**options` with it, imports the heavy libraries
+    itself, saves the model into `output_dir` and returns a JSON-able record (losses, steps).
+    """
+
+    options: type[Any]
 
     def train(self, dataset: Any, output_dir: str, **options: Any) -> Any: ...
 

@@ -119,7 +119,8 @@ class Register:
     the plugin whose hook implementation is on the call stack when `register` is called.
     """
 
-    def __init__(self, registry: Registry, owners: dict[CodeType, str] | Callable[[], str]):
+    def __init__(self, registry: Registry, owners: dict[CodeType, list[tuple[Any, str]]] | Callable[[], str]):
+        """`owners`: code object -> [(plugin object, plugin name)]; several when instances of one class are plugins."""
         self._registry = registry
         self._owners = owners
 
@@ -128,9 +129,14 @@ class Register:
             return self._owners()
         frame = sys._getframe(2)
         while frame is not None:
-            owner = self._owners.get(frame.f_code)
-            if owner is not None:
-                return owner
+            candidates = self._owners.get(frame.f_code)
+            if candidates:
+                if len(candidates) == 1:
+                    return candidates[0][1]
+                this = frame.f_locals.get("self")
+                for plugin, name in candidates:
+                    if plugin is this:
+                        return name
             frame = frame.f_back  # type: ignore[assignment]
         return "?"
 

@@ -132,6 +132,181 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
         click.echo(f"replaced split '{split}' in {target} ({total} task(s) in the file)", err=True)
 
 
+@tracer_group.command("collect")
+@click.argument("domains", nargs=-1)
+@click.option("--preset", type=click.Choice(["high", "low"]), default=None,
+              help="high: every installed domain with the split; low: airline, retail, telecom, telehealth.")
+@click.option("--split", default="train", show_default=True, help="Task split to collect on.")
+@click.option("--agent", default="tool_calling", show_default=True, help="Agent plugin.")
+@click.option("--agent-model", default=None, help="Model name for the agent, e.g. openai/Qwen3-8B.")
+@click.option("--agent-api-base", default=None, help="OpenAI-compatible endpoint for the agent model.")
+@click.option("--agent-temperature", default=0.0, show_default=True, type=float)
+@click.option("--user", default="llm", show_default=True, help="User simulator plugin (llm; scripted works offline).")
+@click.option("--user-model", default=None, help="Model name for the simulated user.")
+@click.option("--user-api-base", default=None, help="OpenAI-compatible endpoint for the user model.")
+@click.option("--user-temperature", default=0.0, show_default=True, type=float,
+              help="The user simulator's temperature (the paper: 0).")
+@click.option("--emotion", default=None, help="Emotion spec for tasks without their own (see `tau run --help`).")
+@click.option("--trials", default=1, show_default=True, type=click.IntRange(1), help="Trials per task.")
+@click.option("--max-steps", default=50, show_default=True, type=click.IntRange(1), help="Agent steps per episode.")
+@click.option("--tasks", "n_tasks", default=None, type=click.IntRange(1), help="Only the first N tasks of each domain.")
+@click.option("--task-ids", multiple=True, help="Only these task ids (comma separated or repeated).")
+@click.option("--cap", default=None, type=click.IntRange(1), help="Keep at most this many trajectories per domain.")
+@click.option("--rebalance/--no-rebalance", default=True, show_default=True,
+              help="Under the cap, keep round-robin over emotion families (under-represented first).")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--option", "-o", "raw_options", multiple=True, help="Another plugin option as KEY=VALUE (as `tau run -o`).")
+@click.option("--resume", "resume_id", default=None, help="Finish an earlier collection: only its missing trials run.")
+@click.option("--store", default=None, help="Result store plugin (default: the installed default store).")
+@click.option("--db", "db_path", default=None, help="Where results are kept (default: TAU_DB or .tau/runs.db).")
+@plugins_option
+@debug_option
+@guarded
+def collect_command(domains: tuple[str, ...], preset: str | None, split: str, agent: str, agent_model: str | None,
+                    agent_api_base: str | None, agent_temperature: float, user: str, user_model: str | None,
+                    user_api_base: str | None, user_temperature: float, emotion: str | None, trials: int,
+                    max_steps: int, n_tasks: int | None, task_ids: tuple[str, ...], cap: int | None, rebalance: bool,
+                    concurrency: int, seed: int, raw_options: tuple[str, ...], resume_id: str | None,
+                    store: str | None, db_path: str | None, extra_plugins: tuple[str, ...]) -> None:
+    """Run an agent against the emotional user on DOMAINS' train split and keep the +1 trajectories.
+
+    Every trial is stored as it ends (resume with --resume RUN); the kept selection and its
+    statistics are saved in the run's summary, where `tau export-sft` finds them.
+    """
+    from tau_emotion.core.cli import DEFAULT_DB
+    from tau_emotion.core.plugins import Selection
+    from tau_emotion.core.runner import prepare_run, resume_run, run_sync
+    from tau_emotion.tracer import collect
+
+    db_path = db_path or DEFAULT_DB
+    pm = command_pm(extra_plugins)
+    options = _raw_options(pm, raw_options)
+    if resume_id:
+        run = resume_run(resume_id, db_path, store, pm=pm)
+        previous = (run.store.summary(resume_id) or {}).get(collect.SUMMARY_KEY) or {}
+        cap = cap if cap is not None else previous.get("cap")
+    else:
+        installed = {name: entry.load().splits for name, entry in pm.catalog("domains").items()}
+        chosen, notes = collect.resolve_domains(installed, list(domains), preset, split)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        for group, values in (("tool_calling", {"agent_model": agent_model, "agent_api_base": agent_api_base,
+                                                "agent_temperature": agent_temperature}),
+                              ("llm_user", {"user_model": user_model, "user_api_base": user_api_base,
+                                            "user_temperature": user_temperature}),
+                              ("emotion", {"emotion": emotion})):
+            given = {k: v for k, v in values.items() if v is not None}
+            if group != "llm_user" or user == "llm":
+                options.setdefault(group, {}).update({**given, **options.get(group, {})})
+        _check_models(agent, user, options)
+        ids = [x.strip() for v in task_ids for x in v.split(",") if x.strip()]
+        # the plugin that registered each domain; a domain named after an installed plugin (the classic
+        # suites: one entry point per domain, all from one module) also brings that plugin
+        from tau_emotion.core.plugins import installed_entry_points
+
+        plugins = installed_entry_points()
+        owners = [pm.catalog("domains").entry(name).owner for name in chosen] + [n for n in chosen if n in plugins]
+        config = collect.collect_config(chosen, owners, split=split, agent=agent, user=user, trials=trials,
+                                        max_steps=max_steps, n_tasks=n_tasks, task_ids=ids, concurrency=concurrency,
+                                        seed=seed, options=options, extra_plugins=list(extra_plugins), store=store)
+        run = prepare_run(config, db_path, pm=pm.select(Selection.parse(config.plugins)))
+    done = run.total - len(run.pending)
+    click.echo(f"collect {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials in "
+               f"{', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
+    try:
+        summary = run_sync(run)
+    except KeyboardInterrupt:
+        raise click.ClickException(f"interrupted; finished trials are saved. Resume with: "
+                                   f"tau tracer collect --resume {run.run_id} --db {db_path}") from None
+    rep = collect.finish(run, summary, cap, rebalance)
+    collect.print_report(rep)
+    click.echo(f"kept {len(rep.kept)} trajectories; export them with: "
+               f"tau export-sft {run.run_id} --db {db_path} --out DIR", err=True)
+    if summary.get("errors"):
+        click.echo(f"warning: {summary['errors']} trial(s) ended in error; re-run them with: "
+                   f"tau tracer collect --resume {run.run_id} --db {db_path}", err=True)
+
+
+@click.command("export-sft")
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the dataset, JSONL and card.")
+@click.option("--format", "fmt", type=click.Choice(["sft", "dpo"]), default="sft", show_default=True,
+              help="sft: +1 conversations for SFTTrainer; dpo: +1/-1 pairs of the same task for DPOTrainer.")
+@click.option("--validation", default=0.1, show_default=True, type=click.FloatRange(0, 0.9),
+              help="Share of tasks held out for the validation split.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the train/validation split.")
+@click.option("--store", default=None, help="Result store plugin (default: the installed default store).")
+@click.option("--db", "db_path", default=None, help="Where results are kept (default: TAU_DB or .tau/runs.db).")
+@plugins_option
+@debug_option
+@guarded
+def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation: float, seed: int,
+                       store: str | None, db_path: str | None, extra_plugins: tuple[str, ...]) -> None:
+    """Write RUN_IDS' trajectories as a Hugging Face dataset (save_to_disk), JSONL and a dataset card.
+
+    A collection run (`tau tracer collect`) contributes the trajectories it kept; any other run
+    its +1 trials. With --format dpo, tasks with both a +1 and a -1 trajectory across the runs
+    give preference pairs.
+    """
+    from tau_emotion.core.cli import DEFAULT_DB
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.runner import open_store
+    from tau_emotion.tracer import export
+
+    db_path = db_path or DEFAULT_DB
+    pm = command_pm(extra_plugins)
+    opened = open_store(pm, store, db_path, create=False)
+    runs = {}
+    for run_id in dict.fromkeys(run_ids):
+        if opened.run_config(run_id) is None:
+            known = ", ".join(opened.run_ids()[-5:]) or "none"
+            raise export.ExportError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
+        runs[run_id] = (opened.results(run_id), opened.summary(run_id))
+
+    def domain(name: str) -> Domain:
+        obj = pm.catalog("domains").get(name)
+        return obj if isinstance(obj, Domain) else obj()
+
+    exporter = export.Exporter(domain)
+    rows = export.sft_rows(runs, exporter) if fmt == "sft" else export.dpo_rows(runs, exporter)
+    if not rows:
+        what = "trajectories with reward +1" if fmt == "sft" else "tasks with both a +1 and a -1 trajectory"
+        raise export.ExportError(f"nothing to export: no {what} in run(s) {', '.join(runs)}")
+    splits = export.split_rows(rows, validation, seed)
+    export.write(splits, Path(out), fmt, list(runs))
+    click.echo(f"wrote {', '.join(f'{len(v)} {k}' for k, v in splits.items())} {fmt} row(s) to {out} "
+               f"(load with datasets.load_from_disk)", err=True)
+
+
+def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> None:
+    """Fail before any trial runs when the model-backed agent or user has no model."""
+    from tau_emotion.plugins.llm_user import UserOptions
+    from tau_emotion.plugins.tool_calling_agent import AgentOptions
+
+    if agent == "tool_calling":
+        AgentOptions.model_validate(options.get("tool_calling", {})).settings()
+    if user == "llm":
+        UserOptions.model_validate(options.get("llm_user", {})).settings()
+
+
+def _raw_options(pm: Any, items: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """`-o KEY=VALUE` items by option group (KEY is a field of some plugin's options, or GROUP.FIELD)."""
+    catalog = pm.catalog("options")
+    fields = {name: group for group, entry in catalog.items() for name in entry.load().model_fields}
+    options: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        group, dot, name = key.strip().rpartition(".")
+        if not dot:
+            group, name = fields.get(name, ""), name
+        if not sep or group not in catalog:
+            raise click.BadParameter(f"expected KEY=VALUE with a plugin option as KEY, got {item!r}",
+                                     param_hint="--option")
+        options.setdefault(group, {})[name] = value
+    return options
+
+
 @hookimpl
 def tau_addhooks(pluginmanager: Any) -> None:
     from tau_emotion.tracer.hints import TracerHooks
@@ -142,3 +317,4 @@ def tau_addhooks(pluginmanager: Any) -> None:
 @hookimpl
 def tau_register_commands(cli: click.Group) -> None:
     cli.add_command(tracer_group)
+    cli.add_command(export_sft_command)

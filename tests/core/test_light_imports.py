@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-HEAVY = ["torch", "transformers", "trl", "vllm", "ray", "litellm"]
+HEAVY = ["torch", "transformers", "trl", "datasets", "vllm", "ray", "litellm"]
 
 SCRIPT = """
 import sys

@@ -94,3 +94,23 @@ def test_in_test_plugin_object_can_terminate_episodes():
     run = prepare_run(RunConfig(plugins=["mock"], trials=1, options={"progress": {"no_progress": True}}), ":memory:", pm=pm)
     summary = run_sync(run)
     assert summary["terminations"] == {"cut": 4}
+
+
+def test_owners_of_catalog_entries_tell_instances_of_one_class_apart():
+    class Pack:
+        def __init__(self, name):
+            self.name = name
+
+        @hookimpl
+        def tau_register_suites(self, register):
+            register(f"suite-{self.name}", [self.name])
+
+    pm = get_plugin_manager(defaults=False)
+    pm.register(Pack("a"), name="pack-a")
+    pm.register(Pack("b"), name="pack-b")
+    suites = pm.catalog("suites")
+    assert suites.entry("suite-a").owner == "pack-a" and suites.entry("suite-b").owner == "pack-b"
+    from tau_emotion.core.plugins import load_all_plugins
+
+    domains = load_all_plugins().catalog("domains")
+    assert all(entry.owner == name for name, entry in domains.items() if name.startswith("tautrait-"))

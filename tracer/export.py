@@ -1,0 +1,197 @@
+"""Stored trajectories -> training data in the formats TRL takes.
+
+SFT rows are conversations (`messages`, `tools`) for `SFTTrainer`: the system prompt is the one the
+agent saw (the domain's policy rendered in `agent_system.j2`), assistant tool calls keep their
+OpenAI shape, and tool-call arguments and the tool schemas are JSON strings, because in an Arrow
+table dicts of different shapes are unified into one struct with nulls, which corrupts the rendered
+text. DPO rows pair a +1 and a -1 (`###UNSATISFIED###`) trajectory of the same task: the shared
+conversation prefix is the prompt, the two continuations are `chosen` and `rejected`.
+
+Rows are split into train and validation by task, so no task is in both. `datasets` is imported
+only when a dataset is written.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tau_emotion.core.errors import TauError
+from tau_emotion.core.models import EpisodeResult, Message
+from tau_emotion.tracer.collect import FAMILY_TAG, NO_FAMILY, TrajectoryStats, kept_keys
+
+FORMATS = ("sft", "dpo")
+META_COLUMNS = ("run_id", "task_id", "trial", "domain", "emotion_family", "emotion_condition")
+
+
+class ExportError(TauError):
+    """Nothing to export, or the output folder is not usable."""
+
+
+def chat_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Transcript messages as chat rows with a fixed set of keys (Arrow needs one shape per column).
+
+    Tool-call arguments become JSON strings; the trailing user message (the goodbye after the
+    agent's last turn) is dropped, since there is nothing left for the agent to learn from it.
+    """
+    while messages and messages[-1].role == "user":
+        messages = messages[:-1]
+    rows = []
+    for m in messages:
+        calls = [{"type": "function", "function": {
+            "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)}}
+            for c in m.tool_calls] if m.role == "assistant" and m.tool_calls else None
+        rows.append({"role": m.role, "content": m.content or "", "tool_calls": calls,
+                     "name": m.name if m.role == "tool" else None})
+    return rows
+
+
+def same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return (a["role"], a["content"], a["tool_calls"]) == (b["role"], b["content"], b["tool_calls"])
+
+
+class Exporter:
+    """Turns stored results into rows; `domain(name)` gives the system prompt and tool schemas."""
+
+    def __init__(self, domain: Callable[[str], Any]):
+        self._domain = domain
+        self._context: dict[str, tuple[str, str]] = {}
+
+    def context(self, domain_name: str) -> tuple[str, str]:
+        """(system prompt, tools as a JSON string) of a domain, as the agent saw them."""
+        if domain_name not in self._context:
+            from tau_emotion.templates import render
+
+            domain = self._domain(domain_name)
+            system = render("agent_system.j2", domain=domain.name, policy=domain.policy)
+            self._context[domain_name] = (system, json.dumps(domain.toolset.schemas))
+        return self._context[domain_name]
+
+    def meta(self, run_id: str, r: EpisodeResult) -> dict[str, Any]:
+        return {"run_id": run_id, "task_id": r.task_id, "trial": r.trial, "domain": r.domain,
+                "emotion_family": r.tags.get(FAMILY_TAG, NO_FAMILY),
+                "emotion_condition": r.tags.get("emotion.condition", "")}
+
+    def sft_row(self, run_id: str, r: EpisodeResult) -> dict[str, Any]:
+        system, tools = self.context(r.domain)
+        stats = TrajectoryStats.of(r)
+        return {"messages": [{"role": "system", "content": system, "tool_calls": None, "name": None},
+                             *chat_messages(r.messages)],
+                "tools": tools, **self.meta(run_id, r),
+                "n_tool_calls": stats.tool_calls, "n_questions": stats.questions,
+                "tools_outnumber_questions": stats.tools_outnumber_questions}
+
+    def dpo_row(self, run_id: str, good: EpisodeResult, bad_run_id: str, bad: EpisodeResult) -> dict[str, Any] | None:
+        system, tools = self.context(good.domain)
+        chosen, rejected = chat_messages(good.messages), chat_messages(bad.messages)
+        n = 0
+        while n < min(len(chosen), len(rejected)) and same_message(chosen[n], rejected[n]):
+            n += 1
+        while n > 0 and chosen[n - 1]["role"] == "assistant":  # the prompt ends on a user or tool turn
+            n -= 1
+        if n == 0 or n >= len(chosen) or n >= len(rejected):
+            return None
+        if chosen[n]["role"] != "assistant" or rejected[n]["role"] != "assistant":
+            return None  # the trajectories part at a user turn: no agent choice to prefer
+        prompt = [{"role": "system", "content": system, "tool_calls": None, "name": None}, *chosen[:n]]
+        return {"prompt": prompt, "chosen": chosen[n:], "rejected": rejected[n:], "tools": tools,
+                **self.meta(run_id, good), "rejected_run_id": bad_run_id, "rejected_trial": bad.trial}
+
+
+def sft_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]], exporter: Exporter,
+             ) -> list[dict[str, Any]]:
+    """One row per kept trajectory: a collection's selection, or every +1 trial of another run."""
+    rows = []
+    for run_id, (results, summary) in runs.items():
+        kept = kept_keys(summary)
+        for r in results:
+            if r.status != "ok" or r.reward != 1:
+                continue
+            if kept is not None and (r.task_id, r.trial) not in kept:
+                continue
+            rows.append(exporter.sft_row(run_id, r))
+    return rows
+
+
+def dpo_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]], exporter: Exporter,
+             ) -> list[dict[str, Any]]:
+    """Preference pairs from tasks with a +1 and a -1 trajectory (over all the runs): each +1 with one -1."""
+    good: dict[str, list[tuple[str, EpisodeResult]]] = defaultdict(list)
+    bad: dict[str, list[tuple[str, EpisodeResult]]] = defaultdict(list)
+    for run_id, (results, _) in runs.items():
+        for r in results:
+            if r.status == "ok" and r.reward == 1:
+                good[r.task_id].append((run_id, r))
+            elif r.status == "ok" and r.reward == -1:
+                bad[r.task_id].append((run_id, r))
+    rows = []
+    for task_id in sorted(set(good) & set(bad)):
+        for i, (run_id, g) in enumerate(good[task_id]):
+            bad_run, b = bad[task_id][i % len(bad[task_id])]
+            row = exporter.dpo_row(run_id, g, bad_run, b)
+            if row is not None:
+                rows.append(row)
+    return rows
+
+
+def split_rows(rows: list[dict[str, Any]], validation: float, seed: int) -> dict[str, list[dict[str, Any]]]:
+    """Train/validation by task (a task's rows stay together); at least one validation task when there are two."""
+    tasks = sorted({r["task_id"] for r in rows})
+    random.Random(seed).shuffle(tasks)
+    n_val = round(len(tasks) * validation)
+    if validation > 0 and n_val == 0 and len(tasks) >= 2:
+        n_val = 1
+    held = set(tasks[:n_val])
+    return {"train": [r for r in rows if r["task_id"] not in held],
+            "validation": [r for r in rows if r["task_id"] in held]}
+
+
+def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str]) -> str:
+    """The dataset card: what the rows are, where they came from, counts by domain and emotion family."""
+    rows = [r for part in splits.values() for r in part]
+    lines = [f"# tau-emotion-bench {fmt.upper()} dataset", "",
+             f"Exported by `tau export-sft --format {fmt}` from run(s): {', '.join(runs)}.", ""]
+    if fmt == "sft":
+        lines += ["Rows are conversations for TRL's `SFTTrainer`: `messages` (system prompt with the domain policy, "
+                  "user, assistant with `tool_calls`, tool results) and `tools` (the tool schemas). Tool-call "
+                  "`arguments` and `tools` are JSON strings. Only trajectories with reward +1 are included.", ""]
+    else:
+        lines += ["Rows are preference pairs for TRL's `DPOTrainer`: `prompt` (the shared conversation prefix), "
+                  "`chosen` (the rest of a +1 trajectory) and `rejected` (the rest of a -1, ###UNSATISFIED###, "
+                  "trajectory of the same task), plus `tools`. Tool-call `arguments` and `tools` are JSON strings.", ""]
+    lines += ["| split | rows | tasks |", "|---|---:|---:|"]
+    for name, part in splits.items():
+        lines.append(f"| {name} | {len(part)} | {len({r['task_id'] for r in part})} |")
+    for title, key in (("domain", "domain"), ("emotion family", "emotion_family")):
+        lines += ["", f"| {title} | rows | share |", "|---|---:|---:|"]
+        counts = Counter(r[key] for r in rows)
+        for value, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"| {value} | {count} | {count / max(len(rows), 1):.1%} |")
+    if fmt == "sft" and rows:
+        stats = [(r["n_tool_calls"], r["n_questions"]) for r in rows]
+        lines += ["", f"Per trajectory: {sum(c for c, _ in stats) / len(stats):.2f} tool calls, "
+                      f"{sum(q for _, q in stats) / len(stats):.2f} follow-up questions; tool calls outnumber "
+                      f"questions in {sum(c > q for c, q in stats) / len(stats):.1%}."]
+    return "\n".join(lines) + "\n"
+
+
+def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: list[str], jsonl: bool = True) -> None:
+    """Write a `datasets.DatasetDict` (`save_to_disk`), one JSONL file per split and README.md into `out`."""
+    try:
+        import datasets
+    except ImportError:
+        raise ExportError("writing a dataset needs the `datasets` package: pip install -e '.[train]'") from None
+    datasets.disable_progress_bars()
+    out.mkdir(parents=True, exist_ok=True)
+    built = datasets.DatasetDict({name: datasets.Dataset.from_list(part) for name, part in splits.items() if part})
+    built.save_to_disk(str(out))
+    if jsonl:
+        for name, part in splits.items():
+            with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
+                for row in part:
+                    fh.write(json.dumps(row) + "\n")
+    (out / "README.md").write_text(card(fmt, splits, runs), encoding="utf-8")
