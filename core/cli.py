@@ -124,7 +124,7 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @guarded
 def run_command(**kw: Any) -> None:
     """Run tasks x trials and score them; every finished trial is saved at once (resume with --resume)."""
-    from tau_emotion.core.runner import NoDomainSelected, prepare_run, resume_run, run_sync
+    from tau_emotion.core.runner import NoDomainSelected, prepare_run, resume_run
 
     ctx = click.get_current_context()
     pm = command_pm(kw["plugins"])  # a store or pack named by module path must be there before --resume opens it
@@ -143,21 +143,28 @@ def run_command(**kw: Any) -> None:
             run = prepare_run(config, db_path, pm=pm)
         except NoDomainSelected as exc:
             raise NoDomainSelected(f"{exc}; installed domains: {', '.join(installed) or 'none'}") from None
-    for reason in run.skipped:
-        click.echo(f"skipping (--skip-broken): {reason}", err=True)
-    done = run.total - len(run.pending)
-    click.echo(f"run {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials"
-               f" in {', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
-    try:
-        summary = run_sync(run)
-    except KeyboardInterrupt:
-        raise click.ClickException(f"interrupted; finished trials are saved. Resume with: tau run --resume {run.run_id} --db {db_path}") from None
+    summary = execute_run(run, "run", f"tau run --resume {run.run_id} --db {db_path}")
     if summary_json:
         Path(summary_json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print_summary(summary, pm)
     if summary.get("errors"):
         raise click.ClickException(f"{summary['errors']} trial(s) ended in error (see `tau show {run.run_id}`); "
                                    f"re-run them with: tau run --resume {run.run_id} --db {db_path}")
+
+
+def execute_run(run: Any, verb: str, resume_command: str) -> dict[str, Any]:
+    """Announce a prepared run on stderr, run it, and turn Ctrl-C into the command that resumes it."""
+    from tau_emotion.core.runner import run_sync
+
+    for reason in run.skipped:
+        click.echo(f"skipping (--skip-broken): {reason}", err=True)
+    done = run.total - len(run.pending)
+    click.echo(f"{verb} {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials"
+               f" in {', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
+    try:
+        return run_sync(run)
+    except KeyboardInterrupt:
+        raise click.ClickException(f"interrupted; finished trials are saved. Resume with: {resume_command}") from None
 
 
 def config_from_options(kw: dict[str, Any], pm: PluginManager, options: dict[str, dict[str, Any]],

@@ -174,9 +174,9 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
     Every trial is stored as it ends (resume with --resume RUN); the kept selection and its
     statistics are saved in the run's summary, where `tau export-sft` finds them.
     """
-    from tau_emotion.core.cli import DEFAULT_DB
+    from tau_emotion.core.cli import DEFAULT_DB, execute_run
     from tau_emotion.core.plugins import Selection
-    from tau_emotion.core.runner import prepare_run, resume_run, run_sync
+    from tau_emotion.core.runner import prepare_run, resume_run
     from tau_emotion.tracer import collect
 
     db_path = db_path or DEFAULT_DB
@@ -211,14 +211,7 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
                                         max_steps=max_steps, n_tasks=n_tasks, task_ids=ids, concurrency=concurrency,
                                         seed=seed, options=options, extra_plugins=list(extra_plugins), store=store)
         run = prepare_run(config, db_path, pm=pm.select(Selection.parse(config.plugins)))
-    done = run.total - len(run.pending)
-    click.echo(f"collect {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials in "
-               f"{', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
-    try:
-        summary = run_sync(run)
-    except KeyboardInterrupt:
-        raise click.ClickException(f"interrupted; finished trials are saved. Resume with: "
-                                   f"tau tracer collect --resume {run.run_id} --db {db_path}") from None
+    summary = execute_run(run, "collect", f"tau tracer collect --resume {run.run_id} --db {db_path}")
     rep = collect.finish(run, summary, cap, rebalance)
     collect.print_report(rep)
     click.echo(f"kept {len(rep.kept)} trajectories; export them with: "
