@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from tau_emotion.tracer.grounding import Candidate, Reject
+from tau_emotion.tracer.grounding import Candidate, Reject, plural_key
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 
 if TYPE_CHECKING:
@@ -84,6 +85,22 @@ def describe_value(value: Any) -> str:
     return str(value)
 
 
+def intent_fact_keys(cand: Candidate, draft: IntentDraft) -> list[str]:
+    """The keys of `cand.known` that hold this intent's facts (a key two intents disagree on is plural)."""
+    keys = []
+    for key in draft.facts:
+        for k in (key, plural_key(key)):
+            if k in cand.known and k not in keys:
+                keys.append(k)
+                break
+    return keys
+
+
+def fact_phrase(key: str, value: Any) -> str:
+    """'reservation_id', '7HEXVD' -> 'the reservation id is 7HEXVD' (facts said as a person says them)."""
+    return f"{'your' if key.endswith(('_name', '_reason')) else 'the'} {key.replace('_', ' ')} is {describe_value(value)}"
+
+
 @dataclass
 class Refined:
     instruction: str
@@ -112,6 +129,7 @@ class TemplateRefiner:
             "prefs": [say(p, person) for p in draft.preferences],
             "asks": [say(o.ask, person) for o in draft.outputs if o.ask],
             "refused": draft.refused,
+            "facts": [],
             "on_refusal": draft.on_refusal,
             "frame": variant["frame"], "pref_frame": variant["pref"], "ask_frame": variant["ask"],
         }
@@ -129,12 +147,19 @@ class TemplateRefiner:
         prefs = [say(p, FIRST) for d in cand.drafts for p in d.preferences]
         if prefs:
             known.setdefault("preferences", "; ".join(prefs))
-        facts = [f"{k.replace('_', ' ')}: {describe_value(v)}" for k, v in known.items()
-                 if k not in persona.facts and k != "preferences"]
+        # Facts grouped by the intent that needs them; one several intents need is said once, marked shared.
+        groups = [[k for k in intent_fact_keys(cand, d) if k not in persona.facts] for d in cand.drafts]
+        owners = Counter(k for g in groups for k in g)
+        intents = [self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)]
+        for it, group in zip(intents, groups, strict=True):
+            it["facts"] = [fact_phrase(k, known[k]) for k in group if owners[k] == 1]
+        shared = [fact_phrase(k, known[k]) for k in owners if owners[k] > 1]
+        grouped = set(owners)
+        rest = [fact_phrase(k, v) for k, v in known.items()
+                if k not in persona.facts and k != "preferences" and k not in grouped]
         instruction = render("instruction.j2", name=persona.name, identity=identity,
-                             occasion=say(cand.occasion, SECOND),
-                             intents=[self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)],
-                             facts=facts, closing=rng.randrange(3))
+                             occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
+                             closing=rng.randrange(3))
         return Refined(instruction=instruction, known=known, intents=lines)
 
 

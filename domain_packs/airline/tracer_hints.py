@@ -36,17 +36,19 @@ POLICY_EDGES = [
     ("get_reservation_details", "cancel_reservation"),
     ("get_reservation_details", "update_reservation_flights"),
 ]
+# (occasion, stakes, valence): the valence keeps feelings fitting (no excitement on the way to a funeral).
 OCCASIONS = [
-    ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3),
-    ("this trip is {{my}} honeymoon", 3),
-    ("{{I}} {{am}} going to a funeral in the family", 3),
-    ("{{I}} {{have}} a job interview at the other end", 2),
-    ("{{I}} {{am}} visiting {{my}} grandparents", 2),
-    ("{{I}} {{am}} flying out for an important client meeting", 2),
-    ("{{I}} {{am}} going to a friend's birthday party", 1),
-    ("this is a long-planned holiday", 1),
-    ("{{I}} {{am}} attending a conference", 1),
-    ("it is just a weekend getaway", 0),
+    ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3, "positive"),
+    ("this trip is {{my}} honeymoon", 3, "positive"),
+    ("{{I}} {{am}} going to a funeral in the family", 3, "negative"),
+    ("{{I}} {{am}} flying home because {{my}} father is in hospital", 3, "negative"),
+    ("{{I}} {{have}} a job interview at the other end", 2, "neutral"),
+    ("{{I}} {{am}} visiting {{my}} grandparents", 2, "positive"),
+    ("{{I}} {{am}} flying out for an important client meeting", 2, "neutral"),
+    ("{{I}} {{am}} going to a friend's birthday party", 1, "positive"),
+    ("this is a long-planned holiday", 1, "positive"),
+    ("{{I}} {{am}} attending a conference", 1, "neutral"),
+    ("it is just a weekend getaway", 0, "positive"),
 ]
 
 _indexes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -179,7 +181,8 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
         if m["source"] == "credit_card":
             attrs.update(brand=m["brand"], last_four=m["last_four"])
         elif m["source"] == "gift_card":
-            attrs["balance"] = m["amount"]
+            # named by the end of its id, never by its balance: the balance changes during the task
+            attrs.update(balance=m["amount"], last_four=pid[-4:])
         options.append(Option(pid, attrs))
     usable = [o for o in options if o.attrs["kind"] == "credit card"
               or (o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge))]
@@ -187,7 +190,7 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
         return None
     pick = ctx.rng.choice(usable)
     attrs = pick.attrs
-    for keys in (("kind",), ("kind", "brand"), ("kind", "last_four"), ("kind", "balance")):
+    for keys in (("kind",), ("kind", "brand"), ("kind", "last_four")):
         if any(k not in attrs for k in keys):
             continue
         selectors = {k: attrs[k] for k in keys}
@@ -200,7 +203,7 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
         if "last_four" in selectors:
             words = f"credit card ending in {attrs['last_four']}"
     else:
-        words = "gift card" + (f" with {attrs['balance']} dollars on it" if "balance" in selectors else "")
+        words = "gift card" + (f" ending in {attrs['last_four']}" if "last_four" in selectors else "")
     facts = {"payment_method": words}
     if "last_four" in selectors:
         facts["card_last_four_digits"] = attrs["last_four"]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tau_emotion.tracer.build import make_task
-from tau_emotion.tracer.feelings import LIKELY, EmotionLabeler, LLMFeelings, TemplateFeelings, situation
+from tau_emotion.tracer.feelings import EmotionLabeler, LLMFeelings, TemplateFeelings, agrees, cue_bank, situation
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
@@ -82,12 +82,30 @@ def test_feelings_follow_the_situation(airline):
     refusal = _grounded(airline, lambda c: any(d.mood.valence == "negative" and d.mood.stakes >= 2 for d in c.drafts))
     facts = situation(refusal)
     assert facts["valence"] == "negative" and facts["stakes"] >= 2
-    texts = {TemplateFeelings().describe(refusal, random.Random(s)) for s in range(8)}
+    condition = {"family": "fear", "emotion": "anxiety", "politeness": "warm", "urgency": "high", "trust": "cautious"}
+    texts = {TemplateFeelings().describe(refusal, random.Random(s), condition) for s in range(8)}
     assert len(texts) > 3 and all(facts["events"][0][:12].lower() in t.lower() for t in texts)
-    for weights in LIKELY.values():
-        for key in weights:
-            family, emotion = key.split(".")
-            assert emotion in EMOTIONS[family], key
+    assert all(any(cue in t for cue in cue_bank()["emotion"]["anxiety"]) for t in texts)
+    # an enjoyment feeling leaves the mishap out: nobody is delighted that their flight was cancelled
+    if facts["valence"] == "negative":
+        joy = {**condition, "family": "enjoyment", "emotion": "excitement"}
+        assert facts["events"][0][:12].lower() not in TemplateFeelings().describe(refusal, random.Random(0), joy).lower()
+    bank = cue_bank()["emotion"]
+    assert {e for emotions in EMOTIONS.values() for e in emotions} == set(bank)
+
+
+def test_template_feelings_are_read_back_as_their_emotion(airline, candidate):
+    """Every emotion's cues survive the real classifier with the retries the build allows."""
+    from tau_emotion.tracer.build import FEELINGS_TRIES
+
+    labeler = EmotionLabeler.from_emotion_pack()
+    for family, emotions in EMOTIONS.items():
+        for emotion in emotions:
+            condition = {"family": family, "emotion": emotion, "politeness": "cold", "urgency": "low",
+                         "trust": "skeptical"}
+            rng = random.Random(emotion)
+            texts = [TemplateFeelings().describe(candidate, rng, condition) for _ in range(FEELINGS_TRIES)]
+            assert any(agrees(condition, labeler.read(t)) for t in texts), emotion
 
 
 def _client(model, base):
@@ -101,9 +119,11 @@ def _client(model, base):
 def test_llm_feelings_and_labeler(airline, candidate, openai_server):
     openai_server.script("feeler", {"content": "I'm worried sick and I need this fixed today."})
     feelings = LLMFeelings(_client("openai/feeler", openai_server.base_url))
-    text = feelings.describe(candidate, random.Random(0))
+    condition = {"family": "fear", "emotion": "anxiety", "politeness": "neutral", "urgency": "high", "trust": "skeptical"}
+    text = feelings.describe(candidate, random.Random(0), condition)
     assert text == "I'm worried sick and I need this fixed today."
-    assert "Situation:" in openai_server.requests[0]["messages"][0]["content"]
+    prompt = openai_server.requests[0]["messages"][0]["content"]
+    assert "Situation:" in prompt and "anxiety" in prompt and "worried" in prompt
     seen = []
 
     def classify(t):
@@ -115,6 +135,7 @@ def test_llm_feelings_and_labeler(airline, candidate, openai_server):
         return SimpleNamespace(condition=Condition("fear", "anxiety", "neutral", "high", "skeptical"))
 
     labeler = EmotionLabeler(classify, lambda c, rng: f"{c.emotion} anchor {rng.randrange(3)}")
-    label = labeler.label(text, random.Random(0))
-    assert seen == [text]
-    assert label["family"] == "fear" and label["urgency"] == "high" and label["anchor"].startswith("anxiety anchor")
+    reading = labeler.read(text)
+    assert seen == [text] and agrees(condition, reading) and reading["trust"] == "skeptical"
+    block = labeler.block(condition, random.Random(0))
+    assert block["family"] == "fear" and block["urgency"] == "high" and block["anchor"].startswith("anxiety anchor")
