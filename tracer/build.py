@@ -166,7 +166,8 @@ def build_tasks(
             if (cand.persona.entity or cand.persona.name) in reserved_users:
                 raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
             condition = design[len(accepted)]
-            occasion = pick_occasion(occasions, condition, rng)
+            allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
+            occasion = pick_occasion(occasions, condition, rng, allowed=allowed)
             if occasion is not None:
                 cand.occasion, cand.occasion_stakes = occasion
             elif needs_occasion(condition):

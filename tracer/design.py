@@ -91,9 +91,12 @@ def normalise_occasions(raw: list[Any]) -> list[tuple[str, int, str]]:
 
 
 def pick_occasion(occasions: list[tuple[str, int, str]], condition: dict[str, str] | None,
-                  rng: random.Random) -> tuple[str, int] | None:
-    """An occasion that fits the condition (always one when the emotion needs it, else half the time)."""
-    if not occasions:
+                  rng: random.Random, *, allowed: bool = True) -> tuple[str, int] | None:
+    """An occasion that fits the condition (always one when the emotion needs it, else half the time).
+
+    `allowed`: whether the task's intents may have an occasion at all (the pack's OCCASION_INTENTS).
+    """
+    if not occasions or not allowed:
         return None
     fitting = [o for o in occasions if condition is None or occasion_fits(o[2], condition)]
     must = condition is not None and needs_occasion(condition)

@@ -31,9 +31,13 @@ Module-level names the Tracer reads:
     Example arguments for tools the graph prober cannot fill from database records.
 `HANDOFF_TOOL: str`
     The terminal tool a refused user may insist on (default: the domain's only terminal tool).
-`OCCASIONS: list[str]`
-    Reasons people have for what they do in this domain ("{{my}} sister's wedding"), used by the
-    feelings generator and as instruction context.
+`OCCASIONS: list[str | tuple[str, int, str]]`
+    Reasons people have for what they do in this domain ("{{my}} sister's wedding"), with how much
+    is at stake (0-3) and a valence (positive, neutral, negative), used by the feelings generator and
+    as instruction context; the valence keeps assigned emotions fitting (see `design.py`).
+`OCCASION_INTENTS: list[str]`
+    The intent kinds an occasion may accompany (default: any); a task with another kind (a
+    cancellation "because plans changed") gets no occasion, so the two never contradict.
 
 User-facing phrases (`IntentDraft.request`, `.context`, `.preferences`, `Output.ask`,
 `Mood.event`, `OCCASIONS`) are tiny Jinja templates written for any grammatical person: use
@@ -204,6 +208,8 @@ class Hints:
     probe_arguments: dict[str, list[dict[str, Any]]]
     handoff_tool: str | None
     occasions: list[str]
+    #: intent kinds an occasion may go with (None: any); a cancellation has its own reason, not a wedding
+    occasion_intents: set[str] | None = None
 
     @property
     def can_ground(self) -> bool:
@@ -266,6 +272,7 @@ def load_hints(domain: Domain, pm: Any = None) -> Hints:
         probe_arguments=dict(get("PROBE_ARGUMENTS", {})),
         handoff_tool=get("HANDOFF_TOOL", None),
         occasions=list(get("OCCASIONS", [])),
+        occasion_intents=set(get("OCCASION_INTENTS", None) or []) or None,
     )
     _resolved[domain] = hints
     return hints

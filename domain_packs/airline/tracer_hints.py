@@ -51,6 +51,11 @@ OCCASIONS = [
     ("it is just a weekend getaway", 0, "positive"),
 ]
 
+# A cancellation states its own reason ("plans changed"): no occasion goes with it.
+OCCASION_INTENTS = ["change_flight", "change_flight_basic_economy", "change_cabin", "upgrade_after_departure",
+                    "add_bags", "remove_bag", "add_passenger", "fix_passenger", "replace_passenger", "compensation",
+                    "compensation_not_eligible", "book", "book_two_certificates", "flight_status"]
+
 _indexes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

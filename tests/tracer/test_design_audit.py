@@ -57,3 +57,22 @@ def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkey
     result = audit_split(airline, "test")
     failed = {name for name, ok, _ in result.checks if not ok}
     assert {"emotion balance", "label agreement", "distinct conditions"} <= failed
+
+
+def test_committed_tasks_are_consistent(airline):
+    """No task states the status it asks about, names a gift card by its balance, or gives a cancellation an occasion."""
+    import re
+
+    from tau_emotion.tracer.hints import load_hints
+
+    fits = load_hints(airline).occasion_intents
+    occasions = [o[0].split("}} ")[-1] for o in load_hints(airline).occasions]
+    for task in airline.tasks("test") + airline.tasks("train"):
+        words = " ".join([task.user.instruction, *task.user.intents]).lower()
+        for output in task.gold.outputs:
+            if re.fullmatch(r"[A-Za-z ]+", output):
+                assert not re.search(rf"\b{output.lower()}\b", words), (task.id, output)
+        assert "dollars on it" not in words, task.id
+        if any(kind not in fits for kind in task.meta["intents"]):
+            assert not any(o.lower() in words for o in occasions), task.id
+        assert all(set(g["facts"]) <= set(task.user.known) for g in task.meta["intent_gold"]), task.id
