@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
-from tau_emotion.core.cli import cli
+from tau_emotion.core.cli import build_cli
 from tau_emotion.emotion_pack.taxonomy import DIMENSIONS, EMOTIONS
 from tau_emotion.tracer.audit import audit_split
 from tau_emotion.tracer.design import condition_id, design_conditions, occasion_fits, pick_occasion
@@ -46,7 +46,7 @@ def test_committed_airline_splits_pass_the_audit(airline, split):
 
 
 def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch):
-    done = CliRunner().invoke(cli, ["tracer", "audit", "airline", "--split", "test"])
+    done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test"])
     assert done.exit_code == 0, done.output
     assert "label agreement" in done.output and "challenge kinds" in done.output
     tasks = airline.tasks(None)
