@@ -173,7 +173,8 @@ def build_tasks(
             elif needs_occasion(condition):
                 raise Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
             refined = refiner.refine(cand, rng)
-            cand.task = make_task(cand, refined, getattr(refiner, "name", "template"), seed)
+            cand.task = make_task(cand, refined, getattr(refined, "source", None) or getattr(refiner, "name", "template"),
+                                  seed)
             validator.check(cand)
             sequence = tuple(writes(domain, cand.task))
             if sequence and sequence in sequences:

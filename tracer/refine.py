@@ -106,6 +106,22 @@ class Refined:
     instruction: str
     known: dict[str, Any]
     intents: list[str]
+    #: which refiner's wording this is (None: the refiner's own name)
+    source: str | None = None
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_]*\d[A-Za-z0-9_]*(?:\.\d+)?")
+
+
+def grounded_tokens(texts: list[str]) -> set[str]:
+    """Numbers and ids in `texts` ('$1,250.00' -> '1250', '17th' -> '17'), for the LLM rewrite's check."""
+    out = set()
+    for text in texts:
+        for token in _TOKEN.findall(text.replace(",", "")):
+            token = re.sub(r"(?<=\d)(st|nd|rd|th)$", "", token)
+            token = re.sub(r"\.0+$", "", token)
+            out.add(token.lower())
+    return out
 
 
 def intent_type(domain: Domain, draft: IntentDraft) -> str:
@@ -187,7 +203,12 @@ def parse_json_object(text: str | None) -> dict[str, Any]:
 
 
 class LLMRefiner:
-    """Rewrites the template refiner's output with a model; same schema, checked for dropped facts."""
+    """Rewrites the template refiner's output with a model; same schema, checked against the grounded task.
+
+    The rewrite must keep every known fact, add none, and state no number or id that the template's
+    wording of the grounded task does not; otherwise the template's wording is kept and the task's
+    `meta.refiner` says why.
+    """
 
     name = "llm"
 
@@ -198,7 +219,15 @@ class LLMRefiner:
         self.client = client
 
     def refine(self, cand: Candidate, rng: random.Random) -> Refined:
+        """The model's rewrite when it passes `check`, else the template's wording (`source` says which)."""
         draft = self.template.refine(cand, rng)
+        try:
+            return self.rewrite(cand, draft)
+        except Reject as exc:
+            return Refined(instruction=draft.instruction, known=draft.known, intents=draft.intents,
+                           source=f"template (llm rewrite refused: {exc.detail[:120]})")
+
+    def rewrite(self, cand: Candidate, draft: Refined) -> Refined:
         prompt = render("refine_prompt.j2", instruction=draft.instruction, intents=draft.intents,
                         known=json.dumps(draft.known, indent=1, ensure_ascii=False),
                         hidden=hidden_ids(cand, draft.known))
@@ -219,7 +248,15 @@ class LLMRefiner:
         lost = [v for _, v in leaves(cand.known) if norm(v) is not None and norm(v) not in have]
         if lost:
             raise Reject("refine", f"the rewrite dropped the known fact {lost[0]!r}")
-        return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents])
+        grounded = {norm(v) for _, v in leaves(draft.known)}
+        added = [v for _, v in leaves(known) if norm(v) is not None and norm(v) not in grounded]
+        if added:
+            raise Reject("refine", f"the rewrite adds the fact {added[0]!r}, which the task does not have")
+        allowed = grounded_tokens([draft.instruction, *draft.intents, json.dumps(draft.known)])
+        for text in [instruction, *intents]:
+            for token in grounded_tokens([text]) - allowed:
+                raise Reject("refine", f"the rewrite states {token!r}, a number or id the grounded task does not have")
+        return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents], source="llm")
 
     async def _ask(self, prompt: str) -> str | None:
         message = await self.client.complete([{"role": "user", "content": prompt}])

@@ -58,24 +58,26 @@ def test_template_refiner_writes_one_line_per_intent_and_varies(airline, candida
     Validator(airline).check(cand)
 
 
-def test_llm_refiner_keeps_the_schema_and_rejects_dropped_facts(airline, candidate, openai_server):
+def test_llm_refiner_is_checked_against_the_grounded_task(airline, candidate, openai_server):
     template = TemplateRefiner(airline).refine(candidate, random.Random(2))
     rewrite = {"instruction": "You are a traveller with a few requests.", "known": template.known,
-               "intents": [f"Rewritten line {i}." for i in range(len(template.intents))]}
+               "intents": [f"Rewritten line {chr(65 + i)}." for i in range(len(template.intents))]}
     dropped = dict(rewrite, known={"user_id": template.known["user_id"]})
+    invented_number = dict(rewrite, instruction="You are a traveller; you will pay at most $437.")
+    invented_fact = dict(rewrite, known={**template.known, "loyalty_id": "ZX9_1234"})
     openai_server.script("refiner", {"content": "Here you go:\n" + json.dumps(rewrite)},
-                         {"content": json.dumps(dropped)}, {"content": "no json at all"})
+                         {"content": json.dumps(dropped)}, {"content": json.dumps(invented_number)},
+                         {"content": json.dumps(invented_fact)}, {"content": "no json at all"})
     refiner = LLMRefiner(airline, _client("openai/refiner", openai_server.base_url))
     refined = refiner.refine(candidate, random.Random(2))
     assert refined.instruction == rewrite["instruction"] and refined.intents == rewrite["intents"]
+    assert refined.source == "llm"
     prompt = openai_server.requests[0]["messages"][0]["content"]
     assert template.instruction in prompt and candidate.persona.facts["user_id"] in prompt
-    with pytest.raises(Reject) as info:
-        refiner.refine(candidate, random.Random(2))
-    assert info.value.check == "refine" and "dropped the known fact" in info.value.detail
-    with pytest.raises(Reject) as info:
-        refiner.refine(candidate, random.Random(2))
-    assert info.value.check == "refine"
+    for why in ("dropped the known fact", "'437'", "adds the fact", "no usable answer"):
+        fallback = refiner.refine(candidate, random.Random(2))
+        assert fallback.instruction == template.instruction and fallback.intents == template.intents
+        assert fallback.source.startswith("template (llm rewrite refused") and why in fallback.source, why
 
 
 def test_feelings_follow_the_situation(airline):
