@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 #: the most any one challenge kind may take of a split's challenges
 MAX_KIND_SHARE = 0.4
+#: the least share of tasks with a decision rule the agent must resolve with a tool result
+MIN_RULE_SHARE = 0.2
 #: challenge kinds a split should use when the domain declares at least this many
 MIN_KINDS = 4
 
@@ -119,6 +121,10 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None)
     if handovers:
         kinds["transfer"] = handovers
     result.tables["challenge kinds"] = dict(kinds.most_common())
+    decisions = [d for t in tasks for d in t.meta.get("decisions", [])]
+    with_rule = sum(1 for t in tasks if t.meta.get("decisions"))
+    result.tables["decision rules"] = {"tasks": f"{with_rule}/{n}",
+                                       **Counter(d["branch"] for d in decisions)}
     sequences = Counter(tuple(writes(domain, t)) for t in tasks if writes(domain, t))
     result.tables["write sequences"] = {"distinct": len(sequences), "tasks writing": sum(sequences.values())}
     readings = [(t.blocks.get("emotion"), t.meta.get("emotion_reading")) for t in tasks]
@@ -154,6 +160,9 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None)
         both = mine & theirs
         result.check("written entities", not both,
                      f"no entity written in both {split} and {other}" + (f"; e.g. {sorted(both)[:3]}" if both else ""))
+    if split == "test" or n >= 50:
+        result.check("decision rules", with_rule >= MIN_RULE_SHARE * n,
+                     f"{with_rule}/{n} tasks carry a decision rule (at least {MIN_RULE_SHARE:.0%})")
     repeated = [seq for seq, c in sequences.items() if c > 1]
     result.check("write sequences", not repeated,
                  "no two tasks share a write sequence" + (f"; e.g. {repeated[0]}" if repeated else ""))

@@ -104,6 +104,7 @@ def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
         "intents": [d.kind for d in cand.drafts],
         "refused": [{"name": r.name, "arguments": r.arguments, "after": r.at} for r in cand.refusals],
         "intent_gold": intent_gold(cand),
+        "decisions": [{"intent": i, **d.decision} for i, d in enumerate(cand.drafts) if d.decision],
         "seed": seed,
         "candidate": cand.index,
         "refiner": refiner,

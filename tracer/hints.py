@@ -175,6 +175,16 @@ class IntentDraft:
     mood: Mood = field(default_factory=lambda: Mood(event="{{I}} need some help"))
     #: the summary passed to the handoff tool when the user insists
     handoff_summary: str = ""
+    #: what the user does instead when a decision rule goes against the request ("keep {{my}} flight as it
+    #: is"); None: this intent takes no decision rule (see `decisions.py`)
+    decline: str | None = None
+    #: set by the Tracer: the user's decision rule on a figure the agent must look up (see `decisions.py`)
+    decision: dict[str, Any] | None = None
+
+    @property
+    def declined(self) -> bool:
+        """The decision rule's branch says no: the goal call is not made (and no policy forbids it)."""
+        return bool(self.decision) and self.decision["branch"] == "decline"
 
 
 @dataclass

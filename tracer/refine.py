@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from tau_emotion.tracer.decisions import rule_text
 from tau_emotion.tracer.grounding import Candidate, Reject, plural_key
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 
@@ -98,7 +99,8 @@ def intent_fact_keys(cand: Candidate, draft: IntentDraft) -> list[str]:
 
 def fact_phrase(key: str, value: Any) -> str:
     """'reservation_id', '7HEXVD' -> 'the reservation id is 7HEXVD' (facts said as a person says them)."""
-    return f"{'your' if key.endswith(('_name', '_reason')) else 'the'} {key.replace('_', ' ')} is {describe_value(value)}"
+    verb = "are" if isinstance(value, list) or key.endswith("s") else "is"
+    return f"{'your' if key.endswith(('_name', '_reason')) else 'the'} {key.replace('_', ' ')} {verb} {describe_value(value)}"
 
 
 @dataclass
@@ -145,6 +147,7 @@ class TemplateRefiner:
             "prefs": [say(p, person) for p in draft.preferences],
             "asks": [say(o.ask, person) for o in draft.outputs if o.ask],
             "refused": draft.refused,
+            "rule": rule_text(draft.decision, person, say) if draft.decision else None,
             "facts": [],
             "on_refusal": draft.on_refusal,
             "frame": variant["frame"], "pref_frame": variant["pref"], "ask_frame": variant["ask"],

@@ -341,7 +341,8 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
                   {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
                   request, ref, facts={"new_travel_date": new_date, **pay_facts},
                   reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
-                  choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood)
+                  choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood,
+                  decline="keep {{my}} original flight" if diff > 0 else None)
 
 
 def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
@@ -403,6 +404,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
                   ref, facts={"new_cabin": cabin, **pay_facts},
                   reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
                   choices=[pay_choice], outputs=[Output(_money(abs(diff)), "the price difference")] if diff else [],
+                  decline="keep {{my}} current cabin" if diff > 0 else None,
                   preferences=[pay_phrase],
                   mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
                             _days_until(res["flights"][0]["date"])))
@@ -456,6 +458,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                    f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
                   ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
                   outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
+                  decline="travel with the bags {{I}} already {{have}}" if fee else None,
                   mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
                             _days_until(res["flights"][0]["date"])))
 
@@ -801,7 +804,8 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                        arguments=arguments, request=request, facts=facts, reads=reads, choices=choices,
                        outputs=[Output(_money(total), "the total price")],
                        preferences=[*prefs, bag_words, insurance_words, payment_words],
-                       refused=challenge, policy_values=[nonfree], mood=occasion_mood)
+                       refused=challenge, policy_values=[nonfree], mood=occasion_mood,
+                       decline="hold off on booking")
 
 
 def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice, str] | None:

@@ -76,3 +76,30 @@ def test_committed_tasks_are_consistent(airline):
         if any(kind not in fits for kind in task.meta["intents"]):
             assert not any(o.lower() in words for o in occasions), task.id
         assert all(set(g["facts"]) <= set(task.user.known) for g in task.meta["intent_gold"]), task.id
+
+
+def test_decision_rules_follow_the_data(airline):
+    """A rule's branch is what the looked-up amount implies; a declined request leaves its goal call out."""
+    from tau_emotion.tracer.decisions import attach_decision
+    import random
+
+    from tau_emotion.tracer.hints import IntentDraft, Output
+
+    for seed in range(40):
+        draft = IntentDraft(kind="change", goal="update_reservation_flights", arguments={}, request=["x"],
+                            outputs=[Output("150", "the fare difference")], decline="keep {{my}} flight")
+        attach_decision(draft, random.Random(seed))
+        if draft.decision:
+            above = 150 > draft.decision["threshold"]
+            assert draft.declined == above == (draft.decision["branch"] == "decline")
+    tasks = airline.tasks("test")
+    ruled = [t for t in tasks if t.meta["decisions"]]
+    assert len(ruled) >= 0.2 * len(tasks)
+    assert {d["branch"] for t in ruled for d in t.meta["decisions"]} == {"proceed", "decline"}
+    for task in ruled:
+        for d in task.meta["decisions"]:
+            assert (float(d["amount"]) > d["threshold"]) == (d["branch"] == "decline"), task.id
+            assert f"more than ${d['threshold']}" in task.user.instruction, task.id
+            assert d["amount"] in task.gold.outputs, task.id
+            if d["branch"] == "decline":
+                assert any(step.startswith("~") for step in task.meta["graph_path"]), task.id
