@@ -4,12 +4,10 @@ import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 
 from tau_emotion.core.reward import check_task
-from tau_emotion.emotion_pack.taxonomy import Condition
 from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file
 from tau_emotion.tracer.feelings import EmotionLabeler
 

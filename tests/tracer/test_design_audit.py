@@ -80,9 +80,9 @@ def test_committed_tasks_are_consistent(airline):
 
 def test_decision_rules_follow_the_data(airline):
     """A rule's branch is what the looked-up amount implies; a declined request leaves its goal call out."""
-    from tau_emotion.tracer.decisions import attach_decision
     import random
 
+    from tau_emotion.tracer.decisions import attach_decision
     from tau_emotion.tracer.hints import IntentDraft, Output
 
     for seed in range(40):
