@@ -89,6 +89,7 @@ class Validator:
         self.base = Knowledge()
         self.base.add_policy(domain.policy)
         self.initial_hash = domain.database.content_hash
+        self.initial_keys = {str(k) for table in domain.database.tables.values() for k in table}
         self.index = DuplicateIndex()
         for task in existing:
             sig = task_signature(domain, task)
@@ -233,9 +234,20 @@ class Validator:
             if re.fullmatch(r"[A-Za-z][A-Za-z ]+", output) and re.search(rf"\b{re.escape(output.lower())}\b", words):
                 raise Reject("consistency", f"the user's words already say {output!r}, which the task asks about")
         written: dict[tuple[str, str], str] = {}
+        created: dict[str, str] = {}  # ids a write of this task brought into being -> that write
+        born: dict[str, int] = {}  # -> the intent that wrote it
         for step in cand.steps:
             if step.role != "goal" or not self.tools[step.name].writes:
                 continue
+            for key, value in step.arguments.items():
+                if key.endswith("_id") and str(value) in created:
+                    raise Reject("consistency", f"{step.name} changes {value}, which {created[str(value)]} just "
+                                                f"created: a person would have asked for it that way at once")
+            for _, value in leaves(parse_result(step.text)):
+                if isinstance(value, str) and _ID.match(value) and value not in created \
+                        and value not in self.initial_keys:
+                    created[value] = step.name
+                    born[value] = step.intent
             for key, value in step.arguments.items():
                 if key.endswith("_id") and not key.startswith(("payment", "user")):
                     entity = (key, str(value))
@@ -243,6 +255,11 @@ class Validator:
                         raise Reject("consistency", f"{step.name} writes {key} {value} again after "
                                                     f"{written[entity]}: a follow-up that redoes or undoes the task")
                     written[entity] = step.name
+        for i, draft in enumerate(cand.drafts):  # a refused or declined request on what the task just created
+            for key, value in draft.arguments.items():
+                if key.endswith("_id") and born.get(str(value), i) < i:
+                    raise Reject("consistency", f"{draft.goal} asks about {value}, which "
+                                                f"{created[str(value)]} just created")
 
     def check_duplicate(self, cand: Candidate) -> None:
         sig = candidate_signature(self.domain, cand)
