@@ -88,3 +88,22 @@ def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],
         if choice.resolve() == [value]:
             return choice
     return None
+
+
+#: how a payment instrument is named, from the fewest words: its type, its brand, its last digits
+INSTRUMENT_ORDERS = (("kind",), ("kind", "brand"), ("kind", "last_four"))
+
+
+def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Choice, str] | None:
+    """(choice, words) naming a payment instrument so that it is the only fit: 'credit card', 'Visa credit
+    card', 'gift card ending in 4529'. Options carry `kind` ('credit card'), optionally `brand` and
+    `last_four`; a balance is never used, because it changes during the task."""
+    settled = settle(what, pick.value, options, pick.attrs, INSTRUMENT_ORDERS)
+    if settled is None:
+        return None
+    attrs, said = pick.attrs, settled.selectors
+    if "last_four" in said:
+        return settled, f"{attrs['kind']} ending in {attrs['last_four']}"
+    if "brand" in said:
+        return settled, f"{str(attrs['brand']).title()} {attrs['kind']}"
+    return settled, attrs["kind"]

@@ -24,6 +24,7 @@ from tau_emotion.tracer.grounders import (
     days_between,
     money,
     month_day,
+    name_instrument,
     per_database,
     pick_fresh,
     settle,
@@ -174,18 +175,12 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
         return None
     pick = ctx.rng.choice(usable)
     attrs = pick.attrs
-    settled = settle("payment method", pick.value, options, attrs, (("kind",), ("kind", "brand"), ("kind", "last_four")))
-    if settled is None:
+    named = name_instrument("payment method", pick, options)
+    if named is None:
         return None
-    selectors = settled.selectors
-    if attrs["kind"] == "credit card":
-        words = f"{attrs['brand'].title()} credit card" if "brand" in selectors else "credit card"
-        if "last_four" in selectors:
-            words = f"credit card ending in {attrs['last_four']}"
-    else:
-        words = "gift card" + (f" ending in {attrs['last_four']}" if "last_four" in selectors else "")
+    settled, words = named
     facts = {"payment_method": words}
-    if "last_four" in selectors:
+    if "last_four" in settled.selectors:
         facts["card_last_four_digits"] = attrs["last_four"]
     phrase = (f"get the difference back on {{{{my}}}} {words}" if refund
               else f"pay with {{{{my}}}} {words}" if charge else f"use {{{{my}}}} {words} if anything is charged")
@@ -779,17 +774,11 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
 
 def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice, str] | None:
     methods = _user(ctx)["payment_methods"]
-    options = [Option(pid, {"kind": methods[pid]["source"], "brand": methods[pid].get("brand"),
-                            "last_four": methods[pid].get("last_four")}) for pid in methods]
+    options = [Option(pid, {"kind": m["source"].replace("_", " "), "brand": m.get("brand"),
+                            "last_four": m.get("last_four", pid[-4:])}) for pid, m in methods.items()]
     card = ctx.rng.choice(cards)
-    m = methods[card]
-    for selectors, words in ((({"kind": "credit_card"}), "credit card"),
-                             ({"kind": "credit_card", "brand": m["brand"]}, f"{m['brand'].title()} card"),
-                             ({"kind": "credit_card", "last_four": m["last_four"]}, f"card ending in {m['last_four']}")):
-        choice = Choice("credit card", card, options, selectors)
-        if choice.resolve() == [card]:
-            return card, choice, words
-    return None
+    named = name_instrument("credit card", next(o for o in options if o.value == card), options)
+    return None if named is None else (card, *named)
 
 
 # --------------------------------------------------------------------------- flight status
