@@ -75,11 +75,14 @@ def written_entities(domain: Domain, task: Task) -> set[tuple[str, str]]:
     return {pair for _, ids in writes(domain, task) for pair in ids}
 
 
-def challenge_kinds(task: Task) -> list[str]:
+def challenge_kinds(domain: Domain, task: Task) -> list[str]:
     """A policy challenge's kinds: its refusal reasons, and `transfer` when the user is handed over."""
     if not task.meta.get("policy_challenge"):
         return []
-    return list(task.gold.reasons) or ["refusal"]
+    kinds = list(task.gold.reasons)
+    if any(domain.toolset.is_terminal(a.name) for a in task.gold.actions):
+        kinds.append("transfer")
+    return kinds or ["refusal"]
 
 
 def _bounds(n: int, k: int, low: float, high: float) -> tuple[int, int]:
@@ -115,11 +118,7 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None)
     result.tables["gold calls"] = {"avg": round(sum(calls) / n, 2), "min": min(calls), "max": max(calls)}
     result.tables["intents per task"] = dict(sorted(Counter(len(t.user.intents) for t in tasks).items()))
     result.tables["intent kinds"] = dict(Counter(k for t in tasks for k in t.meta.get("intents", [])).most_common())
-    kinds = Counter(k for t in tasks for k in challenge_kinds(t))
-    handovers = sum(1 for t in tasks if t.meta.get("policy_challenge")
-                    and any(domain.toolset.is_terminal(a.name) for a in t.gold.actions))
-    if handovers:
-        kinds["transfer"] = handovers
+    kinds = Counter(k for t in tasks for k in challenge_kinds(domain, t))
     result.tables["challenge kinds"] = dict(kinds.most_common())
     decisions = [d for t in tasks for d in t.meta.get("decisions", [])]
     with_rule = sum(1 for t in tasks if t.meta.get("decisions"))
