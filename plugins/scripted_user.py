@@ -317,8 +317,17 @@ class ScriptedUser:
         if not keys:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
             keys = [k for k in known if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
         request = self.intents[self.position].lower()
-        # the current intent's facts first
-        return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
+        # the current intent's facts first: those Tracer grouped under it (`meta.intent_gold[i].facts`),
+        # else those its request names
+        grouped = self._intent_facts()
+        return sorted(keys, key=lambda k: (k not in grouped,
+                                           not any(str(v).lower() in request for v in leaves(self.task.user.known[k]))))
+
+    def _intent_facts(self) -> set[str]:
+        split = self.task.meta.get("intent_gold")
+        if not self.per_intent or not isinstance(split, list) or self.position >= len(split):
+            return set()
+        return set(split[self.position].get("facts") or [])
 
     def _preference(self) -> str | None:
         prefs = self.task.user.known.get("preferences")

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
+from tau_emotion.tracer.audit import task_user, writes, written_entities
+from tau_emotion.tracer.design import design_conditions, needs_occasion, normalise_occasions, pick_occasion
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
-from tau_emotion.tracer.refine import TemplateRefiner
+from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
 from tau_emotion.tracer.sampling import check_lengths, profile_for
 from tau_emotion.tracer.validate import CHECKS, Validator
 
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from tau_emotion.tracer.feelings import EmotionLabeler
 
 SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
+#: feelings texts tried per candidate before it is rejected for disagreeing with its condition
+FEELINGS_TRIES = 8
 
 
 class TracerError(TauError):
@@ -83,20 +87,24 @@ def intent_gold(cand: Candidate) -> list[dict[str, Any]]:
     for i, draft in enumerate(cand.drafts):
         steps = [(j, s) for j, s in enumerate(cand.steps) if s.intent == i]
         out.append({"actions": [j for j, s in steps if s.role != "handoff"],
-                    "outputs": cand.intent_outputs[i], "reasons": cand.intent_reasons[i]})
+                    "outputs": cand.intent_outputs[i], "reasons": cand.intent_reasons[i],
+                    "facts": intent_fact_keys(cand, draft)})
         if draft.refused and draft.on_refusal == "transfer":
-            out.append({"actions": [j for j, s in steps if s.role == "handoff"], "outputs": [], "reasons": []})
+            out.append({"actions": [j for j, s in steps if s.role == "handoff"], "outputs": [], "reasons": [],
+                        "facts": []})
     return out
 
 
 def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
     meta = {
         "source": "tracer",
+        "user": cand.persona.entity or cand.persona.name,
         "graph_path": cand.walk,
         "policy_challenge": cand.policy_challenge,
         "intents": [d.kind for d in cand.drafts],
         "refused": [{"name": r.name, "arguments": r.arguments, "after": r.at} for r in cand.refusals],
         "intent_gold": intent_gold(cand),
+        "decisions": [{"intent": i, **d.decision} for i, d in enumerate(cand.drafts) if d.decision],
         "seed": seed,
         "candidate": cand.index,
         "refiner": refiner,
@@ -135,12 +143,20 @@ def build_tasks(
     check_lengths(graph, list(hints.goals), profile.min_calls, profile.max_calls)
     grounder = Grounder(domain, graph, hints, profile)
     validator = Validator(domain, avoid or [])
+    # Clean splits: no user and no written entity of another Tracer-built split, no repeated write sequence.
+    built = [t for t in avoid or [] if t.meta.get("source") == "tracer"]
+    reserved_users = {task_user(t) for t in built} - {None}
+    reserved_entities = set().union(set(), *(written_entities(domain, t) for t in built))
+    sequences: set[tuple[Any, ...]] = set()
     refiner = refiner or TemplateRefiner(domain)
-    occasions = [o if isinstance(o, tuple) else (o, 1) for o in hints.occasions]
+    occasions = normalise_occasions(hints.occasions)
+    design = design_conditions(n, f"{domain.name}/{split}/{seed}")
+    feelings = feelings or _template_feelings()
     report = BuildReport(domain=domain.name, split=split, seed=seed, tasks=[], candidates=0,
                          graph={"tools": len(graph.graph), "edges": graph.graph.number_of_edges(),
                                 "density": round(graph.density, 4)})
     accepted: list[Candidate] = []
+    readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
     limit = max_candidates or max(500, 60 * n)
     index = 0
     while len(accepted) < n and index < limit:
@@ -148,19 +164,36 @@ def build_tasks(
         index += 1
         try:
             cand = grounder.ground(rng, index - 1, split)
-            if occasions and rng.random() < 0.5:
-                cand.occasion, cand.occasion_stakes = rng.choice(occasions)
+            if (cand.persona.entity or cand.persona.name) in reserved_users:
+                raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
+            condition = design[len(accepted)]
+            allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
+            occasion = pick_occasion(occasions, condition, rng, allowed=allowed)
+            if occasion is not None:
+                cand.occasion, cand.occasion_stakes = occasion
+            elif needs_occasion(condition):
+                raise Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
             refined = refiner.refine(cand, rng)
-            cand.task = make_task(cand, refined, getattr(refiner, "name", "template"), seed)
+            cand.task = make_task(cand, refined, getattr(refined, "source", None) or getattr(refiner, "name", "template"),
+                                  seed)
             validator.check(cand)
+            sequence = tuple(writes(domain, cand.task))
+            if sequence and sequence in sequences:
+                raise Reject("duplicate", f"repeats the write sequence of an accepted task: {sequence}")
+            if written_entities(domain, cand.task) & reserved_entities:
+                raise Reject("split", "writes an entity another split writes")
             if rollout is not None:
                 rollout(cand)
+            feel = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
+            cand.feeling, reading, tries = write_feelings(feelings, labeler, cand, condition, feel)
         except Reject as exc:
             report.rejected[exc.check] += 1
             report.examples.setdefault(exc.check, exc.detail)
             continue
         validator.register(cand)
+        sequences.add(sequence)
         accepted.append(cand)
+        readings.append((condition, reading, tries))
         if on_accept is not None:
             on_accept(len(accepted))
     report.candidates = index
@@ -168,18 +201,40 @@ def build_tasks(
         detail = ", ".join(f"{k} {v}" for k, v in report.breakdown().items())
         raise TracerError(f"domain '{domain.name}': only {len(accepted)} of {n} {split} task(s) passed validation "
                           f"after {index} candidates (rejected: {detail or 'none'}); try another seed or --min-calls")
-    feelings = feelings or _template_feelings()
-    for k, cand in enumerate(accepted, start=1):
+    for k, (cand, (condition, reading, tries)) in enumerate(zip(accepted, readings, strict=True), start=1):
         assert cand.task is not None
-        feel_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
-        cand.feeling = feelings.describe(cand, feel_rng)
-        emotion = labeler.label(cand.feeling, feel_rng) if labeler is not None else None
+        anchor_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/anchor")
+        emotion = labeler.block(condition, anchor_rng) if labeler is not None else None
+        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")}
+        if labeler is not None:
+            extra |= {"emotion_reading": reading, "feelings_tries": tries}
         cand.task = cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
-                                         meta={**cand.task.meta, "feeling": cand.feeling,
-                                               "feelings": getattr(feelings, "name", "template")})
+                                         meta={**cand.task.meta, **extra})
         report.tasks.append(cand.task)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def write_feelings(feelings: Any, labeler: EmotionLabeler | None, cand: Candidate, condition: dict[str, str],
+                   rng: random.Random) -> tuple[str, dict[str, str] | None, int]:
+    """Feelings text for `condition` that the classifier reads back as its family and emotion.
+
+    Returns (text, reading, tries); rejects the candidate after FEELINGS_TRIES texts that disagree.
+    Without a labeler (`--no-emotion`) the first text is kept unread.
+    """
+    from tau_emotion.tracer.feelings import agrees
+
+    reading: dict[str, str] | None = None
+    for tries in range(1, FEELINGS_TRIES + 1):
+        text = feelings.describe(cand, rng, condition)
+        if labeler is None:
+            return text, None, tries
+        reading = labeler.read(text)
+        if agrees(condition, reading):
+            return text, reading, tries
+    assert reading is not None
+    raise Reject("feelings", f"{FEELINGS_TRIES} feelings texts for {condition['family']}.{condition['emotion']} "
+                             f"were read as {reading['family']}.{reading['emotion']}")
 
 
 def _template_feelings() -> Any:

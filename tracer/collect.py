@@ -191,7 +191,7 @@ def print_report(rep: CollectReport) -> None:
     console = Console()
     console.print(table)
     total = sum(rep.families.values()) or 1
-    fams = Table(title="emotion families of the kept trajectories")
+    fams = Table(title="families kept")
     fams.add_column("family")
     fams.add_column("kept", justify="right")
     fams.add_column("share", justify="right")

@@ -1,19 +1,21 @@
-"""Emotion: how the user of a task likely feels, and the emotion condition that follows.
+"""Feelings: a first-person text written for the emotion condition a task was assigned.
 
-A feelings generator writes a short first-person text from the situation: what happened (the
-intents' moods), how much is at stake (the occasion), and how soon. `TemplateFeelings` draws an
-emotion the situation makes likely (a cancelled flight to a funeral is rarely met with calm, adding
-a bag rarely with dread) and phrases it with `feeling.j2`; `LLMFeelings` asks a model instead. The
-emotion pack's feelings classifier then maps the text to a condition, and an anchor instruction
-for that condition is attached, so the condition always comes from the classifier, never from the
-generator's own pick.
+The condition comes from the split's design (`design.py`), never from the task. A feelings
+generator writes the text for it from the situation (the intents' events, the occasion):
+`TemplateFeelings` with cue sentences from `feeling_cues.json` (`feeling.j2`), `LLMFeelings` with a
+model. `build.py` has the emotion pack's classifier read the text back (`EmotionLabeler.read`) and
+keeps it only when the reading agrees on family and emotion (`agrees`); the task records the
+assigned condition, the text and the reading.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Callable
+from functools import cache
+from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.errors import TauError
@@ -27,30 +29,13 @@ class EmotionUnavailable(TauError):
     """The emotion pack (classifier or anchor bank) cannot be used."""
 
 
-# Emotions a situation makes likely: (valence, high stakes?) -> {family.emotion: weight}.
-LIKELY: dict[tuple[str, bool], dict[str, float]] = {
-    ("negative", True): {"fear.anxiety": 3, "fear.dread": 2, "fear.desperation": 1, "anger.frustration": 3,
-                         "anger.exasperation": 1, "anger.bitterness": 1, "anger.argumentativeness": 1,
-                         "sadness.disappointment": 2, "sadness.helplessness": 1, "sadness.sorrow": 1,
-                         "sadness.hopelessness": 0.5, "disgust.repugnance": 0.5},
-    ("negative", False): {"anger.annoyance": 3, "sadness.disappointment": 2, "disgust.dislike": 1.5,
-                          "disgust.distaste": 1.5, "anger.argumentativeness": 1, "fear.nervousness": 1,
-                          "sadness.discouragement": 1, "disgust.aversion": 0.5, "anger.frustration": 1},
-    ("neutral", True): {"fear.nervousness": 2, "fear.anxiety": 1, "anger.annoyance": 1, "enjoyment.peace": 1,
-                        "sadness.disappointment": 1},
-    ("neutral", False): {"enjoyment.peace": 3, "anger.annoyance": 2, "fear.nervousness": 2, "enjoyment.relief": 1,
-                         "disgust.dislike": 0.5},
-    ("positive", True): {"enjoyment.excitement": 3, "fear.nervousness": 1, "enjoyment.pride": 1, "enjoyment.relief": 1},
-    ("positive", False): {"enjoyment.excitement": 2, "enjoyment.peace": 2, "enjoyment.pride": 1, "enjoyment.relief": 1},
-}
-POLITENESS = {"warm": 0.4, "neutral": 0.35, "cold": 0.25}
-TRUST = {"trusting": 0.35, "cautious": 0.4, "skeptical": 0.25}
 _VALENCE_ORDER = {"positive": 0, "neutral": 1, "negative": 2}
 
 
-def _weighted(rng: random.Random, weights: dict[str, float]) -> str:
-    keys = list(weights)
-    return rng.choices(keys, weights=[weights[k] for k in keys])[0]
+@cache
+def cue_bank() -> dict[str, Any]:
+    """`feeling_cues.json`: first-person sentences per emotion and per dimension value."""
+    return json.loads(files(__package__).joinpath("feeling_cues.json").read_text(encoding="utf-8"))
 
 
 def situation(cand: Candidate) -> dict[str, Any]:
@@ -69,29 +54,20 @@ def situation(cand: Candidate) -> dict[str, Any]:
             "requests": [say(d.request[0], FIRST) for d in cand.drafts]}
 
 
-def urgency_of(days_left: int | None, rng: random.Random) -> str:
-    if days_left is None:
-        return rng.choice(["low", "moderate"])
-    if days_left <= 1:
-        return "high"
-    if days_left <= 5:
-        return rng.choice(["moderate", "moderate", "high"])
-    return rng.choice(["low", "low", "moderate"])
-
-
 class TemplateFeelings:
-    """Feelings text from the situation with a seeded pick of a likely emotion (`feeling.j2`)."""
+    """Feelings text for an assigned condition: the situation, then one cue sentence per label (`feeling.j2`)."""
 
     name = "template"
 
-    def describe(self, cand: Candidate, rng: random.Random) -> str:
+    def describe(self, cand: Candidate, rng: random.Random, condition: dict[str, str]) -> str:
         facts = situation(cand)
-        likely = LIKELY[(facts["valence"], facts["stakes"] >= 2)]
-        family, emotion = _weighted(rng, likely).split(".")
-        return render("feeling.j2", events=facts["events"], occasion=facts["occasion"], family=family,
-                      emotion=emotion, urgency=urgency_of(facts["days_left"], rng),
-                      politeness=_weighted(rng, POLITENESS), trust=_weighted(rng, TRUST),
-                      variant=rng.randrange(720))
+        bank = cue_bank()
+        # An enjoyment emotion is about what lies ahead, not about a mishap: leave bad news out of it.
+        events = [] if condition["family"] == "enjoyment" and facts["valence"] == "negative" else facts["events"]
+        dims = [rng.choice(bank[d][condition[d]]) for d in ("urgency", "politeness", "trust")]
+        rng.shuffle(dims)
+        return render("feeling.j2", events=events, occasion=facts["occasion"],
+                      cue=rng.choice(bank["emotion"][condition["emotion"]]), dimension_cues=dims)
 
 
 class LLMFeelings:
@@ -103,13 +79,14 @@ class LLMFeelings:
         """`client`: a model client from the catalog (`pm.model_client(settings)`)."""
         self.client = client
 
-    def describe(self, cand: Candidate, rng: random.Random) -> str:
+    def describe(self, cand: Candidate, rng: random.Random, condition: dict[str, str]) -> str:
         facts = situation(cand)
         lines = [*facts["events"], *([facts["occasion"]] if facts["occasion"] else []),
                  *(f"they want to {r}" for r in facts["requests"])]
         if facts["days_left"] is not None:
             lines.append(f"it matters in {facts['days_left']} day(s)")
-        prompt = render("feelings_prompt.j2", situation=lines)
+        prompt = render("feelings_prompt.j2", situation=lines, condition=condition,
+                        emotion_words=emotion_words(condition["emotion"]))
         return asyncio.run(self._ask(prompt))
 
     async def _ask(self, prompt: str) -> str:
@@ -120,8 +97,14 @@ class LLMFeelings:
         return text
 
 
+def emotion_words(emotion: str) -> list[str]:
+    from tau_emotion.emotion_pack.taxonomy import emotion_lexicon
+
+    return emotion_lexicon(emotion)[:6]
+
+
 class EmotionLabeler:
-    """Feelings text -> {family, emotion, politeness, urgency, trust, anchor} with the emotion pack."""
+    """The emotion pack's classifier (feelings text -> its reading) and anchor bank (condition -> anchor)."""
 
     def __init__(self, classify: Callable[[str], Any], anchor_for: Callable[[Any, random.Random], str]):
         self.classify = classify
@@ -139,7 +122,17 @@ class EmotionLabeler:
                                      f"build with --no-emotion") from None
         return cls(classifier.classify, anchor_for)
 
-    def label(self, text: str, rng: random.Random) -> dict[str, Any]:
-        """The task's `emotion` block (the emotion plugin's `EmotionBlock` fields)."""
-        condition = self.classify(text).condition
-        return {**condition.to_dict(), "anchor": self.anchor_for(condition, rng)}
+    def read(self, text: str) -> dict[str, str]:
+        """The classifier's reading of a feelings text: the five condition fields."""
+        return dict(self.classify(text).condition.to_dict())
+
+    def block(self, condition: dict[str, str], rng: random.Random) -> dict[str, Any]:
+        """The task's `emotion` block (the emotion plugin's `EmotionBlock` fields) for an assigned condition."""
+        from tau_emotion.emotion_pack.taxonomy import Condition
+
+        return {**condition, "anchor": self.anchor_for(Condition(**condition), rng)}
+
+
+def agrees(condition: dict[str, str], reading: dict[str, str]) -> bool:
+    """Label agreement: the classifier reads the feelings as the assigned family and emotion."""
+    return reading["family"] == condition["family"] and reading["emotion"] == condition["emotion"]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from tau_emotion.core.models import Action
+from tau_emotion.tracer.decisions import attach_decision
 from tau_emotion.tracer.hints import GroundingContext, Hints, IntentDraft, Persona
 from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result, phrase_in
 from tau_emotion.tracer.sampling import Profile, goal_sequence, legal_next, weighted_choice
@@ -192,6 +193,7 @@ class Grounder:
             reachable = nx.descendants(self.graph.graph, draft.goal)
             if draft.refused and draft.on_refusal == "transfer" and not ctx.is_last:
                 raise Reject("ungroundable", f"{goal}: a handover must end the task")
+            attach_decision(draft, rng)
             ctx.history.append(draft)
             cand.drafts.append(draft)
             merge_facts(known, draft.facts)
@@ -274,7 +276,7 @@ class Grounder:
                 available[tool] = [*sets, *available.get(tool, [])]
                 if tool not in evidence:
                     evidence.append(tool)
-        needed = _needed(draft, with_goal=not draft.refused)
+        needed = _needed(draft, with_goal=not (draft.refused or draft.declined))
         free = self._free_params(draft.goal)
         before = [k for o in draft.outputs if not o.from_goal and not self._policy_phrase(o.text)
                   and (k := norm(o.text)) is not None]
@@ -284,7 +286,7 @@ class Grounder:
                 return False
             if any(k not in knowledge.sources for k in before):
                 return False
-            return draft.refused or not knowledge.missing(draft.arguments, skip=free)
+            return draft.refused or draft.declined or not knowledge.missing(draft.arguments, skip=free)
 
         start = (prev, len(cand.steps), len(cand.walk), dict(knowledge.sources),
                  {t: list(v) for t, v in available.items()}, list(evidence))
@@ -307,6 +309,8 @@ class Grounder:
         if draft.refused:
             cand.refusals.append(Refusal(intent=i, at=len(cand.steps), name=draft.goal, arguments=draft.arguments))
             cand.walk.append(f"!{draft.goal}")
+        elif draft.declined:
+            cand.walk.append(f"~{draft.goal}")  # the user's own rule says no once the figure is known
         else:
             self._run(cand, state, draft.goal, draft.arguments, i, "goal", knowledge)
             prev = draft.goal

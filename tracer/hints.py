@@ -31,9 +31,13 @@ Module-level names the Tracer reads:
     Example arguments for tools the graph prober cannot fill from database records.
 `HANDOFF_TOOL: str`
     The terminal tool a refused user may insist on (default: the domain's only terminal tool).
-`OCCASIONS: list[str]`
-    Reasons people have for what they do in this domain ("{{my}} sister's wedding"), used by the
-    feelings generator and as instruction context.
+`OCCASIONS: list[str | tuple[str, int, str]]`
+    Reasons people have for what they do in this domain ("{{my}} sister's wedding"), with how much
+    is at stake (0-3) and a valence (positive, neutral, negative), used by the feelings generator and
+    as instruction context; the valence keeps assigned emotions fitting (see `design.py`).
+`OCCASION_INTENTS: list[str]`
+    The intent kinds an occasion may accompany (default: any); a task with another kind (a
+    cancellation "because plans changed") gets no occasion, so the two never contradict.
 
 User-facing phrases (`IntentDraft.request`, `.context`, `.preferences`, `Output.ask`,
 `Mood.event`, `OCCASIONS`) are tiny Jinja templates written for any grammatical person: use
@@ -171,6 +175,16 @@ class IntentDraft:
     mood: Mood = field(default_factory=lambda: Mood(event="{{I}} need some help"))
     #: the summary passed to the handoff tool when the user insists
     handoff_summary: str = ""
+    #: what the user does instead when a decision rule goes against the request ("keep {{my}} flight as it
+    #: is"); None: this intent takes no decision rule (see `decisions.py`)
+    decline: str | None = None
+    #: set by the Tracer: the user's decision rule on a figure the agent must look up (see `decisions.py`)
+    decision: dict[str, Any] | None = None
+
+    @property
+    def declined(self) -> bool:
+        """The decision rule's branch says no: the goal call is not made (and no policy forbids it)."""
+        return bool(self.decision) and self.decision["branch"] == "decline"
 
 
 @dataclass
@@ -204,6 +218,8 @@ class Hints:
     probe_arguments: dict[str, list[dict[str, Any]]]
     handoff_tool: str | None
     occasions: list[str]
+    #: intent kinds an occasion may go with (None: any); a cancellation has its own reason, not a wedding
+    occasion_intents: set[str] | None = None
 
     @property
     def can_ground(self) -> bool:
@@ -266,6 +282,7 @@ def load_hints(domain: Domain, pm: Any = None) -> Hints:
         probe_arguments=dict(get("PROBE_ARGUMENTS", {})),
         handoff_tool=get("HANDOFF_TOOL", None),
         occasions=list(get("OCCASIONS", [])),
+        occasion_intents=set(get("OCCASION_INTENTS", None) or []) or None,
     )
     _resolved[domain] = hints
     return hints

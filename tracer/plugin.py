@@ -1,4 +1,4 @@
-"""The `tau tracer` commands: `graph` (the tool dependency graph) and `build` (tasks for a split).
+"""The `tau tracer` commands: `graph` (the tool dependency graph), `build` (tasks for a split) and `audit`.
 
 Importing this module costs nothing: the pipeline (networkx, Jinja2, the emotion pack's classifier,
 litellm for the optional model-backed steps) is imported inside the commands.
@@ -298,6 +298,25 @@ def _raw_options(pm: Any, items: tuple[str, ...]) -> dict[str, dict[str, Any]]:
                                      param_hint="--option")
         options.setdefault(group, {})[name] = value
     return options
+
+
+@tracer_group.command("audit")
+@click.argument("domain")
+@click.option("--split", default="test", show_default=True, help="Split to audit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tables and checks as JSON.")
+@plugins_option
+@debug_option
+@guarded
+def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[str, ...]) -> None:
+    """Distribution tables and consistency checks of DOMAIN's SPLIT; exits 1 when a check fails."""
+    from tau_emotion.tracer.audit import audit_split
+    from tau_emotion.tracer.hints import load_hints
+
+    dom = _domain(domain, extra_plugins)
+    result = audit_split(dom, split, transfer_tool=load_hints(dom).handoff_tool)
+    click.echo(json.dumps(result.to_json(), indent=1) if as_json else "\n".join(result.lines()))
+    if not result.ok:
+        raise SystemExit(1)
 
 
 @hookimpl

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from tau_emotion.tracer.grounding import Candidate, Reject
+from tau_emotion.tracer.decisions import rule_text
+from tau_emotion.tracer.grounding import Candidate, Reject, plural_key
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 
 if TYPE_CHECKING:
@@ -84,11 +86,44 @@ def describe_value(value: Any) -> str:
     return str(value)
 
 
+def intent_fact_keys(cand: Candidate, draft: IntentDraft) -> list[str]:
+    """The keys of `cand.known` that hold this intent's facts (a key two intents disagree on is plural)."""
+    keys = []
+    for key in draft.facts:
+        for k in (key, plural_key(key)):
+            if k in cand.known and k not in keys:
+                keys.append(k)
+                break
+    return keys
+
+
+def fact_phrase(key: str, value: Any) -> str:
+    """'reservation_id', '7HEXVD' -> 'the reservation id is 7HEXVD' (facts said as a person says them)."""
+    verb = "are" if isinstance(value, list) or key.endswith("s") else "is"
+    return f"{'your' if key.endswith(('_name', '_reason')) else 'the'} {key.replace('_', ' ')} {verb} {describe_value(value)}"
+
+
 @dataclass
 class Refined:
     instruction: str
     known: dict[str, Any]
     intents: list[str]
+    #: which refiner's wording this is (None: the refiner's own name)
+    source: str | None = None
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_]*\d[A-Za-z0-9_]*(?:\.\d+)?")
+
+
+def grounded_tokens(texts: list[str]) -> set[str]:
+    """Numbers and ids in `texts` ('$1,250.00' -> '1250', '17th' -> '17'), for the LLM rewrite's check."""
+    out = set()
+    for text in texts:
+        for token in _TOKEN.findall(text.replace(",", "")):
+            token = re.sub(r"(?<=\d)(st|nd|rd|th)$", "", token)
+            token = re.sub(r"\.0+$", "", token)
+            out.add(token.lower())
+    return out
 
 
 def intent_type(domain: Domain, draft: IntentDraft) -> str:
@@ -112,6 +147,8 @@ class TemplateRefiner:
             "prefs": [say(p, person) for p in draft.preferences],
             "asks": [say(o.ask, person) for o in draft.outputs if o.ask],
             "refused": draft.refused,
+            "rule": rule_text(draft.decision, person, say) if draft.decision else None,
+            "facts": [],
             "on_refusal": draft.on_refusal,
             "frame": variant["frame"], "pref_frame": variant["pref"], "ask_frame": variant["ask"],
         }
@@ -129,12 +166,19 @@ class TemplateRefiner:
         prefs = [say(p, FIRST) for d in cand.drafts for p in d.preferences]
         if prefs:
             known.setdefault("preferences", "; ".join(prefs))
-        facts = [f"{k.replace('_', ' ')}: {describe_value(v)}" for k, v in known.items()
-                 if k not in persona.facts and k != "preferences"]
+        # Facts grouped by the intent that needs them; one several intents need is said once, marked shared.
+        groups = [[k for k in intent_fact_keys(cand, d) if k not in persona.facts] for d in cand.drafts]
+        owners = Counter(k for g in groups for k in g)
+        intents = [self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)]
+        for it, group in zip(intents, groups, strict=True):
+            it["facts"] = [fact_phrase(k, known[k]) for k in group if owners[k] == 1]
+        shared = [fact_phrase(k, known[k]) for k in owners if owners[k] > 1]
+        grouped = set(owners)
+        rest = [fact_phrase(k, v) for k, v in known.items()
+                if k not in persona.facts and k != "preferences" and k not in grouped]
         instruction = render("instruction.j2", name=persona.name, identity=identity,
-                             occasion=say(cand.occasion, SECOND),
-                             intents=[self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)],
-                             facts=facts, closing=rng.randrange(3))
+                             occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
+                             closing=rng.randrange(3))
         return Refined(instruction=instruction, known=known, intents=lines)
 
 
@@ -162,7 +206,12 @@ def parse_json_object(text: str | None) -> dict[str, Any]:
 
 
 class LLMRefiner:
-    """Rewrites the template refiner's output with a model; same schema, checked for dropped facts."""
+    """Rewrites the template refiner's output with a model; same schema, checked against the grounded task.
+
+    The rewrite must keep every known fact, add none, and state no number or id that the template's
+    wording of the grounded task does not; otherwise the template's wording is kept and the task's
+    `meta.refiner` says why.
+    """
 
     name = "llm"
 
@@ -173,7 +222,15 @@ class LLMRefiner:
         self.client = client
 
     def refine(self, cand: Candidate, rng: random.Random) -> Refined:
+        """The model's rewrite when it passes `check`, else the template's wording (`source` says which)."""
         draft = self.template.refine(cand, rng)
+        try:
+            return self.rewrite(cand, draft)
+        except Reject as exc:
+            return Refined(instruction=draft.instruction, known=draft.known, intents=draft.intents,
+                           source=f"template (llm rewrite refused: {exc.detail[:120]})")
+
+    def rewrite(self, cand: Candidate, draft: Refined) -> Refined:
         prompt = render("refine_prompt.j2", instruction=draft.instruction, intents=draft.intents,
                         known=json.dumps(draft.known, indent=1, ensure_ascii=False),
                         hidden=hidden_ids(cand, draft.known))
@@ -194,7 +251,15 @@ class LLMRefiner:
         lost = [v for _, v in leaves(cand.known) if norm(v) is not None and norm(v) not in have]
         if lost:
             raise Reject("refine", f"the rewrite dropped the known fact {lost[0]!r}")
-        return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents])
+        grounded = {norm(v) for _, v in leaves(draft.known)}
+        added = [v for _, v in leaves(known) if norm(v) is not None and norm(v) not in grounded]
+        if added:
+            raise Reject("refine", f"the rewrite adds the fact {added[0]!r}, which the task does not have")
+        allowed = grounded_tokens([draft.instruction, *draft.intents, json.dumps(draft.known)])
+        for text in [instruction, *intents]:
+            for token in grounded_tokens([text]) - allowed:
+                raise Reject("refine", f"the rewrite states {token!r}, a number or id the grounded task does not have")
+        return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents], source="llm")
 
     async def _ask(self, prompt: str) -> str | None:
         message = await self.client.complete([{"role": "user", "content": prompt}])

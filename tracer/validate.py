@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tau_emotion.core.models import Task
 
 CHECKS = ("ungroundable", "length", "refine", "replay", "provenance", "ambiguous", "policy", "trivial", "leak",
-          "duplicate", "rollout")
+          "consistency", "duplicate", "split", "rollout", "feelings")
 _ID = re.compile(r"^[A-Za-z0-9_\-]{5,}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]")
@@ -89,6 +89,7 @@ class Validator:
         self.base = Knowledge()
         self.base.add_policy(domain.policy)
         self.initial_hash = domain.database.content_hash
+        self.initial_keys = {str(k) for table in domain.database.tables.values() for k in table}
         self.index = DuplicateIndex()
         for task in existing:
             sig = task_signature(domain, task)
@@ -103,6 +104,7 @@ class Validator:
         self.check_choices(cand, knowledge)
         self.check_trivial(cand)
         self.check_leak(cand, knowledge)
+        self.check_consistency(cand)
         self.check_duplicate(cand)
 
     def register(self, cand: Candidate) -> None:
@@ -223,6 +225,41 @@ class Validator:
                 if (isinstance(value, str) and value in said and value not in known and not _DATE.match(value)
                         and _ID.match(value) and (value.isupper() or any(c.isdigit() or c == "_" for c in value))):
                     raise Reject("leak", f"the user's words name {value!r}, which the user cannot know")
+
+    def check_consistency(self, cand: Candidate) -> None:
+        """A task a person would write: it does not state the answer it asks for, nor redo or undo itself."""
+        assert cand.task is not None
+        words = " ".join([cand.task.user.instruction, *cand.task.user.intents]).lower()
+        for output in cand.task.gold.outputs:
+            if re.fullmatch(r"[A-Za-z][A-Za-z ]+", output) and re.search(rf"\b{re.escape(output.lower())}\b", words):
+                raise Reject("consistency", f"the user's words already say {output!r}, which the task asks about")
+        written: dict[tuple[str, str], str] = {}
+        created: dict[str, str] = {}  # ids a write of this task brought into being -> that write
+        born: dict[str, int] = {}  # -> the intent that wrote it
+        for step in cand.steps:
+            if step.role != "goal" or not self.tools[step.name].writes:
+                continue
+            for key, value in step.arguments.items():
+                if key.endswith("_id") and str(value) in created:
+                    raise Reject("consistency", f"{step.name} changes {value}, which {created[str(value)]} just "
+                                                f"created: a person would have asked for it that way at once")
+            for _, value in leaves(parse_result(step.text)):
+                if isinstance(value, str) and _ID.match(value) and value not in created \
+                        and value not in self.initial_keys:
+                    created[value] = step.name
+                    born[value] = step.intent
+            for key, value in step.arguments.items():
+                if key.endswith("_id") and not key.startswith(("payment", "user")):
+                    entity = (key, str(value))
+                    if entity in written:
+                        raise Reject("consistency", f"{step.name} writes {key} {value} again after "
+                                                    f"{written[entity]}: a follow-up that redoes or undoes the task")
+                    written[entity] = step.name
+        for i, draft in enumerate(cand.drafts):  # a refused or declined request on what the task just created
+            for key, value in draft.arguments.items():
+                if key.endswith("_id") and born.get(str(value), i) < i:
+                    raise Reject("consistency", f"{draft.goal} asks about {value}, which "
+                                                f"{created[str(value)]} just created")
 
     def check_duplicate(self, cand: Candidate) -> None:
         sig = candidate_signature(self.domain, cand)

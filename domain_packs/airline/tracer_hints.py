@@ -16,11 +16,21 @@ certificates.
 
 from __future__ import annotations
 
-import datetime as _dt
-import weakref
 from typing import Any
 
 from tau_emotion.domain_packs.airline.tools import BAG_FEE, FLOWN, FREE_BAGS, INSURANCE_PER_PASSENGER, NOW
+from tau_emotion.tracer.grounders import (
+    day_period,
+    days_between,
+    money,
+    month_day,
+    name_instrument,
+    per_database,
+    pick_fresh,
+    settle,
+    shift_date,
+    used_by_earlier_intents,
+)
 from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
 
 TODAY = NOW[:10]
@@ -36,32 +46,29 @@ POLICY_EDGES = [
     ("get_reservation_details", "cancel_reservation"),
     ("get_reservation_details", "update_reservation_flights"),
 ]
+# (occasion, stakes, valence): the valence keeps feelings fitting (no excitement on the way to a funeral).
 OCCASIONS = [
-    ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3),
-    ("this trip is {{my}} honeymoon", 3),
-    ("{{I}} {{am}} going to a funeral in the family", 3),
-    ("{{I}} {{have}} a job interview at the other end", 2),
-    ("{{I}} {{am}} visiting {{my}} grandparents", 2),
-    ("{{I}} {{am}} flying out for an important client meeting", 2),
-    ("{{I}} {{am}} going to a friend's birthday party", 1),
-    ("this is a long-planned holiday", 1),
-    ("{{I}} {{am}} attending a conference", 1),
-    ("it is just a weekend getaway", 0),
+    ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3, "positive"),
+    ("this trip is {{my}} honeymoon", 3, "positive"),
+    ("{{I}} {{am}} going to a funeral in the family", 3, "negative"),
+    ("{{I}} {{am}} flying home because {{my}} father is in hospital", 3, "negative"),
+    ("{{I}} {{have}} a job interview at the other end", 2, "neutral"),
+    ("{{I}} {{am}} visiting {{my}} grandparents", 2, "positive"),
+    ("{{I}} {{am}} flying out for an important client meeting", 2, "neutral"),
+    ("{{I}} {{am}} going to a friend's birthday party", 1, "positive"),
+    ("this is a long-planned holiday", 1, "positive"),
+    ("{{I}} {{am}} attending a conference", 1, "neutral"),
+    ("it is just a weekend getaway", 0, "positive"),
 ]
 
-_indexes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A cancellation states its own reason ("plans changed"): no occasion goes with it.
+OCCASION_INTENTS = ["change_flight", "change_flight_basic_economy", "change_cabin", "upgrade_after_departure",
+                    "add_bags", "remove_bag", "add_passenger", "fix_passenger", "replace_passenger", "compensation",
+                    "compensation_not_eligible", "book", "book_two_certificates", "flight_status"]
+
 
 
 # --------------------------------------------------------------------------- wording
-
-
-def day(date: str) -> str:
-    d = _dt.date.fromisoformat(date)
-    return f"{d.strftime('%B')} {d.day}"
-
-
-def _days_until(date: str) -> int:
-    return (_dt.date.fromisoformat(date) - _dt.date.fromisoformat(TODAY)).days
 
 
 class _Index:
@@ -78,10 +85,7 @@ class _Index:
 
 
 def _index(ctx: GroundingContext) -> _Index:
-    db = ctx.domain.database
-    if db not in _indexes:
-        _indexes[db] = _Index(db)
-    return _indexes[db]
+    return per_database(ctx, _Index)
 
 
 def _place(ctx: GroundingContext, code: str) -> str:
@@ -102,15 +106,6 @@ def _reservations(ctx: GroundingContext) -> list[dict]:
     return [r for rid in _user(ctx)["reservations"] if (r := table.peek(rid)) is not None]
 
 
-def _used(ctx: GroundingContext) -> set[str]:
-    """Reservations an earlier intent of this task already wrote to or asked about."""
-    used = set()
-    for d in ctx.history:
-        used.update(v for v in (d.arguments.get("reservation_id"), d.facts.get("reservation_id")) if v)
-        used.update(c.value for c in d.choices if c.what == "reservation")
-    return used
-
-
 def _trip(ctx: GroundingContext, res: dict) -> str:
     kind = "round trip" if res["flight_type"] == "round_trip" else "trip"
     return f"{_place(ctx, res['origin'])} to {_place(ctx, res['destination'])} {kind}"
@@ -120,11 +115,6 @@ def _future(ctx: GroundingContext, res: dict) -> bool:
     """Active and no flight departed or departing today (every flight still open for booking)."""
     return res["status"] == "active" and all(
         _status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in res["flights"])
-
-
-def _money(value: float) -> str:
-    value = round(value, 2)
-    return str(int(value)) if value == int(value) else f"{value:.2f}"
 
 
 # --------------------------------------------------------------------------- shared pieces
@@ -142,7 +132,7 @@ class _Ref:
         self.reads: dict[str, list[dict]] = {"get_reservation_details": [{"reservation_id": rid}]}
         self.evidence: list[str] = ["get_reservation_details"]
         first = res["flights"][0]["date"]
-        self.phrase = f"{{{{my}}}} {_trip(ctx, res)} on {day(first)}"
+        self.phrase = f"{{{{my}}}} {_trip(ctx, res)} on {month_day(first)}"
         if rid not in ctx.domain.database.tables["reservations"]:
             self.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
             return
@@ -151,12 +141,9 @@ class _Ref:
                                                 "destination": _place(ctx, r["destination"]),
                                                 "date": r["flights"][0]["date"]}) for r in others]
         wanted = {"origin": _place(ctx, res["origin"]), "destination": _place(ctx, res["destination"]), "date": first}
-        selectors = None
-        for keys in (("destination",), ("origin", "destination"), ("origin", "destination", "date")):
-            trial = {k: wanted[k] for k in keys}
-            if Choice("reservation", rid, options, trial).resolve() == [rid]:
-                selectors = trial
-                break
+        settled = settle("reservation", rid, options, wanted,
+                         (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
+        selectors = settled.selectors if settled else None
         if selectors is None or len(others) == 1 or ctx.rng.random() < tell_id:
             self.facts["reservation_id"] = rid
             self.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
@@ -179,7 +166,8 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
         if m["source"] == "credit_card":
             attrs.update(brand=m["brand"], last_four=m["last_four"])
         elif m["source"] == "gift_card":
-            attrs["balance"] = m["amount"]
+            # named by the end of its id, never by its balance: the balance changes during the task
+            attrs.update(balance=m["amount"], last_four=pid[-4:])
         options.append(Option(pid, attrs))
     usable = [o for o in options if o.attrs["kind"] == "credit card"
               or (o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge))]
@@ -187,26 +175,16 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
         return None
     pick = ctx.rng.choice(usable)
     attrs = pick.attrs
-    for keys in (("kind",), ("kind", "brand"), ("kind", "last_four"), ("kind", "balance")):
-        if any(k not in attrs for k in keys):
-            continue
-        selectors = {k: attrs[k] for k in keys}
-        if Choice("payment method", pick.value, options, selectors).resolve() == [pick.value]:
-            break
-    else:
+    named = name_instrument("payment method", pick, options)
+    if named is None:
         return None
-    if attrs["kind"] == "credit card":
-        words = f"{attrs['brand'].title()} credit card" if "brand" in selectors else "credit card"
-        if "last_four" in selectors:
-            words = f"credit card ending in {attrs['last_four']}"
-    else:
-        words = "gift card" + (f" with {attrs['balance']} dollars on it" if "balance" in selectors else "")
+    settled, words = named
     facts = {"payment_method": words}
-    if "last_four" in selectors:
+    if "last_four" in settled.selectors:
         facts["card_last_four_digits"] = attrs["last_four"]
     phrase = (f"get the difference back on {{{{my}}}} {words}" if refund
               else f"pay with {{{{my}}}} {words}" if charge else f"use {{{{my}}}} {words} if anything is charged")
-    return pick.value, Choice("payment method", pick.value, options, selectors), facts, phrase
+    return pick.value, settled, facts, phrase
 
 
 def _draft(kind: str, goal: str, arguments: dict, request: list[str], ref: _Ref | None = None, **kw: Any) -> IntentDraft:
@@ -221,8 +199,7 @@ def _draft(kind: str, goal: str, arguments: dict, request: list[str], ref: _Ref 
 
 
 def _pick(ctx: GroundingContext, items: list[dict]) -> dict | None:
-    fresh = [r for r in items if r["reservation_id"] not in _used(ctx)]
-    return ctx.rng.choice(fresh) if fresh else None
+    return pick_fresh(ctx, items, "reservation_id", "reservation")
 
 
 # --------------------------------------------------------------------------- persona
@@ -257,14 +234,9 @@ def _legs_search(ctx: GroundingContext, origin: str, destination: str, date: str
     return out
 
 
-def _period(clock: str) -> str:
-    hour = int(clock[:2])
-    return "morning" if hour < 12 else ("afternoon" if hour < 17 else "evening")
-
-
 def _flight_choice(ctx: GroundingContext, found: list[dict], cabin: str, n: int) -> tuple[dict, Choice, list[str]] | None:
     """One of the bookable results and the preference that picks it (none needed when it is the only one)."""
-    options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": _period(f["departure"])})
+    options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": day_period(f["departure"])})
                for f in found if f["seats"][cabin] >= n]
     if not options:
         return None
@@ -295,7 +267,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     which = ctx.rng.randrange(len(res["flights"]))
     leg = res["flights"][which]
     shift = ctx.rng.choice([-2, -1, 1, 2, 3])
-    new_date = (_dt.date.fromisoformat(leg["date"]) + _dt.timedelta(days=shift)).isoformat()
+    new_date = shift_date(leg["date"], shift)
     other = res["flights"][1 - which]["date"] if len(res["flights"]) == 2 else None
     if not "2024-05-16" <= new_date <= "2024-05-30" or (other and (new_date >= other if which == 0 else new_date <= other)):
         return None
@@ -312,10 +284,10 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     expression = f"({high} - {low}) * {n}" if n > 1 else f"{high} - {low}"  # the figure told: no sign
     ref = _Ref(ctx, res)
     part = "" if len(res["flights"]) == 1 else ("the outbound flight of " if which == 0 else "the return flight of ")
-    request = [f"move {part}{ref.phrase} from {day(leg['date'])} to {day(new_date)}",
-               f"change {part}{ref.phrase} to fly on {day(new_date)} instead of {day(leg['date'])}"]
+    request = [f"move {part}{ref.phrase} from {month_day(leg['date'])} to {month_day(new_date)}",
+               f"change {part}{ref.phrase} to fly on {month_day(new_date)} instead of {month_day(leg['date'])}"]
     search = {"origin": leg["origin"], "destination": leg["destination"], "date": new_date}
-    mood = Mood("{{my}} plans moved, so {{I}} need to fly on another day", "neutral", 1, _days_until(min(leg["date"], new_date)))
+    mood = Mood("{{my}} plans moved, so {{I}} need to fly on another day", "neutral", 1, days_between(TODAY, min(leg["date"], new_date)))
     if challenge:
         return _draft("change_flight_basic_economy", "update_reservation_flights",
                       {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
@@ -323,17 +295,18 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
                       request, ref, facts={"new_travel_date": new_date}, refused=True,
                       outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
                       mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
-                                _days_until(leg["date"])))
+                                days_between(TODAY, leg["date"])))
     paid = _payment(ctx, max(diff, 0), refund=diff < 0)
     if paid is None:
         return None
     pid, pay_choice, pay_facts, pay_phrase = paid
-    outputs = [Output(_money(abs(diff)), "the fare difference")] if diff else []
+    outputs = [Output(money(abs(diff)), "the fare difference")] if diff else []
     return _draft("change_flight", "update_reservation_flights",
                   {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
                   request, ref, facts={"new_travel_date": new_date, **pay_facts},
                   reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
-                  choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood)
+                  choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood,
+                  decline="keep {{my}} original flight" if diff > 0 else None)
 
 
 def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
@@ -394,10 +367,11 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
                   [f"{verb} {ref.phrase} to {words} class, same flights", f"{verb} the cabin of {ref.phrase} to {words}"],
                   ref, facts={"new_cabin": cabin, **pay_facts},
                   reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
-                  choices=[pay_choice], outputs=[Output(_money(abs(diff)), "the price difference")] if diff else [],
+                  choices=[pay_choice], outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
+                  decline="keep {{my}} current cabin" if diff > 0 else None,
                   preferences=[pay_phrase],
                   mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
-                            _days_until(res["flights"][0]["date"])))
+                            days_between(TODAY, res["flights"][0]["date"])))
 
 
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
@@ -426,7 +400,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                       ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
                       evidence=["get_reservation_details"],
                       mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
-                                _days_until(res["flights"][0]["date"])))
+                                days_between(TODAY, res["flights"][0]["date"])))
     added = ctx.rng.choice([1, 1, 2, 3])
     total = res["total_baggages"] + added
     allowance = FREE_BAGS[user["membership"]][res["cabin"]] * n
@@ -439,7 +413,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
         return None
     pid, pay_choice, pay_facts, pay_phrase = paid
     bags = "one checked bag" if added == 1 else f"{added} checked bags"
-    outputs = [Output(_money(fee), "the bag fee")] if fee else []
+    outputs = [Output(money(fee), "the bag fee")] if fee else []
     reads = {"calculate": [{"expression": f"{BAG_FEE} * {nonfree - res['nonfree_baggages']}"}]} if fee else {}
     return _draft("add_bags", "update_reservation_baggages",
                   {"reservation_id": res["reservation_id"], "total_baggages": total, "nonfree_baggages": nonfree,
@@ -448,8 +422,9 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                    f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
                   ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
                   outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
+                  decline="travel with the bags {{I}} already {{have}}" if fee else None,
                   mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
-                            _days_until(res["flights"][0]["date"])))
+                            days_between(TODAY, res["flights"][0]["date"])))
 
 
 _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11-02"), ("Mina", "Park", "1993-07-21"),
@@ -466,7 +441,7 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
     passengers = [dict(p) for p in res["passengers"]]
     first, last, dob = ctx.rng.choice(_NEW_PEOPLE)
     newcomer = {"first_name": first, "last_name": last, "dob": dob}
-    mood = Mood("someone else has to travel on {{my}} booking", "negative", 1, _days_until(res["flights"][0]["date"]))
+    mood = Mood("someone else has to travel on {{my}} booking", "negative", 1, days_between(TODAY, res["flights"][0]["date"]))
     if ctx.want_challenge and len(passengers) < 5:
         return _draft("add_passenger", "update_reservation_passengers",
                       {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
@@ -474,15 +449,15 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
                       facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
                       evidence=["get_reservation_details"],
                       mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
-                                _days_until(res["flights"][0]["date"])))
+                                days_between(TODAY, res["flights"][0]["date"])))
     k = ctx.rng.randrange(len(passengers))
     old = passengers[k]
     if ctx.rng.random() < 0.5:
-        shifted = _dt.date.fromisoformat(old["dob"]) + _dt.timedelta(days=ctx.rng.choice([-400, -31, 1, 10, 365]))
-        passengers[k] = {**old, "dob": shifted.isoformat()}
-        facts = {"passenger_to_correct": f"{old['first_name']} {old['last_name']}", "correct_dob": shifted.isoformat()}
+        shifted = shift_date(old["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
+        passengers[k] = {**old, "dob": shifted}
+        facts = {"passenger_to_correct": f"{old['first_name']} {old['last_name']}", "correct_dob": shifted}
         request = [f"correct the date of birth of {old['first_name']} {old['last_name']} on {ref.phrase} "
-                   f"to {shifted.isoformat()}"]
+                   f"to {shifted}"]
         kind = "fix_passenger"
         mood = Mood("a date of birth on {{my}} booking is wrong", "neutral", 1, mood.days_left)
     else:
@@ -547,7 +522,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
                       [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
                       refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
                       mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
-                                _days_until(res["flights"][0]["date"])))
+                                days_between(TODAY, res["flights"][0]["date"])))
     items = [r for r in unflown if _cancel_grounds(ctx, r)]
     res = _pick(ctx, items)
     if res is None:
@@ -566,9 +541,9 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     return _draft("cancel", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                   [f"cancel {ref.phrase}", f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref,
                   facts={"cancellation_reason": said}, reads=reads, evidence=evidence, context=reason,
-                  outputs=[Output(_money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
+                  outputs=[Output(money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
                   mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes,
-                            _days_until(res["flights"][0]["date"])))
+                            days_between(TODAY, res["flights"][0]["date"])))
 
 
 def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
@@ -583,7 +558,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
                 disrupted.append((res, leg, status, qualifies))
                 break
     wanted = [d for d in disrupted if d[3] != ctx.want_challenge]
-    earlier = [d for d in wanted if d[0]["reservation_id"] in _used(ctx)]
+    earlier = [d for d in wanted if d[0]["reservation_id"] in used_by_earlier_intents(ctx, "reservation_id", "reservation")]
     if not wanted:
         return None
     res, leg, status, _ = ctx.rng.choice(earlier or wanted)
@@ -591,9 +566,9 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     n = len(res["passengers"])
     per = 100 if status == "cancelled" else 50
     event = "was cancelled by the airline" if status == "cancelled" else "is delayed"
-    context = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} on {day(leg['date'])} {event}"
+    context = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} on {month_day(leg['date'])} {event}"
     status_read = {"flight_number": leg["flight_number"], "date": leg["date"]}
-    mood = Mood(context, "negative", 3 if status == "cancelled" else 2, _days_until(leg["date"]))
+    mood = Mood(context, "negative", 3 if status == "cancelled" else 2, days_between(TODAY, leg["date"]))
     request = ["get some compensation for the " + ("cancellation" if status == "cancelled" else "delay"),
                "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay")]
     if ctx.want_challenge:
@@ -635,7 +610,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     airports = list(ctx.state["airports"])
     origin, destination = rng.sample(airports, 2)
-    date = (_dt.date(2024, 5, 16) + _dt.timedelta(days=rng.randrange(12))).isoformat()
+    date = shift_date("2024-05-16", rng.randrange(12))
     cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
     companions = [dict(p) for p in user["saved_passengers"]]
     party = [{"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}]
@@ -690,7 +665,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         round_trip = False
     back_date = None
     if round_trip:
-        back_date = (_dt.date.fromisoformat(date) + _dt.timedelta(days=rng.randrange(2, 6))).isoformat()
+        back_date = shift_date(date, rng.randrange(2, 6))
         if back_date > "2024-05-30":
             return None
         back = _legs_search(ctx, destination, origin, back_date)
@@ -745,14 +720,14 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
             g = gifts[0]
             split = [{"payment_id": g, "amount": methods[g]["amount"]},
                      {"payment_id": card, "amount": round(total - methods[g]["amount"], 2)}]
-            expressions.append(f"{_money(total)} - {methods[g]['amount']}")
+            expressions.append(f"{money(total)} - {methods[g]['amount']}")
             payment_words = f"use all of {{{{my}}}} gift card and put the rest on {{{{my}}}} {card_words}"
             payment_fact = f"the whole gift card, the rest on the {card_words}"
         elif extra == "cert" and len(certs) == 1:
             c = certs[0]
             split = [{"payment_id": c, "amount": methods[c]["amount"]},
                      {"payment_id": card, "amount": round(total - methods[c]["amount"], 2)}]
-            expressions.append(f"{_money(total)} - {methods[c]['amount']}")
+            expressions.append(f"{money(total)} - {methods[c]['amount']}")
             payment_words = f"use {{{{my}}}} travel certificate and put the rest on {{{{my}}}} {card_words}"
             payment_fact = f"the travel certificate, the rest on the {card_words}"
         else:
@@ -776,8 +751,8 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     reads["calculate"] = [{"expression": e} for e in expressions]
     who = "just for {{me}}" if n == 1 else ("for {{me}} and " + (facts.get("companion_name")
                                                                    or f"{party[1]['first_name']} {party[1]['last_name']} (born {party[1]['dob']})"))
-    trip = (f"a round trip from {where(origin)} to {where(destination)}, leaving {day(date)} and returning {day(back_date)}"
-            if back_date else f"a one-way trip from {where(origin)} to {where(destination)} on {day(date)}")
+    trip = (f"a round trip from {where(origin)} to {where(destination)}, leaving {month_day(date)} and returning {month_day(back_date)}"
+            if back_date else f"a one-way trip from {where(origin)} to {where(destination)} on {month_day(date)}")
     bag_words = "travel without checked bags" if bags == 0 else (
         "check one bag" if bags == 1 else f"check {bags} bags")
     request = [f"book {trip} in {cabin.replace('_', ' ')}, {who}",
@@ -788,27 +763,22 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                  "passengers": party, "payment_methods": split, "total_baggages": bags, "nonfree_baggages": nonfree,
                  "insurance": insurance}
     insurance_words = "take the travel insurance" if insurance == "yes" else "skip the travel insurance"
-    occasion_mood = Mood("{{I}} want to book a trip", "positive", 1, _days_until(date))
+    occasion_mood = Mood("{{I}} want to book a trip", "positive", 1, days_between(TODAY, date))
     return IntentDraft(kind="book_two_certificates" if challenge else "book", goal="book_reservation",
                        arguments=arguments, request=request, facts=facts, reads=reads, choices=choices,
-                       outputs=[Output(_money(total), "the total price")],
+                       outputs=[Output(money(total), "the total price")],
                        preferences=[*prefs, bag_words, insurance_words, payment_words],
-                       refused=challenge, policy_values=[nonfree], mood=occasion_mood)
+                       refused=challenge, policy_values=[nonfree], mood=occasion_mood,
+                       decline="hold off on booking")
 
 
 def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice, str] | None:
     methods = _user(ctx)["payment_methods"]
-    options = [Option(pid, {"kind": methods[pid]["source"], "brand": methods[pid].get("brand"),
-                            "last_four": methods[pid].get("last_four")}) for pid in methods]
+    options = [Option(pid, {"kind": m["source"].replace("_", " "), "brand": m.get("brand"),
+                            "last_four": m.get("last_four", pid[-4:])}) for pid, m in methods.items()]
     card = ctx.rng.choice(cards)
-    m = methods[card]
-    for selectors, words in ((({"kind": "credit_card"}), "credit card"),
-                             ({"kind": "credit_card", "brand": m["brand"]}, f"{m['brand'].title()} card"),
-                             ({"kind": "credit_card", "last_four": m["last_four"]}, f"card ending in {m['last_four']}")):
-        choice = Choice("credit card", card, options, selectors)
-        if choice.resolve() == [card]:
-            return card, choice, words
-    return None
+    named = name_instrument("credit card", next(o for o in options if o.value == card), options)
+    return None if named is None else (card, *named)
 
 
 # --------------------------------------------------------------------------- flight status
@@ -817,7 +787,7 @@ def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice,
 def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
     found = []
     for res in _reservations(ctx):
-        if res["reservation_id"] in _used(ctx):
+        if res["reservation_id"] in used_by_earlier_intents(ctx, "reservation_id", "reservation"):
             continue
         for leg in res["flights"]:
             status = _status(ctx, leg["flight_number"], leg["date"])
@@ -829,7 +799,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
         return None
     res, leg, status = ctx.rng.choice(found)
     ref = _Ref(ctx, res)
-    when = "today" if leg["date"] == TODAY else f"on {day(leg['date'])}"
+    when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
     facts = {"flight_date": leg["date"]}
     if ctx.rng.random() < 0.4:
@@ -839,7 +809,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
                   [f"check whether {flight} is on schedule", f"find out the status of {flight}"], ref, facts=facts,
                   outputs=[Output(status)],
                   mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
-                            _days_until(leg["date"])))
+                            days_between(TODAY, leg["date"])))
 
 
 GOALS = {

@@ -123,3 +123,15 @@ def _reverse(value):
     if isinstance(value, list):
         return [_reverse(v) for v in value]
     return value
+
+
+def test_tracer_built_splits_pass_the_audit(name):
+    """`tau tracer audit` on every Tracer-built split: balanced emotion design, agreeing labels, clean splits."""
+    from tau_emotion.tracer.audit import audit_split
+    from tau_emotion.tracer.hints import load_hints
+
+    domain = _domain(name)
+    splits = sorted({t.split for t in domain.tasks(None) if t.meta.get("source") == "tracer"})
+    for split in splits:
+        result = audit_split(domain, split, transfer_tool=load_hints(domain).handoff_tool)
+        assert result.ok, f"{name}/{split}: " + "; ".join(f"{n}: {d}" for n, ok, d in result.checks if not ok)

@@ -5,7 +5,22 @@ import pytest
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.runner import prepare_run, run_sync
 
-TASKS = ["airline-test-001", "airline-test-012", "airline-test-020"]  # two intents; refusals; a handover
+
+def _pick_tasks():
+    """From the committed test split: two plain write intents, a refusal without handover, a handover."""
+    from tau_emotion.core.plugins import load_all_plugins
+
+    domain = load_all_plugins().catalog("domains").get("airline")
+    tasks, tools = domain.tasks("test"), domain.toolset
+    terminal = [t for t in tasks if any(tools.is_terminal(a.name) for a in t.gold.actions)]
+    two = next(t for t in tasks if len(t.user.intents) == 2 and not t.meta["policy_challenge"]
+               and not t.meta.get("decisions") and sum(tools[a.name].writes for a in t.gold.actions) == 2)
+    refusal = next(t for t in tasks if t.meta["refused"] and t not in terminal)
+    return two, refusal, terminal[0]
+
+
+TWO, REFUSAL, HANDOVER = _pick_tasks()
+TASKS = [TWO.id, REFUSAL.id, HANDOVER.id]
 
 
 def _run(tmp_path, agent):
@@ -25,10 +40,13 @@ def test_zoo_agents_have_their_expected_endings(tmp_path, agent, unsatisfied, su
 
 
 def test_asker_asks_before_it_acts_and_hasty_skips_reads_and_refusals(tmp_path):
-    asked = _run(tmp_path, "asker")[0]
+    asked = {r.task_id: r for r in _run(tmp_path, "asker")}[TWO.id]
     first = [m for m in asked.messages if m.role == "assistant"][0]
-    assert first.content == "Could you tell me the user id?" and "yara_brooks_8482" in asked.messages[2].content
+    assert first.content == "Could you tell me the user id?" and TWO.user.known["user_id"] in asked.messages[2].content
     hasty = {r.task_id: r for r in _run(tmp_path, "hasty")}
-    calls = [c.name for m in hasty["airline-test-001"].messages for c in m.tool_calls]
-    assert calls == ["update_reservation_flights", "update_reservation_passengers"]
-    assert hasty["airline-test-001"].success and not hasty["airline-test-012"].success
+    calls = [c.name for m in hasty[TWO.id].messages for c in m.tool_calls]
+    from tau_emotion.core.plugins import load_all_plugins
+
+    tools = load_all_plugins().catalog("domains").get("airline").toolset
+    assert calls == [a.name for a in TWO.gold.actions if tools[a.name].writes]
+    assert hasty[TWO.id].success and not hasty[REFUSAL.id].success

@@ -5,27 +5,38 @@ import json
 from tau_emotion.core.models import Message, ToolCall
 
 
+def _priced_task():
+    """A committed test task whose one gold output is an amount (what the agent must say in dollars)."""
+    from tau_emotion.core.plugins import load_all_plugins
+
+    domain = load_all_plugins().catalog("domains").get("airline")
+    return next(t for t in domain.tasks("test") if len(t.gold.outputs) == 1 and t.gold.outputs[0].isdigit()
+                and not t.gold.reasons)
+
+
 def test_an_oracle_trajectory_that_says_dollars_scores_1(tau, tmp_path):
-    result = tau("run", "--plugins", "airline", "--task-ids", "airline-test-001", "--trials", "1",
+    task = _priced_task()
+    amount = task.gold.outputs[0]
+    result = tau("run", "--plugins", "airline", "--task-ids", task.id, "--trials", "1",
                  "--summary-json", "s.json", "--no-progress")
     assert result.exit_code == 0, result.output
     run_id = json.loads((tmp_path / "s.json").read_text())["run_id"]
     row = json.loads(tau("export", run_id).output.splitlines()[0])
-    said = [m for m in row["messages"] if m["role"] == "assistant" and "494" in (m["content"] or "")]
+    said = [m for m in row["messages"] if m["role"] == "assistant" and amount in (m["content"] or "")]
     assert said
     for m in said:
-        m["content"] = m["content"].replace("494", "$494.00")
+        m["content"] = m["content"].replace(amount, f"${amount}.00")
     (tmp_path / "m.json").write_text(json.dumps(row["messages"]))
-    out = tau("score", "--domain", "airline", "--task", "airline-test-001", "--messages", "m.json", "--json")
+    out = tau("score", "--domain", "airline", "--task", task.id, "--messages", "m.json", "--json")
     assert out.exit_code == 0, out.output
     scored = json.loads(out.output)
-    assert scored["reward"] == 1.0 and scored["parts"]["outputs_found"] == ["494"] and scored["parts"]["db_match"]
+    assert scored["reward"] == 1.0 and scored["parts"]["outputs_found"] == [amount] and scored["parts"]["db_match"]
     for m in said:
-        m["content"] = m["content"].replace("$494.00", "$1494")
+        m["content"] = m["content"].replace(f"${amount}.00", f"$1{amount}")
     (tmp_path / "m.json").write_text(json.dumps(row["messages"]))
-    scored = json.loads(tau("score", "--domain", "airline", "--task", "airline-test-001", "--messages", "m.json",
+    scored = json.loads(tau("score", "--domain", "airline", "--task", task.id, "--messages", "m.json",
                             "--json").output)
-    assert scored["reward"] == 0.0 and scored["parts"]["outputs_missing"] == ["494"]
+    assert scored["reward"] == 0.0 and scored["parts"]["outputs_missing"] == [amount]
     assert "0 of 1 trial(s) changed" in tau("score", run_id).output
 
 

@@ -4,12 +4,10 @@ import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 
 from tau_emotion.core.reward import check_task
-from tau_emotion.emotion_pack.taxonomy import Condition
 from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file
 from tau_emotion.tracer.feelings import EmotionLabeler
 
@@ -23,32 +21,28 @@ EMOTIONS = {
 }
 
 
-def _classify(text):
-    """A stand-in classifier: the condition depends on the text, as the real one's does."""
-    family = "fear" if "anxious" in text or "worry" in text else "anger"
-    emotion = "anxiety" if family == "fear" else "frustration"
-    return SimpleNamespace(condition=Condition(family=family, emotion=emotion, politeness="warm", urgency="high",
-                                               trust="cautious"))
-
-
-STUB = EmotionLabeler(_classify, lambda condition, rng: f"Anchor for {condition.family} #{rng.randrange(10)}")
+@pytest.fixture(scope="module")
+def labeler():
+    """The emotion pack's real classifier (numpy only, loads in milliseconds) with a stand-in anchor bank."""
+    real = EmotionLabeler.from_emotion_pack()
+    return EmotionLabeler(real.classify, lambda condition, rng: f"Anchor for {condition.family} #{rng.randrange(10)}")
 
 
 def _strip_emotion(tasks):
     return [t.with_block("emotion", None) for t in tasks]
 
 
-def test_same_seed_same_bytes_other_seed_other_tasks(airline):
-    first = build_tasks(airline, "test", 6, 3, labeler=STUB)
-    again = build_tasks(airline, "test", 6, 3, labeler=STUB)
-    other = build_tasks(airline, "test", 6, 4, labeler=STUB)
+def test_same_seed_same_bytes_other_seed_other_tasks(airline, labeler):
+    first = build_tasks(airline, "test", 6, 3, labeler=labeler)
+    again = build_tasks(airline, "test", 6, 3, labeler=labeler)
+    other = build_tasks(airline, "test", 6, 4, labeler=labeler)
     assert dump_tasks(first.tasks) == dump_tasks(again.tasks)
     assert dump_tasks(first.tasks) != dump_tasks(other.tasks)
     assert {t.user.instruction for t in first.tasks}.isdisjoint({t.user.instruction for t in other.tasks})
 
 
-def test_built_tasks_replay_carry_emotion_and_need_action(airline):
-    report = build_tasks(airline, "test", 10, 21, labeler=STUB)
+def test_built_tasks_replay_carry_emotion_and_need_action(airline, labeler):
+    report = build_tasks(airline, "test", 10, 21, labeler=labeler)
     assert report.accepted == 10 and report.candidates >= 10
     assert sum(report.rejected.values()) == report.candidates - 10
     ids = [t.id for t in report.tasks]
@@ -59,7 +53,9 @@ def test_built_tasks_replay_carry_emotion_and_need_action(airline):
         assert 5 <= len(task.gold.actions) <= 12
         assert task.meta["source"] == "tracer" and task.meta["feeling"] and task.meta["graph_path"]
         assert task.blocks["emotion"] is not None and task.blocks["emotion"]["anchor"].startswith("Anchor for")
-        assert task.blocks["emotion"]["family"] == _classify(task.meta["feeling"]).condition.family
+        block, reading = task.blocks["emotion"], task.meta["emotion_reading"]
+        assert (block["family"], block["emotion"]) == (reading["family"], reading["emotion"])
+        assert labeler.read(task.meta["feeling"]) == reading
         from tau_emotion.core.reward import replay
 
         changes = replay(airline, task).content_hash != initial
@@ -113,10 +109,13 @@ def test_committed_splits_have_the_promised_shape(airline):
 
 
 @pytest.mark.parametrize("split", ["test", "train"])
-def test_committed_split_is_what_its_seed_builds(airline, split):
+def test_committed_split_is_what_its_seed_builds(airline, split, labeler):
     """Rebuilding from the recorded seed reproduces the split: every task passed the validator."""
     committed = airline.tasks(split)
     seed = committed[0].meta["seed"]
-    report = build_tasks(airline, split, len(committed), seed, labeler=STUB, avoid=default_avoid(airline, split))
+    report = build_tasks(airline, split, len(committed), seed, labeler=labeler, avoid=default_avoid(airline, split))
     rebuilt = [t.model_dump(mode="json") for t in _strip_emotion(report.tasks)]
     assert rebuilt == [t.model_dump(mode="json") for t in _strip_emotion(committed)]
+    for built, task in zip(report.tasks, committed, strict=True):
+        assert {k: v for k, v in built.blocks["emotion"].items() if k != "anchor"} == \
+            {k: v for k, v in task.blocks["emotion"].items() if k != "anchor"}, task.id

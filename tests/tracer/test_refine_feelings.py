@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tau_emotion.tracer.build import make_task
-from tau_emotion.tracer.feelings import LIKELY, EmotionLabeler, LLMFeelings, TemplateFeelings, situation
+from tau_emotion.tracer.feelings import EmotionLabeler, LLMFeelings, TemplateFeelings, agrees, cue_bank, situation
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
@@ -58,36 +58,56 @@ def test_template_refiner_writes_one_line_per_intent_and_varies(airline, candida
     Validator(airline).check(cand)
 
 
-def test_llm_refiner_keeps_the_schema_and_rejects_dropped_facts(airline, candidate, openai_server):
+def test_llm_refiner_is_checked_against_the_grounded_task(airline, candidate, openai_server):
     template = TemplateRefiner(airline).refine(candidate, random.Random(2))
     rewrite = {"instruction": "You are a traveller with a few requests.", "known": template.known,
-               "intents": [f"Rewritten line {i}." for i in range(len(template.intents))]}
+               "intents": [f"Rewritten line {chr(65 + i)}." for i in range(len(template.intents))]}
     dropped = dict(rewrite, known={"user_id": template.known["user_id"]})
+    invented_number = dict(rewrite, instruction="You are a traveller; you will pay at most $437.")
+    invented_fact = dict(rewrite, known={**template.known, "loyalty_id": "ZX9_1234"})
     openai_server.script("refiner", {"content": "Here you go:\n" + json.dumps(rewrite)},
-                         {"content": json.dumps(dropped)}, {"content": "no json at all"})
+                         {"content": json.dumps(dropped)}, {"content": json.dumps(invented_number)},
+                         {"content": json.dumps(invented_fact)}, {"content": "no json at all"})
     refiner = LLMRefiner(airline, _client("openai/refiner", openai_server.base_url))
     refined = refiner.refine(candidate, random.Random(2))
     assert refined.instruction == rewrite["instruction"] and refined.intents == rewrite["intents"]
+    assert refined.source == "llm"
     prompt = openai_server.requests[0]["messages"][0]["content"]
     assert template.instruction in prompt and candidate.persona.facts["user_id"] in prompt
-    with pytest.raises(Reject) as info:
-        refiner.refine(candidate, random.Random(2))
-    assert info.value.check == "refine" and "dropped the known fact" in info.value.detail
-    with pytest.raises(Reject) as info:
-        refiner.refine(candidate, random.Random(2))
-    assert info.value.check == "refine"
+    for why in ("dropped the known fact", "'437'", "adds the fact", "no usable answer"):
+        fallback = refiner.refine(candidate, random.Random(2))
+        assert fallback.instruction == template.instruction and fallback.intents == template.intents
+        assert fallback.source.startswith("template (llm rewrite refused") and why in fallback.source, why
 
 
 def test_feelings_follow_the_situation(airline):
     refusal = _grounded(airline, lambda c: any(d.mood.valence == "negative" and d.mood.stakes >= 2 for d in c.drafts))
     facts = situation(refusal)
     assert facts["valence"] == "negative" and facts["stakes"] >= 2
-    texts = {TemplateFeelings().describe(refusal, random.Random(s)) for s in range(8)}
+    condition = {"family": "fear", "emotion": "anxiety", "politeness": "warm", "urgency": "high", "trust": "cautious"}
+    texts = {TemplateFeelings().describe(refusal, random.Random(s), condition) for s in range(8)}
     assert len(texts) > 3 and all(facts["events"][0][:12].lower() in t.lower() for t in texts)
-    for weights in LIKELY.values():
-        for key in weights:
-            family, emotion = key.split(".")
-            assert emotion in EMOTIONS[family], key
+    assert all(any(cue in t for cue in cue_bank()["emotion"]["anxiety"]) for t in texts)
+    # an enjoyment feeling leaves the mishap out: nobody is delighted that their flight was cancelled
+    if facts["valence"] == "negative":
+        joy = {**condition, "family": "enjoyment", "emotion": "excitement"}
+        assert facts["events"][0][:12].lower() not in TemplateFeelings().describe(refusal, random.Random(0), joy).lower()
+    bank = cue_bank()["emotion"]
+    assert {e for emotions in EMOTIONS.values() for e in emotions} == set(bank)
+
+
+def test_template_feelings_are_read_back_as_their_emotion(airline, candidate):
+    """Every emotion's cues survive the real classifier with the retries the build allows."""
+    from tau_emotion.tracer.build import FEELINGS_TRIES
+
+    labeler = EmotionLabeler.from_emotion_pack()
+    for family, emotions in EMOTIONS.items():
+        for emotion in emotions:
+            condition = {"family": family, "emotion": emotion, "politeness": "cold", "urgency": "low",
+                         "trust": "skeptical"}
+            rng = random.Random(emotion)
+            texts = [TemplateFeelings().describe(candidate, rng, condition) for _ in range(FEELINGS_TRIES)]
+            assert any(agrees(condition, labeler.read(t)) for t in texts), emotion
 
 
 def _client(model, base):
@@ -101,9 +121,11 @@ def _client(model, base):
 def test_llm_feelings_and_labeler(airline, candidate, openai_server):
     openai_server.script("feeler", {"content": "I'm worried sick and I need this fixed today."})
     feelings = LLMFeelings(_client("openai/feeler", openai_server.base_url))
-    text = feelings.describe(candidate, random.Random(0))
+    condition = {"family": "fear", "emotion": "anxiety", "politeness": "neutral", "urgency": "high", "trust": "skeptical"}
+    text = feelings.describe(candidate, random.Random(0), condition)
     assert text == "I'm worried sick and I need this fixed today."
-    assert "Situation:" in openai_server.requests[0]["messages"][0]["content"]
+    prompt = openai_server.requests[0]["messages"][0]["content"]
+    assert "Situation:" in prompt and "anxiety" in prompt and "worried" in prompt
     seen = []
 
     def classify(t):
@@ -115,6 +137,7 @@ def test_llm_feelings_and_labeler(airline, candidate, openai_server):
         return SimpleNamespace(condition=Condition("fear", "anxiety", "neutral", "high", "skeptical"))
 
     labeler = EmotionLabeler(classify, lambda c, rng: f"{c.emotion} anchor {rng.randrange(3)}")
-    label = labeler.label(text, random.Random(0))
-    assert seen == [text]
-    assert label["family"] == "fear" and label["urgency"] == "high" and label["anchor"].startswith("anxiety anchor")
+    reading = labeler.read(text)
+    assert seen == [text] and agrees(condition, reading) and reading["trust"] == "skeptical"
+    block = labeler.block(condition, random.Random(0))
+    assert block["family"] == "fear" and block["urgency"] == "high" and block["anchor"].startswith("anxiety anchor")

@@ -1,0 +1,61 @@
+"""Decision rules: a condition the user sets on a figure the agent must look up first.
+
+"If the fare difference is more than $100, keep the flight as it is" is what people say when they
+call about a change; it makes the agent read the figure from a tool result and act on it. The
+Tracer attaches such a rule to some intents whose request costs money the agent must compute (an
+`Output` with an `ask` that is a plain amount, known before the goal call). The threshold is drawn
+from the actual amount, so the data decides the branch: above it the user declines (the goal call
+is left out of the gold, the agent must still tell the figure), below it the request goes ahead.
+Packs need nothing for it beyond an `IntentDraft.decline` phrase ("keep {{my}} flight as it is").
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau_emotion.tracer.hints import IntentDraft
+
+#: chance that an eligible intent carries a rule, and that the rule's branch declines the request
+DECISION_RATE = 0.6
+DECLINE_SHARE = 0.5
+#: amounts below this are not worth a rule
+MIN_AMOUNT = 20
+_AMOUNT = re.compile(r"^\d+(\.\d+)?$")
+
+
+def _round(value: float, down: bool) -> int:
+    step = 50 if value >= 200 else 10
+    return int((math.floor if down else math.ceil)(value / step) * step)
+
+
+def attach_decision(draft: IntentDraft, rng: random.Random) -> None:
+    """Maybe give `draft` a decision rule on its first asked amount (seeded; the data picks the branch)."""
+    if draft.refused or not draft.decline:
+        return
+    money = next((o for o in draft.outputs if o.ask and not o.from_goal and o.reason is None
+                  and _AMOUNT.match(o.text) and float(o.text) >= MIN_AMOUNT), None)
+    if money is None or rng.random() >= DECISION_RATE:
+        return
+    amount = float(money.text)
+    if rng.random() < DECLINE_SHARE:
+        threshold = _round(amount * rng.uniform(0.4, 0.85), down=True)
+        branch = "decline"
+    else:
+        threshold = _round(amount * rng.uniform(1.2, 2.0), down=False)
+        branch = "proceed"
+    if threshold <= 0 or threshold == amount:
+        return
+    draft.decision = {"ask": money.ask, "threshold": threshold, "amount": money.text, "branch": branch,
+                      "decline": draft.decline}
+
+
+def rule_text(decision: dict[str, Any], person: dict[str, str], say: Any) -> str:
+    """'if the fare difference is more than $100, you would rather keep your flight as it is; otherwise go ahead'."""
+    rather = "you would rather" if person.get("I") == "you" else "I'd rather"
+    ahead = "go ahead" if person.get("I") == "you" else "please go ahead"
+    return (f"if {say(decision['ask'], person)} is more than ${decision['threshold']}, {rather} "
+            f"{say(decision['decline'], person)}; otherwise {ahead}")

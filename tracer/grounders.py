@@ -1,0 +1,109 @@
+"""Building blocks for a pack's goal grounders: what every domain's hints would otherwise rewrite.
+
+Money and date phrasing, a per-database index cache, picking an entity no earlier intent of the
+task used, and the choice machinery: the fewest attributes the user must state so that their words
+pick exactly one option (a reservation by destination, a card by brand or last digits), never a
+value that changes during the task (a gift card's balance).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from tau_emotion.tracer.hints import Choice, Option
+
+if TYPE_CHECKING:
+    from tau_emotion.tracer.hints import GroundingContext
+
+T = TypeVar("T")
+_indexes: dict[Callable[..., Any], weakref.WeakKeyDictionary] = {}
+
+
+def money(value: float) -> str:
+    """An amount as a gold output says it: '150', '12.50'."""
+    value = round(value, 2)
+    return str(int(value)) if value == int(value) else f"{value:.2f}"
+
+
+def month_day(date: str) -> str:
+    """'2024-05-17' -> 'May 17'."""
+    d = _dt.date.fromisoformat(date[:10])
+    return f"{d.strftime('%B')} {d.day}"
+
+
+def shift_date(date: str, days: int) -> str:
+    """'2024-05-17', 2 -> '2024-05-19'."""
+    return (_dt.date.fromisoformat(date[:10]) + _dt.timedelta(days=days)).isoformat()
+
+
+def days_between(start: str, end: str) -> int:
+    return (_dt.date.fromisoformat(end[:10]) - _dt.date.fromisoformat(start[:10])).days
+
+
+def day_period(clock: str) -> str:
+    """'14:05' -> 'afternoon'."""
+    hour = int(clock[:2])
+    return "morning" if hour < 12 else ("afternoon" if hour < 17 else "evening")
+
+
+def per_database(ctx: GroundingContext, build: Callable[[Any], T]) -> T:
+    """`build(database)` computed once per database object (lookups over the initial data)."""
+    cache = _indexes.setdefault(build, weakref.WeakKeyDictionary())
+    db = ctx.domain.database
+    if db not in cache:
+        cache[db] = build(db)
+    return cache[db]
+
+
+def used_by_earlier_intents(ctx: GroundingContext, key: str, what: str | None = None) -> set[Any]:
+    """Values of `key` earlier intents of this task wrote to, stated, or had the user choose (as `what`)."""
+    used = set()
+    for d in ctx.history:
+        used.update(v for v in (d.arguments.get(key), d.facts.get(key)) if v)
+        used.update(c.value for c in d.choices if what is not None and c.what == what)
+    return used
+
+
+def pick_fresh(ctx: GroundingContext, items: Sequence[dict], key: str, what: str | None = None) -> dict | None:
+    """A seeded pick among `items` no earlier intent of the task touched (None when all were)."""
+    used = used_by_earlier_intents(ctx, key, what)
+    fresh = [r for r in items if r[key] not in used]
+    return ctx.rng.choice(fresh) if fresh else None
+
+
+def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],
+           orders: Iterable[Sequence[str]]) -> Choice | None:
+    """The first selector set in `orders` whose stated values leave only `value` (None: no words settle it).
+
+    `orders` go from the fewest to the most words ("destination", then "origin"+"destination", ...);
+    attributes that change during a task must not be among them.
+    """
+    for keys in orders:
+        if any(k not in wanted for k in keys):
+            continue
+        choice = Choice(what, value, options, {k: wanted[k] for k in keys})
+        if choice.resolve() == [value]:
+            return choice
+    return None
+
+
+#: how a payment instrument is named, from the fewest words: its type, its brand, its last digits
+INSTRUMENT_ORDERS = (("kind",), ("kind", "brand"), ("kind", "last_four"))
+
+
+def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Choice, str] | None:
+    """(choice, words) naming a payment instrument so that it is the only fit: 'credit card', 'Visa credit
+    card', 'gift card ending in 4529'. Options carry `kind` ('credit card'), optionally `brand` and
+    `last_four`; a balance is never used, because it changes during the task."""
+    settled = settle(what, pick.value, options, pick.attrs, INSTRUMENT_ORDERS)
+    if settled is None:
+        return None
+    attrs, said = pick.attrs, settled.selectors
+    if "last_four" in said:
+        return settled, f"{attrs['kind']} ending in {attrs['last_four']}"
+    if "brand" in said:
+        return settled, f"{str(attrs['brand']).title()} {attrs['kind']}"
+    return settled, attrs["kind"]
