@@ -244,8 +244,18 @@ def plugin_options(ctx: click.Context, pm: PluginManager, kw: dict[str, Any]) ->
         group, _, name = key[len(OPTION_PREFIX):].partition("__")
         options.setdefault(group, {})[name] = value
         given_as[group] = "--" + name.replace("_", "-")
+    for group, name, value, key in raw_plugin_options(pm, kw.pop("raw_options", ())):
+        options.setdefault(group, {})[name] = value
+        given_as.setdefault(group, f"-o {key}")
+    return options, {group: (flag, catalog.entry(group).owner) for group, flag in given_as.items()}
+
+
+def raw_plugin_options(pm: PluginManager, items: tuple[str, ...] | list[str]) -> list[tuple[str, str, str, str]]:
+    """`-o KEY=VALUE` items as (group, field, value, key); KEY is a field of some plugin's options, or GROUP.FIELD."""
+    catalog = pm.catalog("options")
     fields = {name: group for group, entry in catalog.items() for name in entry.load().model_fields}
-    for item in kw.pop("raw_options", ()):
+    parsed = []
+    for item in items:
         key, sep, value = item.partition("=")
         key = key.strip()
         group, dot, name = key.rpartition(".")
@@ -255,9 +265,8 @@ def plugin_options(ctx: click.Context, pm: PluginManager, kw: dict[str, Any]) ->
             known = ", ".join(sorted(fields)) or "none"
             raise click.BadParameter(f"expected KEY=VALUE with a plugin option as KEY, got {item!r} (options: {known})",
                                      param_hint="--option")
-        options.setdefault(group, {})[name] = value
-        given_as.setdefault(group, f"-o {key}")
-    return options, {group: (flag, catalog.entry(group).owner) for group, flag in given_as.items()}
+        parsed.append((group, name, value, key))
+    return parsed
 
 
 def check_option_owners(pm: PluginManager, options: dict[str, dict[str, Any]],

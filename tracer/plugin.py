@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.cli import command_pm, debug_option, guarded, plugins_option
+from tau_emotion.core.cli import command_pm, debug_option, guarded, plugins_option, raw_plugin_options
 
 
 def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> Any:
@@ -181,7 +181,9 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
 
     db_path = db_path or DEFAULT_DB
     pm = command_pm(extra_plugins)
-    options = _raw_options(pm, raw_options)
+    options: dict[str, dict[str, Any]] = {}
+    for group, name, value, _key in raw_plugin_options(pm, raw_options):
+        options.setdefault(group, {})[name] = value
     if resume_id:
         run = resume_run(resume_id, db_path, store, pm=pm)
         previous = (run.store.summary(resume_id) or {}).get(collect.SUMMARY_KEY) or {}
@@ -281,23 +283,6 @@ def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> 
         AgentOptions.model_validate(options.get("tool_calling", {})).settings()
     if user == "llm":
         UserOptions.model_validate(options.get("llm_user", {})).settings()
-
-
-def _raw_options(pm: Any, items: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """`-o KEY=VALUE` items by option group (KEY is a field of some plugin's options, or GROUP.FIELD)."""
-    catalog = pm.catalog("options")
-    fields = {name: group for group, entry in catalog.items() for name in entry.load().model_fields}
-    options: dict[str, dict[str, Any]] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        group, dot, name = key.strip().rpartition(".")
-        if not dot:
-            group, name = fields.get(name, ""), name
-        if not sep or group not in catalog:
-            raise click.BadParameter(f"expected KEY=VALUE with a plugin option as KEY, got {item!r}",
-                                     param_hint="--option")
-        options.setdefault(group, {})[name] = value
-    return options
 
 
 @tracer_group.command("audit")
