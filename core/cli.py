@@ -81,7 +81,7 @@ def command_pm(extra: tuple[str, ...] | list[str] = ()) -> PluginManager:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tau")
 def cli() -> None:
-    """tau-emotion-bench: evaluate tool-calling agents against simulated users whose conditions you control.
+    """tau-emotion: evaluate tool-calling agents against simulated users whose conditions you control.
 
     \b
     Quick start:

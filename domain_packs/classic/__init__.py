@@ -40,7 +40,7 @@ class Distribution:
 
 
 DISTRIBUTIONS = {
-    "tau_trait": Distribution("τ-Trait", "tau-trait", "pip install 'tau-emotion-bench[classic]'"),
+    "tau_trait": Distribution("τ-Trait", "tau-trait", "pip install 'tau-emotion[classic]'"),
     "tau_bench": Distribution("τ-bench", "tau-bench", "install tau-bench from source: "
                               "pip install git+https://github.com/sierra-research/tau-bench"),
 }
