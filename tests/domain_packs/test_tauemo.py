@@ -169,7 +169,7 @@ def test_the_suite_runs_and_check_reports_the_mismatches(release, tau):
     assert "1 of 3 task(s) in tauemo-telecom/test carry notes" in checked.output
 
 
-def _parity(plugin, splits):
+def _parity(plugin, splits, *, all_gold_score_1=True):
     domain = plugin.domain()
     for split in splits:
         env = native_env(plugin, split)
@@ -178,7 +178,7 @@ def _parity(plugin, splits):
             calls, said = their_gold_trajectory(raw)
             theirs = native_reward(plugin, env, task.meta["task_index"], calls, said)
             ours = score(domain, task, replay(domain, task), gold_messages(domain, task), STOP)[0]
-            assert ours == theirs == 1.0, task.id
+            assert ours == theirs and (ours == 1.0 or not all_gold_score_1), task.id
             writes = [i for i, (name, _) in enumerate(calls) if name in domain.toolset.tools
                       and domain.toolset[name].writes]
             if writes:  # and one perturbation: the last write dropped (a dropped transfer differs by design)
@@ -202,4 +202,5 @@ def test_real_release_gold_rewards_equal_theirs_and_conditions_map(name):
     assert all(t.block("emotion") is not None for t in tasks), [t.id for t in tasks if t.block("emotion") is None]
     mismatches = sum(bool(t.meta["emotion_source"].get("family_mismatch")) for t in tasks)
     print(f"{name}: {mismatches} of {len(tasks)} test tasks have a family/leaf mismatch")
-    _parity(plugin, [s for s in domain.splits if s in ("test", "test-no-emotion")])  # every task, no sample
+    # every task of both splits, no sample; their own gold need not score 1 there, only the same as ours
+    _parity(plugin, [s for s in domain.splits if s in ("test", "test-no-emotion")], all_gold_score_1=False)
