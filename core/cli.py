@@ -81,7 +81,7 @@ def command_pm(extra: tuple[str, ...] | list[str] = ()) -> PluginManager:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tau")
 def cli() -> None:
-    """tau-emotion-bench: evaluate tool-calling agents against simulated users whose conditions you control.
+    """tau-emotion: evaluate tool-calling agents against simulated users whose conditions you control.
 
     \b
     Quick start:
@@ -389,6 +389,12 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
             click.echo(problem)
         click.echo(f"{len(tasks) - len(problems)} of {len(tasks)} task(s) in {domain}/{split} score 1 "
                    f"with their gold trajectory; {len(problems)} do not", err=True)
+        noted = [t for t in tasks if t.meta.get("notes")]  # a pack's findings about its source data
+        for note in (n for t in noted for n in t.meta["notes"]):
+            click.echo(f"note: {note}")
+        if noted:
+            click.echo(f"{len(noted)} of {len(tasks)} task(s) in {domain}/{split} carry notes from their pack "
+                       "(meta.notes; reported, not failed)", err=True)
         if problems:
             click.get_current_context().exit(1)
         return

@@ -22,6 +22,7 @@ tau_requires = ["unsatisfied"]
 CONTROL_SUFFIX = "~control"
 CLASSIFY = "classify"
 BLOCK = "emotion"
+CONTROL_USER = "emotion_control_user"  # task meta: the user a --emotion-control copy plays (see control_copy)
 
 
 class EmotionOptions(BaseModel):
@@ -79,6 +80,22 @@ def tau_configure(config):
         resolve_condition_spec(_spec(config), random.Random(0))  # raises ConditionError with the valid values
 
 
+def control_copy(task: Any) -> Any:
+    """The task's no-emotion control: no emotion block and, where the domain offers one, its no-emotion user.
+
+    A domain whose tasks have no-emotion twins (τ-Emotion-Bench's `tasks_<split>_no_emotion`) links
+    them as `meta.emotion_control_user` (`instruction`, `known`, `task`: the twin's id); the control
+    then plays that instruction, not the emotional one with the block removed.
+    """
+    meta = {**task.meta, "emotion_control": True}
+    twin = task.meta.get(CONTROL_USER)
+    update: dict[str, Any] = {"id": task.id + CONTROL_SUFFIX, "meta": meta}
+    if twin:
+        update["user"] = task.user.model_copy(update={"instruction": twin["instruction"],
+                                                      "known": dict(twin.get("known") or {})})
+    return task.with_block(BLOCK, None, **update)
+
+
 @hookimpl
 def tau_modify_tasks(tasks, config, pluginmanager):
     from tau_emotion.emotion_pack.anchors import anchor_for
@@ -102,8 +119,7 @@ def tau_modify_tasks(tasks, config, pluginmanager):
         anchor = block.anchor if block is not None and block.anchor else anchor_for(condition, rng)
         out.append(task.with_block(BLOCK, EmotionBlock(**condition.to_dict(), anchor=anchor)))
         if control:
-            meta = {**task.meta, "emotion_control": True}
-            out.append(task.with_block(BLOCK, None, id=task.id + CONTROL_SUFFIX, meta=meta))
+            out.append(control_copy(task))
     tasks[:] = out
 
 

@@ -9,6 +9,8 @@ SUITES = {
     "tau-emotion": ["emotion", "airline"],
     "tau-bench": ["taubench-airline", "taubench-retail"],
     "tau-trait": ["tautrait-airline", "tautrait-retail", "tautrait-telecom", "tautrait-telehealth"],
+    # the public τ-Emotion-Bench release (installed from source), its own conditions as emotion blocks
+    "tau-emotion-public": ["emotion", "tauemo-airline", "tauemo-retail", "tauemo-telecom", "tauemo-telehealth"],
 }
 
 

@@ -14,6 +14,10 @@ CALLED_HOOKS: set[str] = set()
 _plain_init = PluginManager.__init__
 
 
+# a package in the τ-Emotion-Bench layout, put on sys.path by its tests: its `tasks_test.py` are data
+collect_ignore = ["fixtures/tauemo_fixture"]
+
+
 def _monitored_init(self):
     _plain_init(self)
     self.add_hookcall_monitoring(lambda name, impls, kwargs: CALLED_HOOKS.add(name), lambda *args: None)

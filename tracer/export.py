@@ -153,7 +153,7 @@ def split_rows(rows: list[dict[str, Any]], validation: float, seed: int) -> dict
 def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str]) -> str:
     """The dataset card: what the rows are, where they came from, counts by domain and emotion family."""
     rows = [r for part in splits.values() for r in part]
-    lines = [f"# tau-emotion-bench {fmt.upper()} dataset", "",
+    lines = [f"# tau-emotion {fmt.upper()} dataset", "",
              f"Exported by `tau export-sft --format {fmt}` from run(s): {', '.join(runs)}.", ""]
     if fmt == "sft":
         lines += ["Rows are conversations for TRL's `SFTTrainer`: `messages` (system prompt with the domain policy, "

@@ -1,4 +1,5 @@
-"""Classic suites: τ-bench-style env packages (`tau-trait` from PyPI, `tau_bench` from source) as domains.
+"""Classic suites: τ-bench-style env packages (`tau-trait` from PyPI; `tau_bench` and the τ-Emotion-Bench
+release `tau_emotion_bench` from source) as domains.
 
 Every row of SUITES becomes one plugin object, named by an entry point
 (`tautrait-airline = "tau_emotion.domain_packs.classic:tautrait_airline"`). A missing package makes
@@ -40,9 +41,12 @@ class Distribution:
 
 
 DISTRIBUTIONS = {
-    "tau_trait": Distribution("τ-Trait", "tau-trait", "pip install 'tau-emotion-bench[classic]'"),
+    "tau_trait": Distribution("τ-Trait", "tau-trait", "pip install 'tau-emotion[classic]'"),
     "tau_bench": Distribution("τ-bench", "tau-bench", "install tau-bench from source: "
                               "pip install git+https://github.com/sierra-research/tau-bench"),
+    "tau_emotion_bench": Distribution("τ-Emotion-Bench", "tau-emotion-bench",
+                                      "install the τ-Emotion-Bench release from source (its package "
+                                      "`tau_emotion_bench`; not on PyPI): pip install /path/to/its/checkout"),
 }
 
 # plugin (and domain) name -> (their package, their env); the entry points name each one
@@ -53,6 +57,10 @@ SUITES: dict[str, tuple[str, str]] = {
     "tautrait-telehealth": ("tau_trait", "telehealth"),
     "taubench-airline": ("tau_bench", "airline"),
     "taubench-retail": ("tau_bench", "retail"),
+    "tauemo-airline": ("tau_emotion_bench", "airline"),
+    "tauemo-retail": ("tau_emotion_bench", "retail"),
+    "tauemo-telecom": ("tau_emotion_bench", "telecom"),
+    "tauemo-telehealth": ("tau_emotion_bench", "telehealth"),
 }
 
 

@@ -3,6 +3,8 @@
 A τ-bench-style env (`<package>/envs/<env>/env.py`) passes everything a domain needs to
 `Env.__init__`: the data loader, the tool classes, the wiki, the rules, and the task list of each
 split (imported under `match task_split:` or `if task_split == ...:`), and names its terminal tools.
+τ-Emotion-Bench's envs also take `emotion_enabled` and import `tasks_<split>_no_emotion` without it:
+those modules are the splits `<split>-no-emotion`, found by their import or as siblings.
 `read_env_source` finds these in the module's syntax tree without importing it; `EnvModule` then
 imports each piece on its own. The package `__init__`s are skipped because they import litellm and
 create OpenAI clients (tau-trait's cannot even be imported without OPENAI_API_KEY set), so listing or
@@ -55,6 +57,10 @@ def without_package_inits(packages: list[str]) -> Iterator[None]:
                 del sys.modules[name]
 
 
+NO_EMOTION_MODULE = "_no_emotion"  # τ-Emotion-Bench: `tasks_test_no_emotion.py` holds `tasks_test.py`'s tasks without emotion
+NO_EMOTION_SPLIT = "-no-emotion"
+
+
 @dataclass
 class EnvSource:
     """What a τ-bench-style env's constructor passes to `Env.__init__`, read from its source."""
@@ -94,8 +100,35 @@ def _split_imports(body: list[ast.stmt], package: str, split: str | None, out: d
             _split_imports(node.body, package, _split_label(node.test) or split, out)
             _split_imports(node.orelse, package, split, out)
         elif isinstance(node, ast.ImportFrom) and split is not None:
+            module = _absolute(node, package)
             for alias in node.names:
-                out[split] = f"{_absolute(node, package)}:{alias.name}"
+                out[no_emotion_split(split) if module.endswith(NO_EMOTION_MODULE) else split] = f"{module}:{alias.name}"
+
+
+def no_emotion_split(split: str) -> str:
+    """`test` -> `test-no-emotion`: the split of the no-emotion twins of `split`'s tasks."""
+    return split + NO_EMOTION_SPLIT
+
+
+def _no_emotion_twins(splits: dict[str, str]) -> dict[str, str]:
+    """Splits whose task module has a `<module>_no_emotion` sibling the env does not import by name.
+
+    τ-Emotion-Bench's env imports `tasks_<split>_no_emotion` when built with `emotion_enabled=False`,
+    possibly by a computed name; a sibling module that exists is its split, whatever the env's code.
+    """
+    found: dict[str, str] = {}
+    for split, ref in splits.items():
+        module, _, attr = ref.partition(":")
+        twin = no_emotion_split(split)
+        if split.endswith(NO_EMOTION_SPLIT) or twin in splits or module.endswith(NO_EMOTION_MODULE):
+            continue
+        try:
+            exists = importlib.util.find_spec(module + NO_EMOTION_MODULE) is not None
+        except (ImportError, ValueError):
+            exists = False
+        if exists:
+            found[twin] = f"{module}{NO_EMOTION_MODULE}:{attr}"
+    return found
 
 
 def _reference(value: ast.expr, imports: dict[str, str], constants: dict[str, Any], where: str) -> Any:
@@ -145,6 +178,7 @@ def read_env_source(module: str) -> EnvSource:
                 terminate = list(ast.literal_eval(node.value))
         splits: dict[str, str] = {}
         _split_imports(init.body, package, None, splits)
+        splits.update(_no_emotion_twins(splits))
         if {"data_load_func", "tools"} <= refs.keys() and splits:
             return EnvSource(module, cls.name, refs, splits, terminate)
     raise DataError(f"{spec.origin}: no τ-bench-style env class found (an __init__ that passes data_load_func "

@@ -2,6 +2,8 @@
 
 Ids are `<domain>-<split>-<index>`, and `meta.task_index` is the index in their list, so a task can be
 found again in their env. The scripted user gets the facts its instruction states (`known_facts`).
+A τ-Emotion-Bench task's condition becomes our `emotion` block (`emotions.py`), and an emotional
+task is linked to its no-emotion twin for the control arm (`link_no_emotion_twins`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tau_emotion.core.models import Task
-from tau_emotion.domain_packs.classic.source import EnvModule
+from tau_emotion.domain_packs.classic import emotions
+from tau_emotion.domain_packs.classic.source import NO_EMOTION_SPLIT, EnvModule
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _ZIP = re.compile(r"(?:\bzip code(?: is)?|\bzip(?: is)?|\bin|,)\s+(\d{5})\b", re.IGNORECASE)
@@ -61,14 +64,49 @@ def convert_task(raw: Any, *, domain: str, split: str, index: int, source: str, 
         meta["annotator"] = str(_get(raw, "annotator"))
     if dropped:
         meta["dropped_gold_actions"] = dropped
+    task_id = f"{domain}-{split}-{index:03d}"
+    blocks: dict[str, Any] = {}
+    if emotions.has_condition(lambda name: _get(raw, name)):
+        block, meta["emotion_source"], notes = emotions.emotion_block(lambda name: _get(raw, name), task_id)
+        if block is not None:
+            blocks[emotions.BLOCK] = block
+        if notes:
+            meta["notes"] = notes
     return Task.model_validate({
-        "id": f"{domain}-{split}-{index:03d}",
+        "id": task_id,
         "domain": domain,
         "split": split,
         "user": {"instruction": instruction, "known": known_facts(instruction, user_id), "intents": []},
         "gold": {"actions": actions, "outputs": [str(o) for o in _get(raw, "outputs") or []]},
         "meta": meta,
+        **blocks,
     })
+
+
+def link_no_emotion_twins(tasks: list[Task]) -> None:
+    """Give each task of a split with a `<split>-no-emotion` twin split its twin's user, for the control arm.
+
+    Twins pair by index; a pair links only when the user and the gold agree, else the task gets a note.
+    The link is `meta.emotion_control_user` (instruction and known facts), which the emotion plugin's
+    `--emotion-control` copy plays instead of the emotional instruction.
+    """
+    by_split: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_split.setdefault(task.split, []).append(task)
+    for split, twins in by_split.items():
+        if not split.endswith(NO_EMOTION_SPLIT) or split[: -len(NO_EMOTION_SPLIT)] not in by_split:
+            continue
+        originals = {t.meta["task_index"]: t for t in by_split[split[: -len(NO_EMOTION_SPLIT)]]}
+        for twin in twins:
+            task = originals.get(twin.meta["task_index"])
+            if task is None:
+                continue
+            if task.meta.get("user_id") == twin.meta.get("user_id") and task.gold == twin.gold:
+                task.meta["emotion_control_user"] = {"task": twin.id, "instruction": twin.user.instruction,
+                                                     "known": dict(twin.user.known)}
+            else:
+                task.meta.setdefault("notes", []).append(
+                    f"{task.id}: its no-emotion twin {twin.id} has another user or gold; not linked for the control arm")
 
 
 def load_tasks(env: EnvModule, *, domain: str, source: str, tools: set[str]) -> tuple[list[Task], dict[str, str]]:
@@ -87,4 +125,5 @@ def load_tasks(env: EnvModule, *, domain: str, source: str, tools: set[str]) -> 
             continue
         tasks.extend(convert_task(r, domain=domain, split=split, index=i, source=source, tools=tools)
                      for i, r in enumerate(raw))
+    link_no_emotion_twins(tasks)
     return tasks, skipped

@@ -22,7 +22,7 @@ QUIET = {"progress": {"no_progress": True}}
 BANNED = ["airline", "retail", "telecom", "telehealth", "school", "basketball", "restaurant", "travel", "movie",
           "bank", "mock", "tautrait", "taubench", "litellm", "openai", "vllm", "anthropic", "emotion", "unsatisfied",
           "anger", "fear", "sadness", "disgust", "enjoyment", "tracer", "sqlite"]
-PROJECT_NAMES = ("tau_emotion", "tau-emotion-bench", "tau-emotion")
+PROJECT_NAMES = ("tau_emotion", "tau-emotion")
 
 
 def _words(path: Path) -> list[tuple[int, str]]:

@@ -22,6 +22,7 @@ from typing import Any
 from tau_emotion.core.models import Message, Task, Termination
 from tau_emotion.core.reward import score
 from tau_emotion.domain_packs.classic import ClassicPlugin
+from tau_emotion.domain_packs.classic.source import NO_EMOTION_SPLIT
 
 RESPOND = "respond"  # their pseudo-tool for "say this to the user"
 STOP = Termination(reason="user_stop")
@@ -75,8 +76,12 @@ def native_env(plugin: ClassicPlugin, split: str = "test") -> Any:
     with env_module.light(), _silent_user_module(env_module.package):
         cls = getattr(importlib.import_module(source.module), source.class_name)
         kwargs: dict[str, Any] = {"user_strategy": "human", "user_model": "none", "task_split": split}
-        if "task_index" in inspect.signature(cls).parameters:
+        parameters = inspect.signature(cls).parameters
+        if "task_index" in parameters:
             kwargs["task_index"] = 0
+        if "emotion_enabled" in parameters:  # τ-Emotion-Bench: `test-no-emotion` is `test` without emotion
+            base = split.removesuffix(NO_EMOTION_SPLIT)
+            kwargs.update(task_split=base, emotion_enabled=base == split)
         for _ in range(100):  # without task_index, old versions pick randint(0, len(tasks)), one past the end
             try:
                 env = cls(**kwargs)  # inside: their __init__ imports the split's tasks

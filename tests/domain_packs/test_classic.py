@@ -41,7 +41,7 @@ from tests.domain_packs.classic_parity import STOP, native_env, native_reward, o
 ROOT = Path(__file__).resolve().parents[2]
 # importing tau_trait for real needs OPENAI_API_KEY, so probe with find_spec instead of importorskip
 needs_tau_trait = pytest.mark.skipif(importlib.util.find_spec("tau_trait") is None,
-                                     reason="tau-trait is not installed: pip install 'tau-emotion-bench[classic]'")
+                                     reason="tau-trait is not installed: pip install 'tau-emotion[classic]'")
 TAU_TRAIT = [PLUGINS[name] for name in ("tautrait-airline", "tautrait-retail", "tautrait-telecom", "tautrait-telehealth")]
 TAU_BENCH = [PLUGINS["taubench-airline"], PLUGINS["taubench-retail"]]
 TEST_TASKS = {"tautrait-airline": 60, "tautrait-retail": 120, "tautrait-telecom": 2, "tautrait-telehealth": 12}
@@ -323,7 +323,7 @@ def test_without_tau_trait_plugins_are_listed_unavailable_and_nothing_else_break
     assert listing.exit_code == 0, listing.output
     for suite in TAU_TRAIT:
         line = next(x for x in listing.output.splitlines() if x.startswith(suite.name))
-        assert f"UNAVAILABLE: plugin '{suite.name}' is unavailable: pip install 'tau-emotion-bench[classic]'" in line
+        assert f"UNAVAILABLE: plugin '{suite.name}' is unavailable: pip install 'tau-emotion[classic]'" in line
     domains = tau("domains")
     assert domains.exit_code == 0 and "mock" in domains.output and "tautrait" not in domains.output
     assert tau("suites").exit_code == 0
@@ -331,7 +331,7 @@ def test_without_tau_trait_plugins_are_listed_unavailable_and_nothing_else_break
     assert tau("run", "--plugins", "mock", "--trials", "1", "--no-progress", "--db", db).exit_code == 0
     failed = tau("run", "--suite", "tau-trait", "--db", db)
     assert failed.exit_code == 1 and len(failed.output.strip().splitlines()) == 1
-    assert "pip install 'tau-emotion-bench[classic]'" in failed.output
+    assert "pip install 'tau-emotion[classic]'" in failed.output
 
 
 def test_module_import_is_cheap():
