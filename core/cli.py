@@ -366,7 +366,7 @@ def domains_command(as_json: bool, extra_plugins: tuple[str, ...]) -> None:
 def suites_command() -> None:
     """List suites: named plugin lists for `tau run --suite`."""
     for name, entry in command_pm().catalog("suites").items():
-        click.echo(f"{name:14} {','.join(entry.load())}")
+        click.echo(f"{name:20} {','.join(entry.load())}")
 
 
 @cli.command("tasks")
