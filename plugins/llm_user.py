@@ -43,7 +43,7 @@ class LLMUser:
         self.client = episode.pm.model_client(episode.config.options_for("llm_user", UserOptions).settings(),
                                               episode.config)
         self.history: list[dict[str, str]] = []
-        self.system: str | None = None
+        self.system: dict[str, str] | None = None
 
     def _system_prompt(self) -> str:
         task = self.episode.task
@@ -52,9 +52,9 @@ class LLMUser:
 
     async def _say(self, agent_text: str) -> Message:
         if self.system is None:
-            self.system = self._system_prompt()
+            self.system = {"role": "system", "content": self._system_prompt()}
         self.history.append({"role": "user", "content": agent_text})
-        reply = await self.client.complete([{"role": "system", "content": self.system}, *self.history])
+        reply = await self.client.complete([self.system, *self.history])
         text = (reply.content or "").strip()
         self.history.append({"role": "assistant", "content": text})
         return Message(role="user", content=text, usage=reply.usage)

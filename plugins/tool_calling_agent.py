@@ -31,11 +31,13 @@ class ToolCallingAgent:
     def __init__(self, episode: Episode):
         settings = episode.config.options_for("tool_calling", AgentOptions).settings()
         self.client = episode.pm.model_client(settings, episode.config)
-        self.system = render("agent_system.j2", domain=episode.domain.name, policy=episode.policy)
+        self.system = {"role": "system", "content": render("agent_system.j2", domain=episode.domain.name,
+                                                           policy=episode.policy)}
         self.tools = episode.toolset.schemas
 
     async def act(self, messages: list[Message]) -> Message:
-        return await self.client.complete([{"role": "system", "content": self.system}, *to_chat(messages)], self.tools)
+        # the same system dict and the messages' cached chat dicts each step: a client may keep their wire form
+        return await self.client.complete([self.system, *to_chat(messages)], self.tools)
 
 
 @hookimpl
