@@ -2,38 +2,32 @@
 
 It serves a model named `openai/NAME`, `hosted_vllm/NAME` or a bare `NAME` whenever an api_base is
 given (or any model with `--agent-client openai`); litellm keeps every other provider. Why a second
-client: at 256 concurrent episodes litellm spent ~5 ms of client CPU per call, and even the `openai`
-SDK's request building (options, headers, pydantic reply models) cost ~1 ms, so a run on two cores
-could not keep a model server busy. Here a request is one `json.dumps` of the chat-completions body
-POSTed on `httpx` connection pools shared by every client of the run (the SDK's own transport), and
-the reply is read with `json.loads` into attribute objects. Retries, the per-attempt deadline, reply
-checks, usage and the error text are shared with the litellm client (`model_calls`); HTTP errors are
-raised as the SDK's `APIStatusError` family, so error names stay those of the SDK. Cost comes from
-litellm's price table file when the model is in it, read without importing litellm. `httpx` and
-`openai` are imported on first use.
+client: at 256 concurrent episodes litellm spent ~5 ms of client CPU per call, the `openai` SDK's
+request building (options, headers, pydantic reply models) ~1 ms and httpx/httpcore ~0.6 ms more,
+so a run on two cores could not keep a model server busy. Here a request is the chat-completions
+body, each history message encoded to JSON once (`body`), POSTed on keep-alive connections shared
+by every client of the run (`http_pool`), and the reply is read with `json.loads` into attribute
+objects. Retries, the per-attempt deadline, reply checks, usage and the error text are shared with
+the litellm client (`model_calls`). Cost comes from litellm's price table file when the model is in
+it, read without importing litellm. No vendor library is imported.
 """
 
 from __future__ import annotations
 
 import json
-import ssl
-import weakref
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.models import Message, ModelSettings, RunConfig
+from tau_emotion.plugins.http_pool import APIStatusError, origin
 from tau_emotion.plugins.model_calls import RetryOptions, retry_options, to_message, token_usage, with_retries
 
 PREFIXES = ("openai", "hosted_vllm")
-#: httpcore's pool does O(connections^2) bookkeeping on every request (an `is_idle` scan inside a loop
-#: over its connections): at 256 connections in one pool that was ~20 ms of CPU per call. A run's
-#: connections are therefore spread over a fixed set of small pools, taken in turn per request.
-SHARDS = 32
-_pools: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 def serves(settings: ModelSettings) -> bool:
@@ -45,21 +39,6 @@ def serves(settings: ModelSettings) -> bool:
 def wire_model(model: str) -> str:
     prefix, slash, rest = model.partition("/")
     return rest if slash and prefix in PREFIXES else model
-
-
-def pool() -> Any:
-    """The next of the running loop's shared `httpx.AsyncClient`s (made on first use)."""
-    import asyncio
-
-    state = _pools.setdefault(asyncio.get_running_loop(), {"turn": 0})
-    if "clients" not in state:
-        import httpx
-
-        tls = ssl.create_default_context()  # loading the CA bundle costs ~17 ms: once, not once per pool
-        state["clients"] = [httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                                              timeout=None, verify=tls) for _ in range(SHARDS)]
-    state["turn"] = (state["turn"] + 1) % SHARDS
-    return state["clients"][state["turn"]]
 
 
 @cache
@@ -85,22 +64,15 @@ def _namespace(obj: dict[str, Any]) -> SimpleNamespace:
     return SimpleNamespace(**obj)
 
 
-def status_error(response: Any) -> Exception:
-    """The `openai` SDK's exception for an HTTP error reply (429 and 5xx are retried by their status)."""
-    import openai
-
+def status_error(status: int, payload: bytes) -> APIStatusError:
+    """An HTTP error reply as one line: the server's error message when it sent one (429 and 5xx are retried)."""
     try:
-        body = response.json()
+        body = json.loads(payload)
     except ValueError:
         body = None
     error = body.get("error") if isinstance(body, dict) else None
-    detail = error.get("message") if isinstance(error, dict) else (response.text or "").strip()[:300]
-    cls = {400: openai.BadRequestError, 401: openai.AuthenticationError, 403: openai.PermissionDeniedError,
-           404: openai.NotFoundError, 409: openai.ConflictError, 422: openai.UnprocessableEntityError,
-           429: openai.RateLimitError}.get(response.status_code)
-    if cls is None:
-        cls = openai.InternalServerError if response.status_code >= 500 else openai.APIStatusError
-    return cls(f"Error code: {response.status_code} - {detail}", response=response, body=body)
+    detail = error.get("message") if isinstance(error, dict) else payload.decode("utf-8", "replace").strip()
+    return APIStatusError(f"Error code: {status} - {' '.join(str(detail).split())[:300]}", status, payload)
 
 
 class OpenAIClient:
@@ -110,26 +82,17 @@ class OpenAIClient:
         self.settings = settings
         self.retry = retry or retry_options(config)
         self.url = (settings.api_base or "https://api.openai.com/v1").rstrip("/") + "/chat/completions"
-        self.headers = {"Authorization": f"Bearer {settings.api_key or 'EMPTY'}", "Content-Type": "application/json"}
+        self.path = urlsplit(self.url).path
+        self.headers = (f"Authorization: Bearer {settings.api_key or 'EMPTY'}\r\nContent-Type: application/json\r\n"
+                        "Accept: application/json\r\nUser-Agent: tau-emotion\r\n").encode()
         self.model = wire_model(settings.model)
         self._wire: dict[int, tuple[Any, bytes]] = {}
 
     async def _attempt(self, content: bytes) -> Any:
-        import httpx
-
-        try:
-            response = await pool().post(self.url, content=content, headers=self.headers,
-                                          timeout=self.retry.model_timeout)
-        except httpx.TimeoutException as exc:
-            raise TimeoutError(str(exc)) from None
-        except httpx.TransportError as exc:
-            import openai
-
-            raise openai.APIConnectionError(message=f"Connection error: {type(exc).__name__}: {exc}",
-                                            request=exc.request) from None
-        if response.status_code >= 400:
-            raise status_error(response)
-        return json.loads(response.content, object_hook=_namespace)
+        status, payload = await origin(self.url).request("POST", self.path, self.headers, content)
+        if status >= 400:
+            raise status_error(status, payload)
+        return json.loads(payload, object_hook=_namespace)
 
     def _encoded(self, obj: Any) -> bytes:
         """`obj`'s JSON, encoded once per object: a caller's history (`Message.chat()` dicts, the same
