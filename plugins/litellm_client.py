@@ -18,8 +18,15 @@ from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.models import Message, ModelSettings, RunConfig
-from tau_emotion.plugins.model_calls import (EmptyReply, ModelCallError, RetryOptions, retry_options, to_message,
-                                             token_usage, with_retries)
+from tau_emotion.plugins.model_calls import (
+    EmptyReply,
+    ModelCallError,
+    RetryOptions,
+    retry_options,
+    to_message,
+    token_usage,
+    with_retries,
+)
 
 __all__ = ["EmptyReply", "LitellmClient", "ModelCallError", "RetryOptions", "complete"]
 

@@ -37,11 +37,24 @@ class RetryOptions(BaseModel):
     retry_wait: float = Field(1.0, ge=0, description="First backoff in seconds (doubles each retry).")
     model_timeout: float = Field(120.0, gt=0, description="Wall-clock seconds one model call attempt may take "
                                  "(a deadline on the whole reply, not per read).")
+    no_preflight: bool = Field(False, description="Do not check each model endpoint (GET /models) before the run.")
 
 
 def retry_options(config: Any) -> RetryOptions:
     """The run's retry options (registered by the `litellm` plugin, read by every client)."""
     return config.options_for("litellm", RetryOptions) if config is not None else RetryOptions()
+
+
+def parse_json_object(value: Any) -> Any:
+    """A `--*-args` value: a JSON object given as text on the command line, or already a dict (a stored config)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"not a JSON object: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError("must be a JSON object, e.g. '{\"max_tokens\": 512}'")
+    return value
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | str:
@@ -115,3 +128,39 @@ def call_error(settings: ModelSettings, retry: RetryOptions, exc: BaseException,
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     return ModelCallError(scrub(f"{settings.model} at {settings.api_base or 'default endpoint'} "
                                 f"failed{tries}: {type(exc).__name__}: {detail}"))
+
+
+_checked: dict[tuple[int, str], None] = {}
+
+
+def preflight(settings: ModelSettings, config: Any, role: str, timeout: float = 5.0) -> None:
+    """Check `settings`' endpoint once per run before any trial starts: GET `{api_base}/models`.
+
+    A refused connection, a timeout, a reply that is not HTTP or a 401/403 is a one-line `TauError`
+    naming the URL and the error (within `timeout` seconds); any other answer (404 from a server
+    without a models listing included) proves the endpoint is there. A model with no api_base (a
+    hosted provider) is not checked: that would spend a paid call. `--no-preflight` skips it.
+    """
+    if not settings.api_base or retry_options(config).no_preflight:
+        return
+    base = settings.api_base.rstrip("/")
+    if (id(config), base) in _checked:
+        return
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {settings.api_key or 'EMPTY'}"})
+    problem = None
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):
+            pass
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            problem = f"HTTP {exc.code} {exc.reason} (check --{role}-api-key or TAU_API_KEY)"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        problem = f"{type(reason).__name__}: {getattr(reason, 'strerror', None) or reason}"
+    if problem:
+        raise ModelCallError(scrub(f"the {role} model endpoint {base} does not answer (GET {base}/models): {problem}; "
+                                   f"check --{role}-api-base (or pass --no-preflight)"))
+    _checked[(id(config), base)] = None

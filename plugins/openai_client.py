@@ -103,7 +103,9 @@ class OpenAIClient:
         return hit[1]
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> bytes:
-        head = {"model": self.model, "temperature": self.settings.temperature, **self.settings.args}
+        args = dict(self.settings.args)
+        extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
+        head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
         parts = [json.dumps(head).encode()[:-1], b', "messages": [', b", ".join(map(self._encoded, messages)), b"]"]
         if tools:
             parts += [b', "tools": ', self._encoded(tools)]
