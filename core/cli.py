@@ -124,7 +124,7 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @guarded
 def run_command(**kw: Any) -> None:
     """Run tasks x trials and score them; every finished trial is saved at once (resume with --resume)."""
-    from tau_emotion.core.runner import NoDomainSelected, prepare_run, resume_run, run_sync
+    from tau_emotion.core.runner import NoDomainSelected, prepare_run, resume_run, run_lock, run_sync
 
     ctx = click.get_current_context()
     pm = command_pm(kw["plugins"])  # a store or pack named by module path must be there before --resume opens it
@@ -134,8 +134,12 @@ def run_command(**kw: Any) -> None:
     resume_id = kw.pop("resume_id")
     options, owners = plugin_options(ctx, pm, kw)
     if resume_id:
+        given = {k: v for k, v in kw.items() if ctx.get_parameter_source(k) not in (None, ParameterSource.DEFAULT)
+                 and k in RunConfig.model_fields}
+        if "task_ids" in given:
+            given["task_ids"] = _split_ids(given["task_ids"])
         run = resume_run(resume_id, db_path, store, pm=pm, options=options,  # options given now win
-                         skip_broken=kw["skip_broken"])
+                         skip_broken=kw["skip_broken"], given=given)
     else:
         config = config_from_options(kw, pm, options, store)
         check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)
@@ -149,7 +153,8 @@ def run_command(**kw: Any) -> None:
     click.echo(f"run {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials"
                f" in {', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
     try:
-        summary = run_sync(run)
+        with run_lock(db_path, run.run_id):
+            summary = run_sync(run)
     except KeyboardInterrupt:
         raise click.ClickException(f"interrupted; finished trials are saved. Resume with: tau run --resume {run.run_id} --db {db_path}") from None
     if summary_json:
