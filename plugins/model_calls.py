@@ -20,6 +20,9 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import scrub
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
 
+#: process-wide counters the progress line shows (read through sys.modules, never imported for it)
+stats = {"retries": 0}
+
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError", "InternalServerError",
              "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "EmptyReply")
 
@@ -116,6 +119,7 @@ async def with_retries(settings: ModelSettings, retry: RetryOptions,
         except Exception as exc:
             if not is_retryable(exc) or attempt >= retry.max_retries:
                 raise call_error(settings, retry, exc, attempt + 1) from None
+            stats["retries"] += 1
             await asyncio.sleep(retry.retry_wait * (2 ** attempt))
             attempt += 1
 

@@ -111,3 +111,17 @@ def test_model_args_reach_the_server(openai_server, tmp_path):
     agent = next(r for r in openai_server.requests if r["model"] == "agent-model")
     user = next(r for r in openai_server.requests if r["model"] == "user-model")
     assert (agent["max_tokens"], agent["top_k"], user["max_tokens"]) == (512, 20, 64)
+
+
+def test_progress_line_shows_flight_retries_errors_within_80_columns():
+    from tau_emotion.plugins import model_calls
+    from tau_emotion.plugins.progress import _live
+
+    before = model_calls.stats["retries"]
+    model_calls.stats["retries"] = 12345
+    try:
+        line = _live({"n": 9999, "ok": 9998, "reward": 9998.0, "errors": 9999, "flying": 1024})
+    finally:
+        model_calls.stats["retries"] = before
+    assert "run 1024" in line and "retry 12345" in line and "err 9999" in line
+    assert len(line) + len(" ━━━━━━━━━━━━ 99999/99999 0:00:00 ") <= 80
