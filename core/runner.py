@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import functools
 import inspect
 import os
 import secrets
@@ -407,7 +408,8 @@ async def execute(run: Run) -> dict[str, Any]:
         writes.append(asyncio.ensure_future(store(result)))
         return writes[-1]
 
-    jobs = [(lambda t=t, k=k: run_one(run, t, k)) for t, k in run.pending]
+    # a partial, so an executor that runs trials elsewhere can read (run, task, trial) from `job.args`
+    jobs = [functools.partial(run_one, run, t, k) for t, k in run.pending]
     try:
         await executor.run(jobs, on_result)
         await asyncio.gather(*writes)
