@@ -102,15 +102,19 @@ class OpenAIClient:
             hit = self._wire[id(obj)] = (obj, json.dumps(obj).encode())  # holding obj keeps its id unique
         return hit[1]
 
-    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> bytes:
+    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[bytes]:
+        """The request body as parts (joined, they are the JSON object): nothing is copied into one buffer."""
         args = dict(self.settings.args)
         extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
         head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
-        parts = [json.dumps(head).encode()[:-1], b', "messages": [', b", ".join(map(self._encoded, messages)), b"]"]
+        parts = [json.dumps(head).encode()[:-1], b', "messages": [']
+        for i, message in enumerate(messages):
+            parts += [b", ", self._encoded(message)] if i else [self._encoded(message)]
+        parts.append(b"]")
         if tools:
             parts += [b', "tools": ', self._encoded(tools)]
         parts.append(b"}")
-        return b"".join(parts)
+        return parts
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Message:
         content = self.body(messages, tools)

@@ -35,12 +35,12 @@ def test_body_is_the_chat_request_and_history_is_encoded_once():
                Message(role="assistant", tool_calls=[ToolCall(id="c1", name="f", arguments={"a": [1, "é"]})]),
                Message(role="tool", tool_call_id="c1", name="f", content="ok")]
     tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
-    body = json.loads(client.body([system, *to_chat(history)], tools))
+    body = json.loads(b"".join(client.body([system, *to_chat(history)], tools)))
     assert body == {"model": "m", "temperature": 0.0, "max_tokens": 7, "top_k": 3, "tools": tools,
                     "messages": [system, *to_chat(history)]}
     encoded = len(client._wire)
     history.append(Message(role="user", content="more"))
-    json.loads(client.body([system, *to_chat(history)], tools))
+    json.loads(b"".join(client.body([system, *to_chat(history)], tools)))
     assert len(client._wire) == encoded + 1  # only the new message was encoded
 
 
