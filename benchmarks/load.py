@@ -1,7 +1,7 @@
 """How close the harness gets to a model server's throughput: N concurrent airline episodes on loopback.
 
     python benchmarks/load.py [--client openai|litellm] [--concurrency 256] [--latency 0.5]
-                              [--steps 10] [--episodes 512]
+                              [--steps 10] [--episodes 512] [--tasks 64]
 
 A lean fake OpenAI-compatible server runs in its own process (asyncio, keep-alive, no JSON parse of
 the request) and answers every chat completion after exactly `--latency` seconds with one tool call
@@ -102,6 +102,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--steps", type=int, default=10, help="agent steps (model calls) per episode")
     parser.add_argument("--episodes", type=int, default=None, help="default: 2 x concurrency")
+    parser.add_argument("--tasks", type=int, default=64, help="distinct airline tasks (train split), each run "
+                        "episodes / tasks times")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--user-id", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -116,7 +118,10 @@ def main() -> None:
     proc, base = start_server(args.latency, next(iter(db["users"])))
     del db
     episodes = args.episodes or 2 * args.concurrency
-    n_tasks = min(episodes, 600)  # the train split: every episode of a wave starts together
+    # as in a sweep, each task runs several times (trials, conditions): its gold replay and the scripted
+    # user's goals are built once per task, not once per episode; a multiple of the concurrency, so
+    # every wave is full
+    n_tasks = min(args.tasks, episodes)
     trials = -(-episodes // n_tasks)
     try:
         if args.client == "litellm":
