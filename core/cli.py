@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from tau_emotion.core import __version__
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.limits import is_secret_name
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.plugins import PluginManager, Selection, load_all_plugins
 
@@ -98,7 +99,72 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
     return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
+#: `tau run` parameters a config file does not hold (they name an action or this invocation)
+NOT_IN_CONFIG = ("config", "print_config", "resume_id", "debug")
+
+
+def _config_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--config FILE`: a TOML file whose keys are `tau run` flags (`agent_model = "..."` or `agent-model`);
+    it sets their defaults, so a flag on the command line still wins."""
+    if not value:
+        return value
+    import tomllib
+
+    from tau_emotion.core.registry import suggest
+
+    try:
+        data = tomllib.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise click.BadParameter(f"{value}: {exc}", param_hint="--config") from None
+    params = {p.opts[0].lstrip("-").replace("-", "_"): p for p in ctx.command.params
+              if isinstance(p, click.Option) and p.name not in NOT_IN_CONFIG}
+    defaults: dict[str, Any] = {}
+    for key, item in data.items():
+        target = params.get(key.replace("-", "_"))
+        if target is None:
+            raise click.BadParameter(f"{value}: unknown key '{key}'.{suggest(key.replace('-', '_'), sorted(params))}",
+                                     param_hint="--config")
+        if isinstance(item, dict):
+            item = json.dumps(item)  # a JSON-object option (--agent-args) written as a TOML table
+        defaults[target.name] = list(item) if target.multiple and isinstance(item, list) else (
+            [item] if target.multiple else item)
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return value
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
+    """Every `tau run` setting of this invocation as a `--config` file (plugin options only when set)."""
+    lines = ["# tau run --config FILE; a flag on the command line wins over this file"]
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name in NOT_IN_CONFIG or param.name not in kw:
+            continue
+        value = kw[param.name]
+        if value is None or (param.multiple and not value):
+            continue
+        key = param.opts[0].lstrip("-").replace("-", "_")
+        if is_secret_name(key):
+            lines.append(f"# {key}: not written (a secret: give it as a flag or TAU_{key.upper()})")
+            continue
+        lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
 @cli.command("run")
+@click.option("--config", "config", type=click.Path(dir_okay=False, exists=True), default=None, is_eager=True,
+              expose_value=True, callback=_config_file,
+              help="A TOML file holding any of these flags (`--print-config` writes one); flags given win.")
+@click.option("--print-config", "print_config", is_flag=True,
+              help="Print this invocation's settings as a --config file and exit.")
 @click.option("--plugins", "plugins", multiple=True, help="Plugins to add to the defaults, comma separated; no:NAME blocks one. Env: TAU_PLUGINS.")
 @click.option("--suite", default=None, help="A named plugin list (see `tau suites`).")
 @click.option("--agent", default="oracle", show_default=True, help="Agent plugin (oracle, tool_calling, ...).")
@@ -124,9 +190,13 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @guarded
 def run_command(**kw: Any) -> None:
     """Run tasks x trials and score them; every finished trial is saved at once (resume with --resume)."""
-    from tau_emotion.core.runner import NoDomainSelected, prepare_run, resume_run
+    from tau_emotion.core.runner import NoDomainSelected, prepare_run, resume_run, run_lock
 
     ctx = click.get_current_context()
+    kw.pop("config")
+    if kw.pop("print_config"):
+        click.echo(config_toml(ctx, kw), nl=False)
+        return
     pm = command_pm(kw["plugins"])  # a store or pack named by module path must be there before --resume opens it
     installed = pm.catalog("domains").names()
     db_path, store = kw.pop("db_path"), kw.pop("store")
@@ -134,8 +204,12 @@ def run_command(**kw: Any) -> None:
     resume_id = kw.pop("resume_id")
     options, owners = plugin_options(ctx, pm, kw)
     if resume_id:
+        given = {k: v for k, v in kw.items() if ctx.get_parameter_source(k) not in (None, ParameterSource.DEFAULT)
+                 and k in RunConfig.model_fields}
+        if "task_ids" in given:
+            given["task_ids"] = _split_ids(given["task_ids"])
         run = resume_run(resume_id, db_path, store, pm=pm, options=options,  # options given now win
-                         skip_broken=kw["skip_broken"])
+                         skip_broken=kw["skip_broken"], given=given)
     else:
         config = config_from_options(kw, pm, options, store)
         check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)
@@ -143,7 +217,8 @@ def run_command(**kw: Any) -> None:
             run = prepare_run(config, db_path, pm=pm)
         except NoDomainSelected as exc:
             raise NoDomainSelected(f"{exc}; installed domains: {', '.join(installed) or 'none'}") from None
-    summary = execute_run(run, "run", f"tau run --resume {run.run_id} --db {db_path}")
+    with run_lock(db_path, run.run_id):  # a second process resuming the same run is refused
+        summary = execute_run(run, "run", f"tau run --resume {run.run_id} --db {db_path}")
     if summary_json:
         Path(summary_json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print_summary(summary, pm)

@@ -120,6 +120,15 @@ class Message(BaseModel):
     name: str | None = None
     error: bool = False
     usage: dict[str, float] | None = None
+    #: the chat-completions dict of this message, built once (`to_chat`): a step sends the history
+    #: without re-serialising it; a message is not edited after it joined a transcript
+    _chat: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def chat(self) -> dict[str, Any]:
+        """This message in the common chat-completions format, cached."""
+        if self._chat is None:
+            self._chat = _chat_dict(self)
+        return self._chat
 
 
 class Turn(BaseModel):
@@ -208,10 +217,13 @@ class ModelSettings(BaseModel):
     api_key: str | None = None
     temperature: float = 0.0
     client: str | None = None
+    #: extra request arguments passed through to the model call (max_tokens, extra_body, ...)
+    args: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def for_role(cls, role: str, model: str | None, api_base: str | None = None, api_key: str | None = None,
-                 temperature: float = 0.0, client: str | None = None) -> ModelSettings:
+                 temperature: float = 0.0, client: str | None = None,
+                 args: dict[str, Any] | None = None) -> ModelSettings:
         """Settings for one role's model (`agent`, `user`, ...); an endpoint without a key gets a placeholder
         (or TAU_API_KEY)."""
         if not model:
@@ -219,21 +231,22 @@ class ModelSettings(BaseModel):
 
             raise TauError(f"the {role} needs a model: pass --{role}-model (with --{role}-api-base for a self-hosted endpoint)")
         key = api_key or os.environ.get("TAU_API_KEY") or ("EMPTY" if api_base else None)
-        return cls(model=model, api_base=api_base, api_key=key, temperature=temperature, client=client)
+        return cls(model=model, api_base=api_base, api_key=key, temperature=temperature, client=client,
+                   args=dict(args or {}))
+
+
+def _chat_dict(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "name": m.name, "content": m.content or ""}
+    if m.role == "assistant" and m.tool_calls:
+        return {"role": "assistant", "content": m.content, "tool_calls": [
+            {"id": c.id, "type": "function", "function": {
+                "name": c.name,
+                "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)}}
+            for c in m.tool_calls]}
+    return {"role": m.role, "content": m.content or ""}
 
 
 def to_chat(messages: list[Message]) -> list[dict[str, Any]]:
-    """Messages in the common chat-completions format that model clients take."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "tool":
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "name": m.name, "content": m.content or ""})
-        elif m.role == "assistant" and m.tool_calls:
-            out.append({"role": "assistant", "content": m.content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {
-                    "name": c.name,
-                    "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)}}
-                for c in m.tool_calls]})
-        else:
-            out.append({"role": m.role, "content": m.content or ""})
-    return out
+    """Messages in the common chat-completions format that model clients take (each built once)."""
+    return [m.chat() for m in messages]

@@ -118,10 +118,12 @@ class PluginManager(pluggy.PluginManager):
     def model_client(self, settings: Any, config: Any = None) -> Any:
         """A chat-model client for `settings` (a `ModelSettings`) from the model-client catalog.
 
-        `settings.client` names the client; without it the default client serves.
+        `settings.client` names the client; without it the first client whose `serves(settings)`
+        (registered as `register(name, factory, serves=fn)`) is true serves, else the default client.
         """
         catalog = self.catalog("model_clients")
-        name = settings.client or catalog.default()
+        name = settings.client or next((n for n, e in catalog.items() if e.meta.get("serves") and e.meta["serves"](settings)),
+                                       None) or catalog.default()
         if name is None:
             raise PluginError("no model client plugin is loaded: add one with --plugins")
         return catalog.get(name)(settings, config)

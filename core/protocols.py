@@ -86,7 +86,8 @@ class Executor(Protocol):
     """Built by `cls(concurrency)`; runs episode jobs and hands each result to `on_result` as it ends.
 
     `on_result` returns an awaitable (the runner stores on a writer thread); awaiting it is optional,
-    the runner awaits every write before it summarises."""
+    the runner awaits every write before it summarises. Each job is `functools.partial(run_one, run,
+    task, trial)`: an executor that runs trials in other processes rebuilds them from `job.args`."""
 
     async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], Any]) -> None: ...
 

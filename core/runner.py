@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import functools
 import inspect
 import os
 import secrets
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,9 +223,63 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
                                f"(or set {env}) with --resume")
 
 
+#: what defines a run: a resume that changes one of these would mix two experiments in one run
+DEFINING = ("agent", "user", "trials", "seed", "split", "n_tasks", "task_ids", "max_steps")
+#: fields a resume may change (the run's infrastructure, not its experiment)
+ADJUSTABLE = ("concurrency", "executor", "tool_timeout")
+
+
+def check_resume_changes(run_id: str, config: RunConfig, given: dict[str, Any],
+                         options: dict[str, dict[str, Any]] | None) -> None:
+    """Refuse a resume that changes what defines run `run_id` (its agent, user, models, tasks, trials, seed)."""
+    changed = [f"--{k.replace('_', '-')} {getattr(config, k)!r} -> {v!r}" for k, v in given.items()
+               if k in DEFINING and v != getattr(config, k)]
+    for group, values in (options or {}).items():
+        stored = config.options.get(group, {})
+        changed += [f"--{name.replace('_', '-')} {stored.get(name)!r} -> {value!r}" for name, value in values.items()
+                    if name.endswith("_model") and value != stored.get(name)]
+    if changed:
+        raise RunError(f"--resume {run_id} cannot change what defines the run ({'; '.join(changed)}); endpoints, "
+                       "model arguments and concurrency may change. Start a new run for the others")
+
+
+@contextmanager
+def run_lock(db_path: str, run_id: str) -> Iterator[None]:
+    """Hold run `run_id` for this process: a second process running or resuming it refuses while this one lives.
+
+    An `flock` on `<db>.<run>.lock` (released by the kernel when the process dies, so a crash never
+    leaves a stale lock); the file holds the pid for the message."""
+    import fcntl
+
+    path = f"{db_path}.{run_id}.lock"
+    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole run
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        pid = handle.read().strip() or "?"
+        handle.close()
+        raise RunError(f"run '{run_id}' is being run by process {pid} (lock {path}); wait for it or stop it "
+                       "before resuming") from None
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+    finally:
+        handle.close()
+        with suppress(OSError):
+            os.unlink(path)
+
+
 def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginManager | None = None,
-               options: dict[str, dict[str, Any]] | None = None, skip_broken: bool = False) -> Run:
+               options: dict[str, dict[str, Any]] | None = None, skip_broken: bool = False,
+               given: dict[str, Any] | None = None) -> Run:
     """Finish run `run_id`: its stored config, its plugins, only the trials with no successful row.
+
+    `given` holds the core settings passed again on the command line: those that define the run
+    must equal the stored ones (`check_resume_changes`); `ADJUSTABLE` ones replace them.
 
     `pm` is a manager holding at least the store plugin (the CLI passes its all-plugins manager);
     it is narrowed to the run's own plugin list. `options` given now (e.g. --no-progress, a key that
@@ -236,8 +293,12 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
         known = ", ".join(opened.run_ids()[-5:]) or "none"
         raise RunError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
     opened.close()
+    check_resume_changes(run_id, config, given or {}, options)
     restore_secrets(run_id, config, options)
     config.skip_broken = config.skip_broken or skip_broken
+    for name, value in (given or {}).items():
+        if name in ADJUSTABLE:
+            setattr(config, name, value)
     for group, values in (options or {}).items():
         config.options.setdefault(group, {}).update(values)
     config.store = store_name(pm, config.store or store)
@@ -347,7 +408,8 @@ async def execute(run: Run) -> dict[str, Any]:
         writes.append(asyncio.ensure_future(store(result)))
         return writes[-1]
 
-    jobs = [(lambda t=t, k=k: run_one(run, t, k)) for t, k in run.pending]
+    # a partial, so an executor that runs trials elsewhere can read (run, task, trial) from `job.args`
+    jobs = [functools.partial(run_one, run, t, k) for t, k in run.pending]
     try:
         await executor.run(jobs, on_result)
         await asyncio.gather(*writes)

@@ -72,11 +72,11 @@ class Database:
                 keyed = {}
                 for i, row in enumerate(rows):
                     if not isinstance(row, dict) or "id" not in row:
-                        raise DataError(f"{name}: table '{table}' row {i} has no 'id' field")
+                        raise DataError(f"{name}: table {table!r} row {i} has no 'id' field")
                     keyed[str(row["id"])] = row
                 tables[table] = keyed
             else:
-                raise DataError(f"{name}: table '{table}' must be an object or a list, got {type(rows).__name__}")
+                raise DataError(f"{name}: table {table!r} must be an object or a list, got {type(rows).__name__}")
         return cls(tables)
 
     @property

@@ -2,5 +2,5 @@
 a model client, the progress bar and the report commands (run metadata, show, analyze, report, compare, gate). Each module is one plugin, registered as an entry point."""
 
 #: loaded by every run unless blocked with `no:NAME` (as pytest's default_plugins)
-DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "asker", "hasty", "repeater", "scripted", "llm_user", "litellm",
+DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "asker", "hasty", "repeater", "scripted", "llm_user", "litellm", "openai", "ray",
                    "stop", "metrics", "sqlite", "local", "progress", "report")

@@ -13,35 +13,22 @@ so a server that trickles bytes cannot hold a call for ever.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from tau_emotion.core import hookimpl
-from tau_emotion.core.errors import TauError
-from tau_emotion.core.limits import scrub
-from tau_emotion.core.models import Message, ModelSettings, RunConfig, ToolCall
+from tau_emotion.core.models import Message, ModelSettings, RunConfig
+from tau_emotion.plugins.model_calls import (
+    EmptyReply,
+    ModelCallError,
+    RetryOptions,
+    retry_options,
+    to_message,
+    token_usage,
+    with_retries,
+)
 
-RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError", "InternalServerError",
-             "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "EmptyReply")
-
-
-class EmptyReply(Exception):
-    """The server answered 200 with no usable message (no choices, a null message); retried like a 5xx."""
-
-
-class ModelCallError(TauError):
-    """A model call failed for good (after retries, or with a non-retryable error)."""
-
-
-class RetryOptions(BaseModel):
-    max_retries: int = Field(4, ge=0, description="Retries of a failing model call.")
-    retry_wait: float = Field(1.0, ge=0, description="First backoff in seconds (doubles each retry).")
-    model_timeout: float = Field(120.0, gt=0, description="Wall-clock seconds one model call attempt may take "
-                                 "(a deadline on the whole reply, not per read).")
+__all__ = ["EmptyReply", "LitellmClient", "ModelCallError", "RetryOptions", "complete"]
 
 
 def import_litellm() -> Any:
@@ -53,44 +40,11 @@ def import_litellm() -> Any:
     return litellm
 
 
-def _parse_arguments(raw: Any) -> dict[str, Any] | str:
-    if isinstance(raw, dict):
-        return raw
+def _cost(litellm: Any, response: Any) -> float:
     try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError, RecursionError):
-        return str(raw)
-    return value if isinstance(value, dict) else str(raw)
-
-
-def _usage(litellm: Any, response: Any) -> dict[str, float]:
-    usage = getattr(response, "usage", None)
-    out = {k: float(getattr(usage, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    try:
-        out["cost"] = float(litellm.completion_cost(completion_response=response) or 0.0)
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
     except Exception:  # unknown model price: cost is simply not known
-        out["cost"] = 0.0
-    return out
-
-
-def _is_retryable(exc: Exception) -> bool:
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    status = getattr(exc, "status_code", None)
-    return bool(names & set(RETRYABLE)) or (isinstance(status, int) and (status == 429 or status >= 500))
-
-
-def _message_of(response: Any) -> Any:
-    """The first choice's message; EmptyReply (retried) when the reply has none."""
-    choices = getattr(response, "choices", None) or []
-    message = getattr(choices[0], "message", None) if choices else None
-    if message is None:
-        raise EmptyReply("the reply has no choices" if not choices else "the reply's message is null")
-    content, calls = getattr(message, "content", None), getattr(message, "tool_calls", None)
-    if content is not None and not isinstance(content, str):
-        raise EmptyReply(f"the reply's content is a {type(content).__name__}, not text")
-    if calls is not None and not isinstance(calls, list):
-        raise EmptyReply("the reply's tool_calls is not a list")
-    return message
+        return 0.0
 
 
 class LitellmClient:
@@ -98,7 +52,7 @@ class LitellmClient:
 
     def __init__(self, settings: ModelSettings, config: RunConfig | None = None, retry: RetryOptions | None = None):
         self.settings = settings
-        self.retry = retry or (config.options_for("litellm", RetryOptions) if config is not None else RetryOptions())
+        self.retry = retry or retry_options(config)
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Message:
         return await complete(self.settings, self.retry, messages, tools)
@@ -109,7 +63,7 @@ async def complete(settings: ModelSettings, retry: RetryOptions, messages: list[
     """One assistant message from the model, retried on transient failures."""
     litellm = import_litellm()
     kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature,
-                              "timeout": retry.model_timeout, "num_retries": 0}
+                              "timeout": retry.model_timeout, "num_retries": 0, **settings.args}
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
         if settings.model.partition("/")[0] not in litellm.provider_list:
@@ -118,29 +72,8 @@ async def complete(settings: ModelSettings, retry: RetryOptions, messages: list[
         kwargs["api_key"] = settings.api_key
     if tools:
         kwargs["tools"] = tools
-    attempt = 0
-    while True:
-        try:
-            response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=retry.model_timeout)
-            choice = _message_of(response)
-            break
-        except Exception as exc:
-            if not _is_retryable(exc) or attempt >= retry.max_retries:
-                if isinstance(exc, TimeoutError):
-                    detail = f"no complete reply within --model-timeout {retry.model_timeout:g} s"
-                else:
-                    detail = str(exc).splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-                tries = f" after {attempt + 1} attempts" if attempt else ""
-                raise ModelCallError(scrub(f"{settings.model} at {settings.api_base or 'default endpoint'} "
-                                           f"failed{tries}: {type(exc).__name__}: {detail}")) from None
-            await asyncio.sleep(retry.retry_wait * (2 ** attempt))
-            attempt += 1
-    calls = []
-    for i, c in enumerate(getattr(choice, "tool_calls", None) or []):
-        function = getattr(c, "function", None)  # a garbled call still reaches the agent's tools as an error
-        calls.append(ToolCall(id=str(getattr(c, "id", None) or f"call-{i}"), name=str(getattr(function, "name", None) or ""),
-                              arguments=_parse_arguments(getattr(function, "arguments", None))))
-    return Message(role="assistant", content=choice.content, tool_calls=calls, usage=_usage(litellm, response))
+    response, choice = await with_retries(settings, retry, lambda: litellm.acompletion(**kwargs))
+    return to_message(choice, token_usage(response, _cost(litellm, response)))
 
 
 @hookimpl

@@ -11,12 +11,14 @@ would end the episode before the agent could act, so the token is held back in t
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.models import Message, ModelSettings
+from tau_emotion.plugins.model_calls import parse_json_object, preflight
 from tau_emotion.plugins.stop import STOP_TOKEN
 from tau_emotion.templates import render
 
@@ -31,10 +33,15 @@ class UserOptions(BaseModel):
     user_api_key: str | None = Field(None, description="Key for the user endpoint (default: TAU_API_KEY).")
     user_temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the user model.")
     user_client: str | None = Field(None, description="Model client plugin for the user (default: the default client).")
+    user_args: dict[str, Any] = Field(default_factory=dict, description="JSON object of extra request arguments "
+                                      "for the user model, e.g. '{\"max_tokens\": 512, \"extra_body\": {...}}'.")
+
+    _parse_args = field_validator("user_args", mode="before")(parse_json_object)
 
     def settings(self) -> ModelSettings:
         return ModelSettings.for_role("user", self.user_model, self.user_api_base, self.user_api_key,
-                                      self.user_temperature, self.user_client)
+                                      self.user_temperature, self.user_client,
+                                      self.user_args)
 
 
 class LLMUser:
@@ -43,7 +50,7 @@ class LLMUser:
         self.client = episode.pm.model_client(episode.config.options_for("llm_user", UserOptions).settings(),
                                               episode.config)
         self.history: list[dict[str, str]] = []
-        self.system: str | None = None
+        self.system: dict[str, str] | None = None
 
     def _system_prompt(self) -> str:
         task = self.episode.task
@@ -52,9 +59,9 @@ class LLMUser:
 
     async def _say(self, agent_text: str) -> Message:
         if self.system is None:
-            self.system = self._system_prompt()
+            self.system = {"role": "system", "content": self._system_prompt()}
         self.history.append({"role": "user", "content": agent_text})
-        reply = await self.client.complete([{"role": "system", "content": self.system}, *self.history])
+        reply = await self.client.complete([self.system, *self.history])
         text = (reply.content or "").strip()
         self.history.append({"role": "assistant", "content": text})
         return Message(role="user", content=text, usage=reply.usage)
@@ -77,6 +84,13 @@ class LLMUser:
 @hookimpl
 def tau_register_users(register):
     register("llm", LLMUser)
+
+
+@hookimpl(tryfirst=True)
+def tau_run_start(run):
+    """Check the user model's endpoint before any trial starts (before the run is recorded as started)."""
+    if run.config.user == "llm":
+        preflight(run.config.options_for("llm_user", UserOptions).settings(), run.config, "user")
 
 
 @hookimpl

@@ -1,10 +1,12 @@
-"""The `progress` plugin: a rich progress bar on stderr with the live success rate and mean reward.
+"""The `progress` plugin: a live line on stderr (≤ 80 columns): episodes in flight, success rate, mean reward,
+model-call retries (counted by the shared model-call loop) and errors.
 
 It owns the `--no-progress` option. Its bars are kept per run id in the plugin itself.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -24,29 +26,44 @@ def tau_register_options(register):
     register("progress", ProgressOptions)
 
 
+def _live(tally: dict[str, float]) -> str:
+    """The live counters: in flight, successes, mean reward, model-call retries, errors (read at each refresh)."""
+    calls = sys.modules.get("tau_emotion.plugins.model_calls")
+    retries = calls.stats["retries"] if calls is not None else 0
+    n = tally["n"] or 1
+    rate = f"{tally['ok'] / n:.0%}" if tally["n"] else "-"
+    reward = f"{tally['reward'] / n:+.2f}" if tally["n"] else "-"
+    return f"run {int(tally['flying'])} ok {rate} r {reward} retry {retries} err {int(tally['errors'])}"
+
+
 @hookimpl
 def tau_run_start(run):
     if run.config.options_for("progress", ProgressOptions).no_progress or not run.pending:
         return
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TimeElapsedColumn
+    from rich.text import Text
 
-    progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("success {task.fields[rate]}  reward {task.fields[reward]}  errors {task.fields[errors]}"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=False,
-    )
+    tally = {"n": 0, "ok": 0, "reward": 0.0, "errors": 0, "flying": 0}
+
+    class Live(ProgressColumn):
+        def render(self, task):
+            return Text(_live(tally))
+
+    # at most ~78 columns: bar 12, "1234/5678", the live counters (~45), elapsed
+    progress = Progress(BarColumn(bar_width=12), MofNCompleteColumn(), Live(), TimeElapsedColumn(),
+                        console=Console(stderr=True), transient=False, expand=False, refresh_per_second=4)
     done = run.total - len(run.pending)
-    bar = progress.add_task(run.run_id, total=run.total, completed=done, rate="-", reward="-", errors=0)
-    _bars[run.run_id] = (progress, bar, {"n": 0, "ok": 0, "reward": 0.0, "errors": 0})
+    bar = progress.add_task(run.run_id, total=run.total, completed=done)
+    _bars[run.run_id] = (progress, bar, tally)
     progress.start()
+
+
+@hookimpl
+def tau_episode_start(episode):
+    state = _bars.get(episode.run.run_id) if episode.run is not None else None
+    if state is not None:
+        state[2]["flying"] += 1
 
 
 @hookimpl
@@ -59,8 +76,8 @@ def tau_episode_end(episode, result):
     tally["ok"] += result.success
     tally["reward"] += result.reward
     tally["errors"] += result.status == "error"
-    progress.update(bar, advance=1, rate=f"{tally['ok'] / tally['n']:.1%}",
-                    reward=f"{tally['reward'] / tally['n']:+.2f}", errors=tally["errors"])
+    tally["flying"] = max(0, tally["flying"] - 1)
+    progress.update(bar, advance=1)
 
 
 @hookimpl

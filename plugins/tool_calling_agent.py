@@ -7,11 +7,14 @@ server (vLLM, llama.cpp, a hosted API). The options belong to this plugin.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.models import Message, ModelSettings, to_chat
+from tau_emotion.plugins.model_calls import parse_json_object, preflight
 from tau_emotion.templates import render
 
 
@@ -21,26 +24,40 @@ class AgentOptions(BaseModel):
     agent_api_key: str | None = Field(None, description="Key for the agent endpoint (default: TAU_API_KEY).")
     agent_temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the agent model.")
     agent_client: str | None = Field(None, description="Model client plugin for the agent (default: the default client).")
+    agent_args: dict[str, Any] = Field(default_factory=dict, description="JSON object of extra request arguments "
+                                      "for the agent model, e.g. '{\"max_tokens\": 512, \"extra_body\": {...}}'.")
+
+    _parse_args = field_validator("agent_args", mode="before")(parse_json_object)
 
     def settings(self) -> ModelSettings:
         return ModelSettings.for_role("agent", self.agent_model, self.agent_api_base, self.agent_api_key,
-                                      self.agent_temperature, self.agent_client)
+                                      self.agent_temperature, self.agent_client,
+                                      self.agent_args)
 
 
 class ToolCallingAgent:
     def __init__(self, episode: Episode):
         settings = episode.config.options_for("tool_calling", AgentOptions).settings()
         self.client = episode.pm.model_client(settings, episode.config)
-        self.system = render("agent_system.j2", domain=episode.domain.name, policy=episode.policy)
+        self.system = {"role": "system", "content": render("agent_system.j2", domain=episode.domain.name,
+                                                           policy=episode.policy)}
         self.tools = episode.toolset.schemas
 
     async def act(self, messages: list[Message]) -> Message:
-        return await self.client.complete([{"role": "system", "content": self.system}, *to_chat(messages)], self.tools)
+        # the same system dict and the messages' cached chat dicts each step: a client may keep their wire form
+        return await self.client.complete([self.system, *to_chat(messages)], self.tools)
 
 
 @hookimpl
 def tau_register_agents(register):
     register("tool_calling", ToolCallingAgent)
+
+
+@hookimpl(tryfirst=True)
+def tau_run_start(run):
+    """Check the agent model's endpoint before any trial starts (before the run is recorded as started)."""
+    if run.config.agent == "tool_calling":
+        preflight(run.config.options_for("tool_calling", AgentOptions).settings(), run.config, "agent")
 
 
 @hookimpl

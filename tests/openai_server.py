@@ -29,7 +29,7 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class ScriptedOpenAI:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.scripts: dict[str, deque[Any]] = defaultdict(deque)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -106,7 +106,7 @@ class ScriptedOpenAI:
                     completion["choices"][0]["message"] = None
                 self._send(200, completion, trickle=reply.get("trickle", 0.0), drop_mid=reply.get("drop") == "mid")
 
-        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def completion(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:

@@ -60,7 +60,8 @@ def test_unreachable_model_server_records_error_and_other_trials_finish(tmp_path
     config = RunConfig(plugins=["mock"], task_ids=["mock-001", "mock-002"], trials=1, agent="tool_calling",
                        options={"tool_calling": {"agent_model": "openai/x", "agent_api_base": "http://127.0.0.1:9/v1"},
                                 "progress": {"no_progress": True},
-                                "litellm": {"retry_wait": 0.01, "max_retries": 1, "model_timeout": 2}})
+                                # the server goes away after the preflight would have passed
+                                "litellm": {"retry_wait": 0.01, "max_retries": 1, "model_timeout": 2, "no_preflight": True}})
     run = prepare_run(config, str(tmp_path / "r.sqlite"))
     summary = run_sync(run)
     results = run.store.results(run.run_id)
@@ -117,7 +118,7 @@ def test_cli_exits_non_zero_with_summary_when_the_model_server_is_down(tmp_path,
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(build_cli(), [
         "run", "--plugins", "mock", "--trials", "1", "--agent", "tool_calling", "--agent-model", "openai/x",
-        "--agent-api-base", "http://127.0.0.1:9/v1", "--max-retries", "1", "--retry-wait", "0.01",
+        "--agent-api-base", "http://127.0.0.1:9/v1", "--max-retries", "1", "--retry-wait", "0.01", "--no-preflight",
         "--no-progress", "--summary-json", "s.json"])
     assert result.exit_code == 1
     assert "4 trial(s) ended in error" in result.output and "tau run --resume" in result.output

@@ -1,0 +1,129 @@
+"""The `openai` plugin: the lean model client for OpenAI-compatible endpoints (vLLM, llama.cpp, hosted APIs).
+
+It serves a model named `openai/NAME`, `hosted_vllm/NAME` or a bare `NAME` whenever an api_base is
+given (or any model with `--agent-client openai`); litellm keeps every other provider. Why a second
+client: at 256 concurrent episodes litellm spent ~5 ms of client CPU per call, the `openai` SDK's
+request building (options, headers, pydantic reply models) ~1 ms and httpx/httpcore ~0.6 ms more,
+so a run on two cores could not keep a model server busy. Here a request is the chat-completions
+body, each history message encoded to JSON once (`body`), POSTed on keep-alive connections shared
+by every client of the run (`http_pool`), and the reply is read with `json.loads` into attribute
+objects. Retries, the per-attempt deadline, reply checks, usage and the error text are shared with
+the litellm client (`model_calls`). Cost comes from litellm's price table file when the model is in
+it, read without importing litellm. No vendor library is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.util import find_spec
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urlsplit
+
+from tau_emotion.core import hookimpl
+from tau_emotion.core.models import Message, ModelSettings, RunConfig
+from tau_emotion.plugins.http_pool import APIStatusError, origin
+from tau_emotion.plugins.model_calls import RetryOptions, retry_options, to_message, token_usage, with_retries
+
+PREFIXES = ("openai", "hosted_vllm")
+
+
+def serves(settings: ModelSettings) -> bool:
+    """True for an OpenAI-compatible endpoint this client takes without being named."""
+    prefix, slash, _ = settings.model.partition("/")
+    return bool(settings.api_base) and (prefix in PREFIXES or not slash)
+
+
+def wire_model(model: str) -> str:
+    prefix, slash, rest = model.partition("/")
+    return rest if slash and prefix in PREFIXES else model
+
+
+@cache
+def _prices() -> dict[str, Any]:
+    spec = find_spec("litellm")
+    if spec is None or not spec.origin:
+        return {}
+    path = Path(spec.origin).parent / "model_prices_and_context_window_backup.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def cost_of(model: str, usage: dict[str, float]) -> float:
+    """Dollars for this call by litellm's price table (0 for a model it does not price, e.g. a local one)."""
+    price = _prices().get(model) or _prices().get(wire_model(model)) or {}
+    return (usage["prompt_tokens"] * float(price.get("input_cost_per_token") or 0)
+            + usage["completion_tokens"] * float(price.get("output_cost_per_token") or 0))
+
+
+def _namespace(obj: dict[str, Any]) -> SimpleNamespace:
+    return SimpleNamespace(**obj)
+
+
+def status_error(status: int, payload: bytes) -> APIStatusError:
+    """An HTTP error reply as one line: the server's error message when it sent one (429 and 5xx are retried)."""
+    try:
+        body = json.loads(payload)
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    detail = error.get("message") if isinstance(error, dict) else payload.decode("utf-8", "replace").strip()
+    return APIStatusError(f"Error code: {status} - {' '.join(str(detail).split())[:300]}", status, payload)
+
+
+class OpenAIClient:
+    """A `ModelClient` that POSTs chat completions to an OpenAI-compatible endpoint."""
+
+    def __init__(self, settings: ModelSettings, config: RunConfig | None = None, retry: RetryOptions | None = None):
+        self.settings = settings
+        self.retry = retry or retry_options(config)
+        self.url = (settings.api_base or "https://api.openai.com/v1").rstrip("/") + "/chat/completions"
+        self.path = urlsplit(self.url).path
+        self.headers = (f"Authorization: Bearer {settings.api_key or 'EMPTY'}\r\nContent-Type: application/json\r\n"
+                        "Accept: application/json\r\nUser-Agent: tau-emotion\r\n").encode()
+        self.model = wire_model(settings.model)
+        self._wire: dict[int, tuple[Any, bytes]] = {}
+
+    async def _attempt(self, content: bytes) -> Any:
+        status, payload = await origin(self.url).request("POST", self.path, self.headers, content)
+        if status >= 400:
+            raise status_error(status, payload)
+        return json.loads(payload, object_hook=_namespace)
+
+    def _encoded(self, obj: Any) -> bytes:
+        """`obj`'s JSON, encoded once per object: a caller's history (`Message.chat()` dicts, the same
+        system message and tool list each step) is not re-serialised on every step."""
+        hit = self._wire.get(id(obj))
+        if hit is None or hit[0] is not obj:
+            hit = self._wire[id(obj)] = (obj, json.dumps(obj).encode())  # holding obj keeps its id unique
+        return hit[1]
+
+    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[bytes]:
+        """The request body as parts (joined, they are the JSON object): nothing is copied into one buffer."""
+        args = dict(self.settings.args)
+        extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
+        head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
+        parts = [json.dumps(head).encode()[:-1], b', "messages": [']
+        for i, message in enumerate(messages):
+            parts += [b", ", self._encoded(message)] if i else [self._encoded(message)]
+        parts.append(b"]")
+        if tools:
+            parts += [b', "tools": ', self._encoded(tools)]
+        parts.append(b"}")
+        return parts
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Message:
+        content = self.body(messages, tools)
+        response, choice = await with_retries(self.settings, self.retry, lambda: self._attempt(content))
+        usage = token_usage(response)
+        usage["cost"] = cost_of(self.settings.model, usage)
+        return to_message(choice, usage)
+
+
+@hookimpl
+def tau_register_model_clients(register):
+    register("openai", OpenAIClient, serves=serves)

@@ -1,0 +1,127 @@
+"""The lean `openai` client: chosen for OpenAI-compatible endpoints, wire form, its HTTP pool, preflight, model args."""
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from tau_emotion.core.models import Message, ModelSettings, RunConfig, ToolCall, to_chat
+from tau_emotion.core.runner import prepare_run, run_sync
+from tau_emotion.plugins.http_pool import origin
+from tau_emotion.plugins.model_calls import ModelCallError, preflight
+from tau_emotion.plugins.openai_client import OpenAIClient
+
+
+@pytest.mark.parametrize(("model", "base", "client", "expected"), [
+    ("openai/x", "http://127.0.0.1:1/v1", None, "OpenAIClient"),
+    ("hosted_vllm/Qwen/Qwen3-8B", "http://127.0.0.1:1/v1", None, "OpenAIClient"),
+    ("bare-model", "http://127.0.0.1:1/v1", None, "OpenAIClient"),
+    ("openai/gpt-4o", None, None, "LitellmClient"),  # no endpoint given: litellm's provider routing
+    ("anthropic/claude", "http://127.0.0.1:1/v1", None, "LitellmClient"),  # another provider stays litellm's
+    ("openai/x", "http://127.0.0.1:1/v1", "litellm", "LitellmClient"),  # --agent-client wins
+    ("openai/gpt-4o", None, "openai", "OpenAIClient"),
+])
+def test_client_choice(pm, model, base, client, expected):
+    settings = ModelSettings(model=model, api_base=base, client=client)
+    assert type(pm.model_client(settings)).__name__ == expected
+
+
+def test_body_is_the_chat_request_and_history_is_encoded_once():
+    client = OpenAIClient(ModelSettings(model="hosted_vllm/m", api_base="http://h/v1",
+                                        args={"max_tokens": 7, "extra_body": {"top_k": 3}}))
+    system = {"role": "system", "content": "policy"}
+    history = [Message(role="user", content="hi"),
+               Message(role="assistant", tool_calls=[ToolCall(id="c1", name="f", arguments={"a": [1, "é"]})]),
+               Message(role="tool", tool_call_id="c1", name="f", content="ok")]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    body = json.loads(b"".join(client.body([system, *to_chat(history)], tools)))
+    assert body == {"model": "m", "temperature": 0.0, "max_tokens": 7, "top_k": 3, "tools": tools,
+                    "messages": [system, *to_chat(history)]}
+    encoded = len(client._wire)
+    history.append(Message(role="user", content="more"))
+    json.loads(b"".join(client.body([system, *to_chat(history)], tools)))
+    assert len(client._wire) == encoded + 1  # only the new message was encoded
+
+
+def test_chunked_reply_and_keep_alive_reuse():
+    """A chunked reply is read whole; a connection the server closed while idle is replaced transparently."""
+    async def main():
+        seen = []
+
+        async def handle(reader, writer):
+            seen.append(writer)
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n")
+            await writer.drain()
+            writer.close()  # the server drops the connection after one reply
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        pool = origin(url)
+        assert await pool.request("GET", "/v1/x", b"") == (200, b"abcde")
+        await asyncio.sleep(0.05)
+        assert await pool.request("GET", "/v1/x", b"") == (200, b"abcde")
+        assert len(seen) == 2
+        server.close()
+
+    asyncio.run(main())
+
+
+def test_keep_alive_connections_are_shared(openai_server):
+    async def main():
+        client = OpenAIClient(ModelSettings(model="openai/m", api_base=openai_server.base_url))
+        for _ in range(3):
+            reply = await client.complete([{"role": "user", "content": "hi"}])
+        return reply, origin(openai_server.base_url)
+
+    reply, pool = asyncio.run(main())
+    assert reply.content == "###STOP###" and reply.usage["total_tokens"] == 15
+    assert len(pool.idle) == 1  # three sequential calls, one connection
+
+
+def test_preflight_names_the_url_fast(openai_server):
+    config = RunConfig()
+    start = time.monotonic()
+    with pytest.raises(ModelCallError, match=r"agent model endpoint http://127\.0\.0\.1:9/v1 .*ConnectionRefused"):
+        preflight(ModelSettings(model="openai/x", api_base="http://127.0.0.1:9/v1"), config, "agent")
+    assert time.monotonic() - start < 5
+    preflight(ModelSettings(model="openai/x", api_base=openai_server.base_url), config, "agent")  # answers: fine
+    preflight(ModelSettings(model="openai/x", api_base="http://127.0.0.1:9/v1"),
+              RunConfig(options={"litellm": {"no_preflight": True}}), "agent")  # skipped
+
+
+def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
+    start = time.monotonic()
+    result = tau("run", "--plugins", "airline", "--agent", "tool_calling", "--agent-model", "openai/x",
+                 "--agent-api-base", "http://127.0.0.1:9/v1", "--user", "scripted", "--tasks", "3", "--no-progress")
+    assert result.exit_code != 0 and "127.0.0.1:9" in result.output
+    assert time.monotonic() - start < 10
+
+
+def test_model_args_reach_the_server(openai_server, tmp_path):
+    openai_server.script("user-model", {"content": "I need help."})
+    config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="llm",
+                       options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": openai_server.base_url,
+                                                 "agent_args": '{"max_tokens": 512, "extra_body": {"top_k": 20}}'},
+                                "llm_user": {"user_model": "openai/user-model", "user_api_base": openai_server.base_url,
+                                             "user_args": {"max_tokens": 64}},
+                                "progress": {"no_progress": True}})
+    run_sync(prepare_run(config, str(tmp_path / "r.sqlite")))
+    agent = next(r for r in openai_server.requests if r["model"] == "agent-model")
+    user = next(r for r in openai_server.requests if r["model"] == "user-model")
+    assert (agent["max_tokens"], agent["top_k"], user["max_tokens"]) == (512, 20, 64)
+
+
+def test_progress_line_shows_flight_retries_errors_within_80_columns():
+    from tau_emotion.plugins import model_calls
+    from tau_emotion.plugins.progress import _live
+
+    before = model_calls.stats["retries"]
+    model_calls.stats["retries"] = 12345
+    try:
+        line = _live({"n": 9999, "ok": 9998, "reward": 9998.0, "errors": 9999, "flying": 1024})
+    finally:
+        model_calls.stats["retries"] = before
+    assert "run 1024" in line and "retry 12345" in line and "err 9999" in line
+    assert len(line) + len(" ━━━━━━━━━━━━ 99999/99999 0:00:00 ") <= 80
