@@ -31,9 +31,25 @@ PREFIXES = ("openai", "hosted_vllm")
 
 
 def serves(settings: ModelSettings) -> bool:
-    """True for an OpenAI-compatible endpoint this client takes without being named."""
+    """True for an OpenAI-compatible endpoint this client takes without being named.
+
+    The pool speaks HTTP directly and knows no proxies, so an endpoint that the environment's proxy
+    settings (HTTP(S)_PROXY / ALL_PROXY, minus NO_PROXY) would route is left to litellm.
+    """
     prefix, slash, _ = settings.model.partition("/")
-    return bool(settings.api_base) and (prefix in PREFIXES or not slash)
+    if not settings.api_base or not (prefix in PREFIXES or not slash):
+        return False
+    return not _proxied(settings.api_base)
+
+
+def _proxied(url: str) -> bool:
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parts.hostname or "")
 
 
 def wire_model(model: str) -> str:

@@ -125,3 +125,17 @@ def test_progress_line_shows_flight_retries_errors_within_80_columns():
         model_calls.stats["retries"] = before
     assert "run 1024" in line and "retry 12345" in line and "err 9999" in line
     assert len(line) + len(" ━━━━━━━━━━━━ 99999/99999 0:00:00 ") <= 80
+
+
+def test_an_endpoint_behind_a_proxy_is_left_to_litellm(monkeypatch):
+    from tau_emotion.core.models import ModelSettings
+    from tau_emotion.plugins.openai_client import serves
+
+    remote = ModelSettings(model="openai/m", api_base="https://models.example.org/v1")
+    local = ModelSettings(model="openai/m", api_base="http://127.0.0.1:8000/v1")
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert serves(remote) and serves(local)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example.org:3128")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    assert not serves(remote) and serves(local)
