@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=None, help="default: 2 x concurrency")
     parser.add_argument("--tasks", type=int, default=64, help="distinct airline tasks (train split), each run "
                         "episodes / tasks times")
+    parser.add_argument("--json", action="store_true", help="one JSON object (the default prints one figure a line)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--user-id", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -151,14 +152,15 @@ def main() -> None:
         proc.terminate()
         proc.wait()
     ideal = args.concurrency / args.latency
-    print(json.dumps({
+    figures = {
         "client": args.client, "concurrency": args.concurrency, "latency_s": args.latency, "steps": args.steps,
         "episodes": len(run.pending), "model_calls": calls, "errors": errors, "wall_s": round(wall, 2),
         "ideal_rps": round(ideal, 1), "rps": round(calls / wall, 1), "ratio": round(calls / wall / ideal, 3),
         "client_cpu_ms_per_call": round(1000 * cpu / max(calls, 1), 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "load": round(load, 2), "cpus": os.cpu_count(), "trials_in_summary": summary.get("n_trials"),
-    }))
+    }
+    print(json.dumps(figures) if args.json else "\n".join(f"{k:24} {v}" for k, v in figures.items()))
 
 
 if __name__ == "__main__":
