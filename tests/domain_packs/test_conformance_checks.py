@@ -1,6 +1,7 @@
 """The conformance checks themselves fail what they are meant to catch."""
 
-from tests.domain_packs.test_conformance import DOMAINS, policy_problems
+from tau_emotion.domain_packs.conformance import policy_problems
+from tests.domain_packs.test_conformance import DOMAINS
 
 
 def test_the_policy_check_fails_a_bad_policy_and_a_rule_gold_breaks():
