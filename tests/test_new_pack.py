@@ -8,6 +8,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from tau_emotion.domain_packs.conformance import CHECKS
 from tau_emotion.plugins.new_pack import NewPackError, check_name, new_pack_command
 
 TAU = [sys.executable, "-c", "from tau_emotion.core.cli import main; main()"]
@@ -26,7 +27,7 @@ def test_an_existing_folder_is_not_overwritten(tmp_path):
     assert "already exists" in result.output and not any((tmp_path / "acme").iterdir())
 
 
-def test_new_pack_installs_conforms_and_scores_one(tmp_path):
+def test_new_pack_installs_conforms_builds_a_tracer_split_and_scores_one(tmp_path):
     home = tmp_path / "home"  # pip's build tools may write settings under HOME
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(tmp_path / "site"), "OMP_NUM_THREADS": "1"}
@@ -38,10 +39,15 @@ def test_new_pack_installs_conforms_and_scores_one(tmp_path):
          "--target", str(tmp_path / "site"), str(tmp_path / "acme")],
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert build.returncode == 0, build.stderr
+    # a Tracer-built split, written into the installed copy, so the conformance tests below also audit it
+    build = subprocess.run([*TAU, "tracer", "build", "acme", "--split", "train", "--n", "6", "--min-calls", "2"],
+                           env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    assert "6 task(s) accepted" in build.stdout
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "acme")],
                            env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert tests.returncode == 0, tests.stdout[-2000:]
-    assert "9 passed" in tests.stdout
+    assert f"{len(CHECKS)} passed" in tests.stdout
     domains = subprocess.run([*TAU, "domains"], env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert any(line.split()[:1] == ["acme"] for line in domains.stdout.splitlines()), domains.stdout
     run = subprocess.run([*TAU, "run", "--plugins", "acme", "--agent", "oracle", "--user", "scripted", "--trials", "1",
