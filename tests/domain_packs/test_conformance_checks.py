@@ -1,6 +1,7 @@
 """The conformance checks themselves fail what they are meant to catch."""
 
-from tests.domain_packs.test_conformance import DOMAINS, policy_problems
+from tau_emotion.domain_packs.conformance import policy_problems
+from tests.domain_packs.test_conformance import DOMAINS
 
 
 def test_the_policy_check_fails_a_bad_policy_and_a_rule_gold_breaks():
@@ -20,3 +21,17 @@ def test_the_policy_check_fails_a_bad_policy_and_a_rule_gold_breaks():
     strict = Domain("strict", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
                     load_policy=lambda: mock.policy, load_tasks=lambda: mock.tasks(None), policy_rules=[no_transfers])
     assert any("breaks no_transfers: transfers are closed" in p for p in policy_problems(strict))
+
+
+def test_check_domain_names_the_failing_check_instead_of_raising():
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.domain_packs.conformance import check_domain
+
+    mock = DOMAINS.get("mock")
+    task = mock.tasks(None)[0]
+    bad = task.model_copy(update={"gold": task.gold.model_copy(update={"actions": [
+        task.gold.actions[0].model_copy(update={"arguments": {"name": "Nobody Here"}})]})})
+    broken = Domain("mock", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
+                    load_policy=lambda: mock.policy, load_tasks=lambda: [bad])
+    problems = check_domain(broken)
+    assert any(p.startswith("every_gold_sequence_replays: ") and task.id in p for p in problems), problems

@@ -1,0 +1,201 @@
+"""The conformance suite every domain pack passes, built-in or third-party, as plain functions.
+
+Each check takes a `Domain` and returns the problems it found (an empty list: the check passes),
+so a pack's own tests, `tests/domain_packs/test_conformance.py` and a script can all run it:
+
+    from tau_emotion.domain_packs.conformance import CHECKS, load_domain
+    domain = load_domain("acme")
+    problems = {name: check(domain) for name, check in CHECKS.items()}
+
+`check_domain(domain)` runs them all; `load_domain(name)` finds a domain through the installed
+plugins (entry points), as `tau run` does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from tau_emotion.core.errors import TauError
+from tau_emotion.core.reward import GoldReplayError, check_task, expected_hash, replay
+from tau_emotion.core.state import Database
+
+if TYPE_CHECKING:
+    from tau_emotion.core.domain import Domain
+
+GENERIC_WORDS = {"update", "modify", "manage", "details", "info", "items", "item", "user"}
+
+
+def load_domain(name: str, plugins: list[str] | tuple[str, ...] = ()) -> Domain:
+    """The installed domain `name` (its plugin found through its entry point; `plugins` adds module paths)."""
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.plugins import load_all_plugins
+
+    obj = load_all_plugins(plugins).catalog("domains").get(name)
+    return obj if isinstance(obj, Domain) else obj()
+
+
+def tool_schemas_derive(domain: Domain) -> list[str]:
+    """Every tool has a JSON schema with a description (and, unless verbatim, described parameters)."""
+    if not domain.toolset.tools:
+        return [f"{domain.name} has no tools"]
+    problems = []
+    for schema in domain.toolset.schemas:
+        fn = schema["function"]
+        if not fn["description"]:
+            problems.append(f"{fn['name']}: no description")
+        if fn["parameters"]["type"] != "object":
+            problems.append(f"{fn['name']}: parameters are not an object")
+        json.dumps(schema)
+        if domain.meta.get("verbatim_schemas"):
+            continue  # an adapted suite keeps its authors' schemas word for word, so agents see the same prompts
+        for pname, param in fn["parameters"].get("properties", {}).items():
+            if not param.get("description"):
+                problems.append(f"{domain.name}.{fn['name']}: parameter {pname} has no description")
+    return problems
+
+
+def tasks_validate_and_are_unique(domain: Domain) -> list[str]:
+    """Tasks load, ids are unique, each names this domain, has an instruction and only known gold tools."""
+    tasks = domain.tasks(None)
+    if not tasks:
+        return [f"{domain.name} has no tasks"]
+    problems = []
+    if len({t.id for t in tasks}) != len(tasks):
+        problems.append(f"{domain.name}: task ids repeat")
+    for task in tasks:
+        if task.domain != domain.name:
+            problems.append(f"{task.id}: domain is '{task.domain}', not '{domain.name}'")
+        if not task.user.instruction.strip():
+            problems.append(f"{task.id}: empty instruction")
+        problems += [f"{task.id}: unknown gold tool {a.name}" for a in task.gold.actions if a.name not in domain.toolset]
+    return problems
+
+
+def every_gold_sequence_replays(domain: Domain) -> list[str]:
+    """Every gold action sequence runs on the initial database without a tool error."""
+    problems = []
+    for task in domain.tasks(None):
+        try:
+            replay(domain, task)
+        except (GoldReplayError, TauError) as exc:  # each names the task and the action
+            problems.append(str(exc))
+    return problems
+
+
+def every_gold_trajectory_scores_one(domain: Domain) -> list[str]:
+    """The gold trajectory of every task scores 1."""
+    return [p for p in (check_task(domain, t) for t in domain.tasks(None)) if p]
+
+
+def refusal_reasons_are_declared_and_used(domain: Domain) -> list[str]:
+    """Every declared refusal reason has phrasings, and every reason a gold names is declared."""
+    declared = domain.refusal_reasons
+    problems = [f"refusal reason {r}: phrasings must be a non-empty list of non-empty strings"
+                for r, p in declared.items()
+                if not (isinstance(p, list) and p and all(isinstance(x, str) and x.strip() for x in p))]
+    used = {r for t in domain.tasks(None) for r in t.gold.reasons}
+    problems += [f"{domain.name}: gold names undeclared refusal reason {r}" for r in sorted(used - set(declared))]
+    return problems
+
+
+def reset_is_deterministic(domain: Domain) -> list[str]:
+    """Replaying a gold twice gives the same state, the initial state is untouched, expected_hash agrees."""
+    problems = []
+    initial = domain.database.content_hash
+    for task in domain.tasks(None)[:10]:
+        first = replay(domain, task).content_hash
+        if replay(domain, task).content_hash != first:
+            problems.append(f"{task.id}: replaying the gold twice gives two states")
+        if domain.database.state().content_hash != initial:
+            problems.append(f"{task.id}: replay changed the initial database")
+        if expected_hash(domain, task) != first:
+            problems.append(f"{task.id}: expected_hash disagrees with the replay")
+    return problems
+
+
+def hash_is_stable_under_key_order(domain: Domain) -> list[str]:
+    """The database hash does not depend on the order of keys."""
+    tables = domain.database.tables
+    reordered = {t: {k: _reverse(rows[k]) for k in reversed(list(rows))} for t, rows in reversed(list(tables.items()))}
+    if Database(reordered).content_hash != domain.database.content_hash:
+        return [f"{domain.name}: the database hash changes with key order"]
+    return []
+
+
+def policy_problems(domain: Domain) -> list[str]:
+    """What a policy fails to govern: every tool that changes data or ends the conversation must be named by
+    its words in the policy, and no gold action may break one of the pack's machine-checked policy rules."""
+    policy_words = set(re.findall(r"[a-z]+", domain.policy.lower()))
+    problems = []
+    if len(policy_words) < 20:
+        problems.append(f"{domain.name}: the policy is {len(policy_words)} distinct words")
+    for tool in domain.toolset.tools.values():
+        if not (tool.writes or tool.terminal):
+            continue
+        words = [w for w in tool.name.split("_") if len(w) >= 4 and w not in GENERIC_WORDS] or [tool.name]
+        said = [w for w in words if any(x.startswith(w[:5]) for x in policy_words)]
+        if 2 * len(said) < len(words):
+            problems.append(f"{domain.name}: the policy never speaks of {tool.name} ({', '.join(words)})")
+    for task in domain.tasks(None):
+        state = domain.database.state()
+        for i, action in enumerate(task.gold.actions):
+            for rule in domain.policy_rules:
+                broken = rule(state, action.name, dict(action.arguments))
+                if broken:
+                    problems.append(f"{task.id}: gold action {i} ({action.name}) breaks {rule.__name__}: {broken}")
+            domain.toolset.call(state, action.name, action.arguments)
+    return problems
+
+
+def tracer_built_splits_pass_the_audit(domain: Domain) -> list[str]:
+    """`tau tracer audit` on every Tracer-built split: balanced emotion design, agreeing labels, clean splits."""
+    splits = sorted({t.split for t in domain.tasks(None) if t.meta.get("source") == "tracer"})
+    if not splits:
+        return []
+    from tau_emotion.tracer.audit import audit_split
+    from tau_emotion.tracer.hints import load_hints
+
+    problems = []
+    for split in splits:
+        result = audit_split(domain, split, transfer_tool=load_hints(domain).handoff_tool)
+        problems += [f"{domain.name}/{split}: {n}: {d}" for n, ok, d in result.checks if not ok]
+    return problems
+
+
+def _reverse(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _reverse(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reverse(v) for v in value]
+    return value
+
+
+#: every check, by name, in the order they are best read (a failing early one explains later ones)
+CHECKS: dict[str, Callable[[Domain], list[str]]] = {
+    "tool_schemas_derive": tool_schemas_derive,
+    "tasks_validate_and_are_unique": tasks_validate_and_are_unique,
+    "every_gold_sequence_replays": every_gold_sequence_replays,
+    "every_gold_trajectory_scores_one": every_gold_trajectory_scores_one,
+    "refusal_reasons_are_declared_and_used": refusal_reasons_are_declared_and_used,
+    "reset_is_deterministic": reset_is_deterministic,
+    "hash_is_stable_under_key_order": hash_is_stable_under_key_order,
+    "policy_governs_the_tools_and_gold_obeys_its_rules": policy_problems,
+    "tracer_built_splits_pass_the_audit": tracer_built_splits_pass_the_audit,
+}
+
+
+def check_domain(domain: Domain) -> list[str]:
+    """Every check's problems, each prefixed with the check's name (empty: the domain conforms).
+
+    A check that cannot run to the end (a gold that does not replay breaks several) reports why.
+    """
+    problems = []
+    for name, check in CHECKS.items():
+        try:
+            problems += [f"{name}: {p}" for p in check(domain)]
+        except (GoldReplayError, TauError) as exc:
+            problems.append(f"{name}: {exc}")
+    return problems
