@@ -256,7 +256,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
         reads = {"get_bills": [{"account_id": line["account_id"]}]} if reason == "overdue_balance" else {}
         return _draft(kind, "add_addon", {"line_id": line["line_id"], "addon_id": addon["addon_id"]},
                       [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
-                      facts={"addon": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                      facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
                       reads=reads, evidence=["get_bills"] if reads else [],
                       mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
     options = [(line, addon) for line in lines for addon in addons
@@ -270,7 +270,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
     travel = addon["kind"] == "roaming"
     return _draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_id": addon["addon_id"]},
                   [f"add {addon['name']} to {ref.phrase}", f"put the {addon['name']} add-on on {ref.phrase}"], ref,
-                  facts={"addon": addon["name"]}, reads={"get_catalogue": [{}]},
+                  facts={"add_on": addon["name"]}, reads={"get_catalogue": [{}]},
                   choices=[_catalogue_choice(ctx, "addons", "addon_id", addon["addon_id"], "add-on")],
                   outputs=[Output(money(addon["monthly_price"]), "the monthly price of the add-on")],
                   decline="skip the add-on",
@@ -289,7 +289,7 @@ def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
     options = [Option(a, {"name": ctx.state["addons"].peek(a)["name"]}) for a in line["addons"]]
     return _draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_id": addon_id},
                   [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
-                  ref, facts={"addon_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
+                  ref, facts={"add_on_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
                   evidence=["get_catalogue"],
                   choices=[Choice("add-on", addon_id, options, {"name": addon["name"]})],
                   mood=Mood("{{I}} no longer use " + addon["name"], "neutral", 0, None))
@@ -474,7 +474,7 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     return _draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
                   [f"find out how much data is left on {ref.phrase} this month",
                    f"check the data {{{{I}}}} have left on {ref.phrase}"], ref,
-                  outputs=[Output(money(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
+                  outputs=[Output(str(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
                   mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
                             _days_to_cycle_end()))
 
