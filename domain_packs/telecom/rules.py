@@ -45,7 +45,7 @@ def contract_term(state: State, action_name: str, arguments: dict) -> str | None
     """A line under contract cannot move to a plan with a lower monthly price before the contract ends."""
     if action_name != "change_line_plan":
         return None
-    line, new = _line(state, arguments), state["plans"].peek(str(arguments.get("plan_id")))
+    line, new = _line(state, arguments), state["plans"].peek(str(arguments.get("plan_code")))
     if line is None or new is None or not line["contract_end_date"] or line["contract_end_date"] <= TODAY:
         return None
     if new["monthly_price"] < state["plans"].peek(line["plan_id"])["monthly_price"]:
@@ -77,7 +77,7 @@ def roaming_needs_clear_account(state: State, action_name: str, arguments: dict)
     """A roaming add-on is not added while the line's account has an overdue bill."""
     if action_name != "add_addon":
         return None
-    line, addon = _line(state, arguments), state["addons"].peek(str(arguments.get("addon_id")))
+    line, addon = _line(state, arguments), state["addons"].peek(str(arguments.get("addon_code")))
     if line is None or addon is None or addon["kind"] != "roaming":
         return None
     overdue = overdue_bills(state, line["account_id"])

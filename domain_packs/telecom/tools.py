@@ -182,19 +182,19 @@ def diagnose_line(db: State, line_id: str) -> dict:
 
 
 @tool(writes=True)
-def change_line_plan(db: State, line_id: str, plan_id: str) -> dict:
+def change_line_plan(db: State, line_id: str, plan_code: str) -> dict:
     """Move a line to another plan from the catalogue, starting today; the new monthly price shows on the next bill.
 
     Args:
         line_id: The line's id.
-        plan_id: The new plan's id, such as 'PLAN_PLUS30'.
+        plan_code: The new plan's code in the catalogue, such as 'PLAN_PLUS30'.
     """
     line = _row(db, "lines", line_id, "line", write=True)
-    plan = _row(db, "plans", plan_id, "plan")
-    if line["plan_id"] == plan_id:
-        raise ToolError(f"line {line_id} is already on plan {plan_id}")
+    plan = _row(db, "plans", plan_code, "plan")
+    if line["plan_id"] == plan_code:
+        raise ToolError(f"line {line_id} is already on plan {plan_code}")
     old = db["plans"].peek(line["plan_id"])
-    line["plan_id"] = plan_id
+    line["plan_id"] = plan_code
     line["plan_changed_on"] = TODAY
     if plan["contract_months"]:
         end = _dt.date.fromisoformat(TODAY) + _dt.timedelta(days=30 * plan["contract_months"])
@@ -204,33 +204,33 @@ def change_line_plan(db: State, line_id: str, plan_id: str) -> dict:
 
 
 @tool(writes=True)
-def add_addon(db: State, line_id: str, addon_id: str) -> dict:
+def add_addon(db: State, line_id: str, addon_code: str) -> dict:
     """Add an add-on (such as a roaming pass or extra data) to a line; its monthly price is billed from today.
 
     Args:
         line_id: The line's id.
-        addon_id: The add-on's id, such as 'ADD_EU_PASS'.
+        addon_code: The add-on's code in the catalogue, such as 'ADD_EU_PASS'.
     """
     line = _row(db, "lines", line_id, "line", write=True)
-    addon = _row(db, "addons", addon_id, "add-on")
-    if addon_id in line["addons"]:
-        raise ToolError(f"line {line_id} already has add-on {addon_id}")
-    line["addons"].append(addon_id)
+    addon = _row(db, "addons", addon_code, "add-on")
+    if addon_code in line["addons"]:
+        raise ToolError(f"line {line_id} already has add-on {addon_code}")
+    line["addons"].append(addon_code)
     return {"line_id": line_id, "addons": list(line["addons"]), "monthly_price": addon["monthly_price"]}
 
 
 @tool(writes=True)
-def remove_addon(db: State, line_id: str, addon_id: str) -> dict:
+def remove_addon(db: State, line_id: str, addon_code: str) -> dict:
     """Remove an add-on from a line; it stops being billed from today.
 
     Args:
         line_id: The line's id.
-        addon_id: The add-on's id.
+        addon_code: The add-on's code, such as 'ADD_EU_PASS'.
     """
     line = _row(db, "lines", line_id, "line", write=True)
-    if addon_id not in line["addons"]:
-        raise ToolError(f"line {line_id} has no add-on {addon_id}")
-    line["addons"].remove(addon_id)
+    if addon_code not in line["addons"]:
+        raise ToolError(f"line {line_id} has no add-on {addon_code}")
+    line["addons"].remove(addon_code)
     return {"line_id": line_id, "addons": list(line["addons"])}
 
 
@@ -270,7 +270,7 @@ def resume_line(db: State, line_id: str) -> dict:
 
 
 @tool(writes=True)
-def replace_device(db: State, line_id: str, model_id: str, payment_id: str) -> dict:
+def replace_device(db: State, line_id: str, model_code: str, payment_id: str) -> dict:
     """Replace a line's device with a new one of a catalogue model and register it on the line; the old device is retired.
 
     The charge is the model's price, or the 99 deductible when the line has the Device Protection
@@ -278,20 +278,20 @@ def replace_device(db: State, line_id: str, model_id: str, payment_id: str) -> d
 
     Args:
         line_id: The line's id.
-        model_id: The device model's id, such as 'DM_PIXEL9'.
+        model_code: The device model's code in the catalogue, such as 'DM_PIXEL9'.
         payment_id: The payment method that pays the charge.
     """
     line = _row(db, "lines", line_id, "line", write=True)
-    model = _row(db, "device_models", model_id, "device model")
+    model = _row(db, "device_models", model_code, "device model")
     account = db["accounts"].peek(line["account_id"])
     _payment_method(db, account, payment_id)
     charge = min(DEDUCTIBLE, model["price"]) if PROTECTION_ADDON in line["addons"] else model["price"]
     old = line["device_id"]
     if old is not None and old in db["devices"]:
         db["devices"][old]["status"] = "retired"
-    device_id = _new_id(db, "devices", "D", line_id, model_id, old)
+    device_id = _new_id(db, "devices", "D", line_id, model_code, old)
     imei = str(int(_digest("imei", device_id), 16) % 10**15).zfill(15)
-    db["devices"][device_id] = {"device_id": device_id, "line_id": line_id, "model_id": model_id, "imei": imei,
+    db["devices"][device_id] = {"device_id": device_id, "line_id": line_id, "model_id": model_code, "imei": imei,
                                 "status": "active", "registered_on": TODAY}
     line["device_id"] = device_id
     return {"line_id": line_id, "device_id": device_id, "model": model["name"], "charge": _money(charge),

@@ -179,7 +179,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
             for plan in plans:
                 if plan["plan_id"] == line["plan_id"]:
                     continue
-                found = violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_id": plan["plan_id"]})
+                found = violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]})
                 if len(found) != 1:
                     continue
                 if line["status"] == "suspended":
@@ -194,21 +194,21 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
             return None
         line, plan, reason, keyword, kind = ctx.rng.choice(options)
         ref = _LineRef(ctx, line)
-        return _draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_id": plan["plan_id"]},
+        return _draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
                       [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
                       facts={"new_plan": plan["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
                       mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
     items = []
     for line in lines:
-        if violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_id": "PLAN_BASIC5"}) and \
-                violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_id": "PLAN_UNLPREM"}):
+        if violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_BASIC5"}) and \
+                violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}):
             continue
         items.append(line)
     line = _pick(ctx, items)
     if line is None:
         return None
     allowed = [p for p in plans if p["plan_id"] != line["plan_id"]
-               and not violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_id": p["plan_id"]})]
+               and not violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": p["plan_id"]})]
     if not allowed:
         return None
     plan = ctx.rng.choice(allowed)
@@ -217,7 +217,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
     high, low = max(old, new), min(old, new)
     ref = _LineRef(ctx, line)
     more = new > old
-    return _draft("change_plan", "change_line_plan", {"line_id": line["line_id"], "plan_id": plan["plan_id"]},
+    return _draft("change_plan", "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
                   [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to the {plan['name']} plan"],
                   ref, facts={"new_plan": plan["name"]},
                   reads={"get_catalogue": [{}], "calculate": [{"expression": f"{high} - {low}"}]},
@@ -240,7 +240,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
             for addon in addons:
                 if addon["addon_id"] in line["addons"]:
                     continue
-                found = violations(ctx.state, "add_addon", {"line_id": line["line_id"], "addon_id": addon["addon_id"]})
+                found = violations(ctx.state, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
                 if len(found) != 1:
                     continue
                 if line["status"] == "suspended":
@@ -254,21 +254,21 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
         line, addon, reason, keyword, kind = ctx.rng.choice(options)
         ref = _LineRef(ctx, line)
         reads = {"get_bills": [{"account_id": line["account_id"]}]} if reason == "overdue_balance" else {}
-        return _draft(kind, "add_addon", {"line_id": line["line_id"], "addon_id": addon["addon_id"]},
+        return _draft(kind, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
                       [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
                       facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
                       reads=reads, evidence=["get_bills"] if reads else [],
                       mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
     options = [(line, addon) for line in lines for addon in addons
                if addon["addon_id"] not in line["addons"] and addon["monthly_price"] >= 10
-               and not violations(ctx.state, "add_addon", {"line_id": line["line_id"], "addon_id": addon["addon_id"]})
+               and not violations(ctx.state, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
                and line["line_id"] not in {d.arguments.get("line_id") for d in ctx.history}]
     if not options:
         return None
     line, addon = ctx.rng.choice(options)
     ref = _LineRef(ctx, line)
     travel = addon["kind"] == "roaming"
-    return _draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_id": addon["addon_id"]},
+    return _draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
                   [f"add {addon['name']} to {ref.phrase}", f"put the {addon['name']} add-on on {ref.phrase}"], ref,
                   facts={"add_on": addon["name"]}, reads={"get_catalogue": [{}]},
                   choices=[_catalogue_choice(ctx, "addons", "addon_id", addon["addon_id"], "add-on")],
@@ -287,7 +287,7 @@ def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
     addon = ctx.state["addons"].peek(addon_id)
     ref = _LineRef(ctx, line)
     options = [Option(a, {"name": ctx.state["addons"].peek(a)["name"]}) for a in line["addons"]]
-    return _draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_id": addon_id},
+    return _draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_code": addon_id},
                   [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
                   ref, facts={"add_on_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
                   evidence=["get_catalogue"],
@@ -357,7 +357,7 @@ def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     pid, pay_choice, pay_facts, words = paid
     ref = _LineRef(ctx, line)
     return _draft("replace_device", "replace_device",
-                  {"line_id": line["line_id"], "model_id": model["model_id"], "payment_id": pid},
+                  {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
                   [f"replace the phone on {ref.phrase} with a {model['name']}",
                    f"get a new {model['name']} for {ref.phrase}"], ref,
                   facts={"new_phone_model": model["name"], **pay_facts}, reads={"get_catalogue": [{}]},

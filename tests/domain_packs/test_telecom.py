@@ -59,7 +59,7 @@ def test_identification_chain_and_usage(domain, state):
 def test_replacement_with_protection_costs_the_deductible(domain, state):
     line = _first(state, "lines", lambda r: PROTECTION_ADDON in r["addons"] and r["status"] == "active")
     customer = state["customers"].peek(state["accounts"].peek(line["account_id"])["customer_id"])
-    out = call(domain, state, "replace_device", line_id=line["line_id"], model_id="DM_IPHONE16",
+    out = call(domain, state, "replace_device", line_id=line["line_id"], model_code="DM_IPHONE16",
                payment_id=next(iter(customer["payment_methods"])))
     assert out["charge"] == DEDUCTIBLE
     assert state["lines"].peek(line["line_id"])["device_id"] == out["device_id"]
@@ -76,12 +76,12 @@ def test_troubleshooting_clears_only_with_the_recommended_step(domain, state):
 def test_rules_refuse_what_the_policy_forbids(domain, state):
     under = _first(state, "lines", lambda r: r["contract_end_date"] and r["contract_end_date"] > "2025-03-14"
                    and r["plan_id"] == "PLAN_UNLPREM")
-    assert rules.contract_term(state, "change_line_plan", {"line_id": under["line_id"], "plan_id": "PLAN_BASIC5"})
-    assert not rules.contract_term(state, "change_line_plan", {"line_id": under["line_id"], "plan_id": "PLAN_UNLPREM"})
+    assert rules.contract_term(state, "change_line_plan", {"line_id": under["line_id"], "plan_code": "PLAN_BASIC5"})
+    assert not rules.contract_term(state, "change_line_plan", {"line_id": under["line_id"], "plan_code": "PLAN_UNLPREM"})
     changed = _first(state, "lines", lambda r: (r["plan_changed_on"] or "") >= "2025-03-01")
-    assert rules.plan_change_once_per_cycle(state, "change_line_plan", {"line_id": changed["line_id"], "plan_id": "x"})
+    assert rules.plan_change_once_per_cycle(state, "change_line_plan", {"line_id": changed["line_id"], "plan_code": "x"})
     suspended = _first(state, "lines", lambda r: r["status"] == "suspended")
-    assert rules.suspended_line_frozen(state, "add_addon", {"line_id": suspended["line_id"], "addon_id": "ADD_DATA5"})
+    assert rules.suspended_line_frozen(state, "add_addon", {"line_id": suspended["line_id"], "addon_code": "ADD_DATA5"})
     assert rules.suspension_limits(state, "suspend_line", {"line_id": "L1", "reason": "travel", "days": 91})
     assert not rules.suspension_limits(state, "suspend_line", {"line_id": "L1", "reason": "travel", "days": 90})
     old = _first(state, "bills", lambda b: b["period"] == "2024-12")
@@ -91,8 +91,8 @@ def test_rules_refuse_what_the_policy_forbids(domain, state):
     assert not rules.credit_limits(state, "issue_bill_credit", {"bill_id": new["bill_id"], "amount": 50})
     overdue = _first(state, "bills", lambda b: b["status"] == "overdue")
     line_id = state["accounts"].peek(overdue["account_id"])["line_ids"][0]
-    assert rules.roaming_needs_clear_account(state, "add_addon", {"line_id": line_id, "addon_id": "ADD_EU_PASS"})
-    assert not rules.roaming_needs_clear_account(state, "add_addon", {"line_id": line_id, "addon_id": "ADD_DATA5"})
+    assert rules.roaming_needs_clear_account(state, "add_addon", {"line_id": line_id, "addon_code": "ADD_EU_PASS"})
+    assert not rules.roaming_needs_clear_account(state, "add_addon", {"line_id": line_id, "addon_code": "ADD_DATA5"})
 
 
 def test_splits_and_suite(domain):
