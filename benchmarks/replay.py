@@ -38,7 +38,9 @@ def main() -> None:
     for task in tasks:  # warm the gold-hash cache, as a run does once per task
         expected_hash(domain, task)
     stop = Termination(reason="user_stop")
-    said = {t.id: [Message(role="assistant", content="; ".join(t.gold.outputs)),
+    # a perfect agent tells every gold output and explains every refusal with one declared phrasing
+    reasons = domain.refusal_reasons
+    said = {t.id: [Message(role="assistant", content="; ".join([*t.gold.outputs, *(reasons[r][0] for r in t.gold.reasons)])),
                    *(Message(role="tool", name=a.name, content="ok") for a in t.gold.actions)] for t in tasks}
 
     resets: list[float] = []

@@ -399,7 +399,8 @@ def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft 
     if ctx.want_challenge and ctx.rng.random() < 0.5:
         return _again(ctx, "exchange_again", "exchange_delivered_order_items", "exchange")
     if ctx.want_challenge:
-        return _other_product(ctx)
+        # most exchanges are possible; asking for another product is one challenge among several
+        return _other_product(ctx) if ctx.rng.random() < 0.4 else None
     return _swap_intent(ctx, "exchange", "exchange_delivered_order_items", ("delivered",), "exchange")
 
 
