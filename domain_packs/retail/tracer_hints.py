@@ -59,7 +59,7 @@ class _Index:
 
 
 def _user(ctx: GroundingContext) -> dict:
-    return ctx.state["users"].peek(ctx.persona.facts["user_id"])
+    return ctx.state["users"].peek(ctx.persona.entity)
 
 
 def _orders(ctx: GroundingContext, *status: str) -> list[dict]:
@@ -162,8 +162,8 @@ def persona(ctx: GroundingContext) -> Persona | None:
         facts["zip"] = user["address"]["zip"]
         reads = {"find_user_id_by_name_zip": [{"first_name": name["first_name"], "last_name": name["last_name"],
                                                "zip": user["address"]["zip"]}]}
+    # no user id among the facts: the agent must find it (the policy's authentication)
     reads["get_user_details"] = [{"user_id": uid}]
-    facts["user_id"] = uid
     return Persona(name=f"{name['first_name']} {name['last_name']}", facts=facts, reads=reads, entity=uid)
 
 
