@@ -17,7 +17,7 @@ import tracemalloc
 
 from tau_emotion.core.models import Message, Termination
 from tau_emotion.core.plugins import load_all_plugins
-from tau_emotion.core.reward import expected_hash, replay, score
+from tau_emotion.core.reward import expected_hash, gold_statement, replay, score
 
 TAU_BENCH_AIRLINE_S_PER_TASK = 1.9
 
@@ -38,9 +38,8 @@ def main() -> None:
     for task in tasks:  # warm the gold-hash cache, as a run does once per task
         expected_hash(domain, task)
     stop = Termination(reason="user_stop")
-    # the agent tells every gold output and explains every refusal with one of its declared phrasings
-    phrasings = domain.refusal_reasons
-    said = {t.id: [Message(role="assistant", content="; ".join([*t.gold.outputs, *(phrasings[r][0] for r in t.gold.reasons)])),
+    # a perfect agent tells every gold output and explains every refusal with one declared phrasing
+    said = {t.id: [Message(role="assistant", content=gold_statement(domain, t)),
                    *(Message(role="tool", name=a.name, content="ok") for a in t.gold.actions)] for t in tasks}
 
     resets: list[float] = []
