@@ -105,6 +105,20 @@ def run_with_deadline(fn: Callable[..., Any], seconds: float | None, /, *args: A
         _watchdog.due = outer
 
 
+def find_row(state: State, table: str, key: Any, what: str, *, write: bool = False) -> dict:
+    """Row `key` of `table` for a tool (a copy to change when `write`), or a ToolError "WHAT 'KEY' not found"."""
+    rows = state[table]
+    if not isinstance(key, str) or key not in rows:
+        raise ToolError(f"{what} '{key}' not found")
+    return rows[key] if write else rows.peek(key)
+
+
+def money(value: float) -> float | int:
+    """Round to cents and drop an empty fraction, so figures read like '327' or '54.5'."""
+    value = round(value + 0.0, 2)
+    return int(value) if value == int(value) else value
+
+
 @dataclass(frozen=True)
 class ToolInfo:
     writes: bool = False

@@ -22,7 +22,8 @@ from typing import Any, Literal
 from typing_extensions import TypedDict
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, tool
+from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.core.tools import money as _money
 
 NOW = "2024-05-15T15:00:00"
 BAG_FEE = 50
@@ -66,24 +67,12 @@ class Payment(TypedDict):
 # --------------------------------------------------------------------------- helpers
 
 
-def _money(value: float) -> float | int:
-    """Round to cents, and drop the fraction when there is none so figures read like '327'."""
-    value = round(value + 0.0, 2)
-    return int(value) if value == int(value) else value
-
-
 def _user(db: State, user_id: str, *, write: bool = False) -> dict:
-    table = db["users"]
-    if user_id not in table:
-        raise ToolError(f"user '{user_id}' not found")
-    return table[user_id] if write else table.peek(user_id)
+    return find_row(db, "users", user_id, "user", write=write)
 
 
 def _reservation(db: State, reservation_id: str, *, write: bool = False) -> dict:
-    table = db["reservations"]
-    if reservation_id not in table:
-        raise ToolError(f"reservation '{reservation_id}' not found")
-    return table[reservation_id] if write else table.peek(reservation_id)
+    return find_row(db, "reservations", reservation_id, "reservation", write=write)
 
 
 def _flight(db: State, flight_number: str) -> dict:

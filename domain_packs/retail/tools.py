@@ -12,30 +12,19 @@ from __future__ import annotations
 from typing import Literal
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, tool
+from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.core.tools import money as _money
 from tau_emotion.domain_packs.classic.calculator import calculate as _evaluate
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 
 
-def _money(value: float) -> float | int:
-    """Round to cents and drop an empty fraction so figures read like '54' or '54.5'."""
-    value = round(value + 0.0, 2)
-    return int(value) if value == int(value) else value
-
-
 def _user(db: State, user_id: str, *, write: bool = False) -> dict:
-    table = db["users"]
-    if user_id not in table:
-        raise ToolError(f"user '{user_id}' not found")
-    return table[user_id] if write else table.peek(user_id)
+    return find_row(db, "users", user_id, "user", write=write)
 
 
 def _order(db: State, order_id: str, *, write: bool = False) -> dict:
-    table = db["orders"]
-    if order_id not in table:
-        raise ToolError(f"order '{order_id}' not found")
-    return table[order_id] if write else table.peek(order_id)
+    return find_row(db, "orders", order_id, "order", write=write)
 
 
 def _status(order: dict, *wanted: str) -> None:

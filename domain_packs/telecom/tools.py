@@ -19,7 +19,8 @@ import json
 from typing import Any, Literal
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, tool
+from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.core.tools import money as _money
 from tau_emotion.domain_packs.classic.calculator import calculate as _evaluate
 
 TODAY = "2025-03-14"
@@ -36,19 +37,6 @@ CreditReason = Literal["late_fee_waiver", "overage_waiver", "service_outage", "b
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _money(value: float) -> float | int:
-    """Round to cents, and drop the fraction when there is none so figures read like '45'."""
-    value = round(value + 0.0, 2)
-    return int(value) if value == int(value) else value
-
-
-def _row(db: State, table: str, key: str, what: str, *, write: bool = False) -> dict:
-    rows = db[table]
-    if not isinstance(key, str) or key not in rows:
-        raise ToolError(f"{what} '{key}' not found")
-    return rows[key] if write else rows.peek(key)
 
 
 def _digest(*parts: Any) -> str:
@@ -98,7 +86,7 @@ def get_customer_details(db: State, customer_id: str) -> dict:
     Args:
         customer_id: The customer's id, such as 'C104233'.
     """
-    return _row(db, "customers", customer_id, "customer")
+    return find_row(db, "customers", customer_id, "customer")
 
 
 @tool
@@ -108,7 +96,7 @@ def get_account_details(db: State, account_id: str) -> dict:
     Args:
         account_id: The account's id, such as 'A500172'.
     """
-    account = _row(db, "accounts", account_id, "account")
+    account = find_row(db, "accounts", account_id, "account")
     lines = []
     for line_id in account["line_ids"]:
         line = db["lines"].peek(line_id)
@@ -124,7 +112,7 @@ def get_line_details(db: State, line_id: str) -> dict:
     Args:
         line_id: The line's id, such as 'L300415'.
     """
-    line = _row(db, "lines", line_id, "line")
+    line = find_row(db, "lines", line_id, "line")
     return {k: v for k, v in line.items() if k != "issue"}
 
 
@@ -143,7 +131,7 @@ def get_bills(db: State, account_id: str) -> list:
     Args:
         account_id: The account's id, such as 'A500172'.
     """
-    account = _row(db, "accounts", account_id, "account")
+    account = find_row(db, "accounts", account_id, "account")
     bills = [db["bills"].peek(bid) for bid in account["bill_ids"]]
     return sorted(bills, key=lambda b: b["issue_date"], reverse=True)
 
@@ -155,7 +143,7 @@ def get_data_usage(db: State, line_id: str) -> dict:
     Args:
         line_id: The line's id, such as 'L300415'.
     """
-    line = _row(db, "lines", line_id, "line")
+    line = find_row(db, "lines", line_id, "line")
     usage = db["usage"].peek(line_id)
     plan = db["plans"].peek(line["plan_id"])
     extra = sum(db["addons"].peek(a)["extra_data_gb"] for a in line["addons"])
@@ -171,7 +159,7 @@ def diagnose_line(db: State, line_id: str) -> dict:
     Args:
         line_id: The line's id, such as 'L300415'.
     """
-    line = _row(db, "lines", line_id, "line")
+    line = find_row(db, "lines", line_id, "line")
     issue = line.get("issue")
     if not issue:
         return {"line_id": line_id, "fault": "none", "symptom": None, "recommended_step": None}
@@ -189,8 +177,8 @@ def change_line_plan(db: State, line_id: str, plan_code: str) -> dict:
         line_id: The line's id.
         plan_code: The new plan's code in the catalogue, such as 'PLAN_PLUS30'.
     """
-    line = _row(db, "lines", line_id, "line", write=True)
-    plan = _row(db, "plans", plan_code, "plan")
+    line = find_row(db, "lines", line_id, "line", write=True)
+    plan = find_row(db, "plans", plan_code, "plan")
     if line["plan_id"] == plan_code:
         raise ToolError(f"line {line_id} is already on plan {plan_code}")
     old = db["plans"].peek(line["plan_id"])
@@ -211,8 +199,8 @@ def add_addon(db: State, line_id: str, addon_code: str) -> dict:
         line_id: The line's id.
         addon_code: The add-on's code in the catalogue, such as 'ADD_EU_PASS'.
     """
-    line = _row(db, "lines", line_id, "line", write=True)
-    addon = _row(db, "addons", addon_code, "add-on")
+    line = find_row(db, "lines", line_id, "line", write=True)
+    addon = find_row(db, "addons", addon_code, "add-on")
     if addon_code in line["addons"]:
         raise ToolError(f"line {line_id} already has add-on {addon_code}")
     line["addons"].append(addon_code)
@@ -227,7 +215,7 @@ def remove_addon(db: State, line_id: str, addon_code: str) -> dict:
         line_id: The line's id.
         addon_code: The add-on's code, such as 'ADD_EU_PASS'.
     """
-    line = _row(db, "lines", line_id, "line", write=True)
+    line = find_row(db, "lines", line_id, "line", write=True)
     if addon_code not in line["addons"]:
         raise ToolError(f"line {line_id} has no add-on {addon_code}")
     line["addons"].remove(addon_code)
@@ -243,7 +231,7 @@ def suspend_line(db: State, line_id: str, reason: SuspensionReason, days: int) -
         reason: 'lost_or_stolen', 'travel' or 'medical'.
         days: How many days the suspension lasts, counted from today.
     """
-    line = _row(db, "lines", line_id, "line", write=True)
+    line = find_row(db, "lines", line_id, "line", write=True)
     if line["status"] != "active":
         raise ToolError(f"line {line_id} is not active (status: {line['status']})")
     if days < 1:
@@ -261,7 +249,7 @@ def resume_line(db: State, line_id: str) -> dict:
     Args:
         line_id: The line's id.
     """
-    line = _row(db, "lines", line_id, "line", write=True)
+    line = find_row(db, "lines", line_id, "line", write=True)
     if line["status"] != "suspended":
         raise ToolError(f"line {line_id} is not suspended (status: {line['status']})")
     line["status"] = "active"
@@ -281,8 +269,8 @@ def replace_device(db: State, line_id: str, model_code: str, payment_id: str) ->
         model_code: The device model's code in the catalogue, such as 'DM_PIXEL9'.
         payment_id: The payment method that pays the charge.
     """
-    line = _row(db, "lines", line_id, "line", write=True)
-    model = _row(db, "device_models", model_code, "device model")
+    line = find_row(db, "lines", line_id, "line", write=True)
+    model = find_row(db, "device_models", model_code, "device model")
     account = db["accounts"].peek(line["account_id"])
     _payment_method(db, account, payment_id)
     charge = min(DEDUCTIBLE, model["price"]) if PROTECTION_ADDON in line["addons"] else model["price"]
@@ -307,7 +295,7 @@ def pay_bill(db: State, bill_id: str, payment_id: str, amount: float) -> dict:
         payment_id: The credit card or bank account that pays.
         amount: The amount paid; at most the bill's balance.
     """
-    bill = _row(db, "bills", bill_id, "bill", write=True)
+    bill = find_row(db, "bills", bill_id, "bill", write=True)
     account = db["accounts"].peek(bill["account_id"])
     _payment_method(db, account, payment_id)
     if amount <= 0:
@@ -330,7 +318,7 @@ def issue_bill_credit(db: State, bill_id: str, amount: float, reason: CreditReas
         amount: The credit amount.
         reason: 'late_fee_waiver', 'overage_waiver', 'service_outage' or 'billing_error'.
     """
-    bill = _row(db, "bills", bill_id, "bill", write=True)
+    bill = find_row(db, "bills", bill_id, "bill", write=True)
     if amount <= 0:
         raise ToolError("the credit amount must be positive")
     if amount > bill["amount"] - sum(c["amount"] for c in bill["credits"]) + 1e-9:
@@ -352,7 +340,7 @@ def run_troubleshooting_step(db: State, line_id: str, step: Step) -> dict:
         line_id: The line's id.
         step: 'restart_device', 'toggle_airplane_mode', 'reset_network_settings', 'reprovision_sim' or 'update_carrier_settings'.
     """
-    line = _row(db, "lines", line_id, "line", write=True)
+    line = find_row(db, "lines", line_id, "line", write=True)
     line["troubleshooting_log"].append({"step": step, "date": TODAY})
     issue = line.get("issue")
     if issue and issue["fix"] == step:
