@@ -459,7 +459,7 @@ def fake_shop(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     yield classic.ClassicPlugin("fake-shop", "fakebench", "shop",
                                 classic.Distribution("Fake", "fake", "pip install fakebench"))
-    for name in [m for m in sys.modules if m.split(".")[0] == "fakebench"]:
+    for name in [m for m in list(sys.modules) if m.split(".")[0] == "fakebench"]:
         del sys.modules[name]
 
 

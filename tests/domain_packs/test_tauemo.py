@@ -41,7 +41,7 @@ needs_release = pytest.mark.skipif(not _real_release(), reason=(
 
 
 def _forget_package() -> None:
-    for name in [m for m in sys.modules if m.split(".")[0] == "tau_emotion_bench"]:
+    for name in [m for m in list(sys.modules) if m.split(".")[0] == "tau_emotion_bench"]:
         del sys.modules[name]
     for plugin in (classic.PLUGINS[n] for n in NAMES):  # the entry points' objects cache what they loaded
         plugin._domain = None
