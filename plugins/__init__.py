@@ -3,4 +3,4 @@ a model client, the progress bar and the report commands (run metadata, show, an
 
 #: loaded by every run unless blocked with `no:NAME` (as pytest's default_plugins)
 DEFAULT_PLUGINS = ("oracle", "tool_calling", "null", "asker", "hasty", "repeater", "scripted", "llm_user", "litellm", "openai", "ray",
-                   "stop", "metrics", "sqlite", "local", "progress", "report")
+                   "stop", "metrics", "sqlite", "local", "progress", "report", "serve")

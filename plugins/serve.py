@@ -6,13 +6,20 @@ file and its last lines), prints the flags to give `tau run`, and stops the serv
 group on exit, on Ctrl-C and on SIGTERM. `--executable` runs another program with vLLM's command
 line (tests use a small OpenAI-compatible stand-in; vLLM has no CPU wheel). Arguments after `--`
 go to `vllm serve` unchanged.
+
+`tau run --serve vllm` does the same for one run: the server starts before the run (after the options
+are read, before the preflight), the agent (`--serve-for agent`, the default), the LLM user or both
+are pointed at it, and it stops when the run ends, fails or is interrupted. A resumed run starts a
+fresh server (the port is not part of what defines a run).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -22,8 +29,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Literal
 
 import click
+from pydantic import BaseModel, Field
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
@@ -95,6 +104,100 @@ def managed_server(model: str, *, host: str = "127.0.0.1", port: int = 0, execut
     finally:
         stop(proc)
         signal.signal(signal.SIGTERM, previous)
+
+
+# ----------------------------------------------------------------------------- tau run --serve
+
+#: role -> (the agent/user that plays it with a model, its option group, its flags' prefix)
+ROLES = {"agent": ("tool_calling", "tool_calling", "agent"), "user": ("llm", "llm_user", "user")}
+PROVIDER_PREFIXES = ("hosted_vllm/", "openai/")
+
+
+class ServeOptions(BaseModel):
+    serve: Literal["vllm"] | None = Field(None, description="Start this model server for the run and stop it "
+                                          "after: `vllm` runs `vllm serve` on the --serve-for role's model and "
+                                          "points that role at it.")
+    serve_for: Literal["agent", "user", "both"] = Field("agent", description="Which role uses the served model.")
+    serve_model: str | None = Field(None, description="What the server loads (a local path or model name; "
+                                    "default: the role's --agent-model/--user-model without its provider prefix).")
+    serve_executable: str = Field("vllm", description="The program run as `EXE serve MODEL ...`.")
+    serve_args: str = Field("", description="Extra arguments for the server, one shell-quoted string, "
+                            "e.g. '--max-model-len 8192'.")
+    serve_port: int = Field(0, ge=0, le=65535, description="Port of the served model (default: a free one).")
+    serve_log: str | None = Field(None, description="Server log file (default: .tau/serve-PORT.log).")
+    serve_ready_timeout: float = Field(900.0, gt=0, description="Seconds to wait for the server to answer "
+                                       "/v1/models.")
+
+
+def served_name(model: str) -> str:
+    for prefix in PROVIDER_PREFIXES:
+        if model.startswith(prefix):
+            return model[len(prefix):]
+    return model
+
+
+#: servers started for runs of this process, stopped at run end and, failing that, at exit
+_RUN_SERVERS = contextlib.ExitStack()
+
+
+def stop_run_servers() -> None:
+    _RUN_SERVERS.close()
+
+
+atexit.register(stop_run_servers)
+
+
+def start_for_run(config: Any) -> None:
+    """Start the server `--serve` asks for and point the chosen roles' options at it."""
+    options = config.options_for("serve", ServeOptions)
+    if not options.serve:
+        return
+    roles = ["agent", "user"] if options.serve_for == "both" else [options.serve_for]
+    names = []
+    for role in roles:
+        player, group, prefix = ROLES[role]
+        if getattr(config, role) != player:
+            raise TauError(f"--serve-for {options.serve_for} serves a model to the {role}, but the {role} is "
+                           f"'{getattr(config, role)}': use --{role} {player}")
+        model = config.options.get(group, {}).get(f"{prefix}_model")
+        names.append(served_name(model) if model else None)
+    wanted = {n for n in names if n}
+    if len(wanted) > 1:
+        raise TauError(f"--serve-for both needs one model, but the agent and user models differ: {sorted(wanted)}")
+    name = next(iter(wanted), None) or (served_name(options.serve_model) if options.serve_model else None)
+    if not name:
+        raise TauError("--serve needs a model to serve: pass --agent-model hosted_vllm/NAME (or --serve-model PATH)")
+    weights = options.serve_model or name
+    extra = shlex.split(options.serve_args)
+    if weights != name and "--served-model-name" not in extra:
+        extra += ["--served-model-name", name]
+    base = _RUN_SERVERS.enter_context(managed_server(
+        weights, port=options.serve_port, executable=options.serve_executable, log=options.serve_log,
+        ready_timeout=options.serve_ready_timeout, extra=tuple(extra)))
+    for role in roles:
+        _, group, prefix = ROLES[role]
+        values = config.options.setdefault(group, {})
+        values[f"{prefix}_model"] = f"hosted_vllm/{name}"
+        values[f"{prefix}_api_base"] = base
+    click.echo(f"serving {weights} at {base} for the {' and '.join(roles)}", err=True)
+
+
+@hookimpl
+def tau_register_options(register):
+    register("serve", ServeOptions)
+
+
+@hookimpl
+def tau_configure(config):
+    start_for_run(config)
+
+
+@hookimpl
+def tau_run_end(run, summary):
+    stop_run_servers()
+
+
+# ----------------------------------------------------------------------------- tau serve
 
 
 @click.command("serve", context_settings={"ignore_unknown_options": True})

@@ -57,3 +57,70 @@ def test_readiness_timeout_and_teardown(tmp_path):
             managed_server("tiny", executable=FAKE, log=str(tmp_path / "s.log"), ready_timeout=0.5,
                            extra=("--slow", "30")):
         pass
+
+
+def _server_pid(log: Path) -> int:
+    return int(log.read_text().split(" pid ")[1].split()[0])
+
+
+def test_tau_run_serve_starts_the_server_points_the_agent_at_it_and_stops_it_at_run_end(tau, tmp_path):
+    log = tmp_path / "s.log"
+    result = tau("run", "--plugins", "mock", "--agent", "tool_calling", "--agent-model", "hosted_vllm/tiny",
+                 "--user", "scripted", "--trials", "1", "--serve", "vllm", "--serve-executable", FAKE,
+                 "--serve-log", str(log), "--serve-ready-timeout", "30", "--no-progress", "--summary-json", "s.json")
+    assert result.exit_code == 0, result.output
+    assert "serving tiny at http://127.0.0.1:" in result.output
+    # the run is over: the server was stopped then (not at interpreter exit)
+    assert not _alive(_server_pid(log))
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["n_trials"] == 4 and summary["errors"] == 0
+    # the served endpoint is what the run recorded; a resume would start a fresh one
+    runs = tau("runs", "--json")
+    recorded = json.loads(runs.output)[0]["config"]["options"]["tool_calling"]
+    assert f"serving tiny on {recorded['agent_api_base'].split(':')[2].split('/')[0]}" in log.read_text()
+    assert recorded["agent_model"] == "hosted_vllm/tiny" and recorded["agent_api_base"].startswith("http://127.0.0.1:")
+
+
+def test_tau_run_serve_serves_a_path_under_the_agent_model_name(tmp_path):
+    from tau_emotion.core.models import RunConfig
+    from tau_emotion.plugins import serve
+
+    config = RunConfig(plugins=["mock"], agent="tool_calling", options={
+        "tool_calling": {"agent_model": "hosted_vllm/qwen"},
+        "serve": {"serve": "vllm", "serve_model": str(tmp_path / "weights"), "serve_executable": FAKE,
+                  "serve_log": str(tmp_path / "s.log"), "serve_ready_timeout": 30}})
+    try:
+        serve.start_for_run(config)
+        assert f"loading {tmp_path / 'weights'}" in (tmp_path / "s.log").read_text()
+        base = config.options["tool_calling"]["agent_api_base"]
+        with urllib.request.urlopen(base + "/models", timeout=5) as reply:
+            assert [m["id"] for m in json.load(reply)["data"]] == ["qwen"]  # --served-model-name qwen
+        pid = _server_pid(tmp_path / "s.log")
+    finally:
+        serve.stop_run_servers()
+    assert not _alive(pid)
+
+
+def test_tau_run_serve_for_both_plays_agent_and_user_on_one_server(tau, tmp_path):
+    log = tmp_path / "s.log"
+    result = tau("run", "--plugins", "mock", "--agent", "tool_calling", "--user", "llm", "--user-model", "openai/tiny",
+                 "--trials", "1", "--tasks", "1", "--serve", "vllm", "--serve-for", "both", "--serve-executable", FAKE,
+                 "--serve-log", str(log), "--serve-ready-timeout", "30", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "serving tiny at http://127.0.0.1:" in result.output and "for the agent and user" in result.output
+    options = json.loads(tau("runs", "--json").output)[0]["config"]["options"]
+    assert options["tool_calling"]["agent_api_base"] == options["llm_user"]["user_api_base"]
+    assert options["tool_calling"]["agent_model"] == options["llm_user"]["user_model"] == "hosted_vllm/tiny"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--agent", "oracle"], "serves a model to the agent, but the agent is 'oracle': use --agent tool_calling"),
+    (["--agent", "tool_calling"], "--serve needs a model to serve"),
+    (["--serve-for", "user", "--user", "scripted"], "the user is 'scripted': use --user llm"),
+    (["--agent", "tool_calling", "--agent-model", "a", "--user", "llm", "--user-model", "b", "--serve-for", "both"],
+     "the agent and user models differ"),
+])
+def test_tau_run_serve_errors_are_one_line(tau, args, message):
+    result = tau("run", "--plugins", "mock", "--serve", "vllm", "--serve-executable", FAKE, "--no-progress", *args)
+    assert result.exit_code != 0 and message in result.output
+    assert "Traceback" not in result.output
