@@ -107,10 +107,14 @@ def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[str]:
     return _rule_violations(_AsCaller(ctx.state, ctx.persona.entity), goal, arguments)  # type: ignore[arg-type]
 
 
-def _adults(db: Any) -> tuple[list[str], list[str]]:
-    """(every adult patient, the adults who hold a consent for someone)."""
-    adults = [pid for pid, p in db.tables["patients"].items() if _age(p["date_of_birth"]) >= 18]
-    return adults, [pid for pid in adults if db.tables["patients"][pid]["held_consent_ids"]]
+def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
+    """(every adult patient, the adults who hold a consent, those holding a lapsed, revoked or narrow one)."""
+    patients, consents = db.tables["patients"], db.tables["consents"]
+    adults = [pid for pid, p in patients.items() if _age(p["date_of_birth"]) >= 18]
+    carers = [pid for pid in adults if patients[pid]["held_consent_ids"]]
+    lapsed = [pid for pid in carers if any(consents[c]["status"] != "active" or consents[c]["expires_on"] < TODAY
+                                           or len(consents[c]["scope"]) < 3 for c in patients[pid]["held_consent_ids"])]
+    return adults, carers, lapsed
 
 
 def _name(row: dict) -> str:
@@ -231,8 +235,9 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
 
 
 def persona(ctx: GroundingContext) -> Persona | None:
-    adults, carers = per_database(ctx, _adults)
-    pid = ctx.rng.choice(carers if ctx.rng.random() < 0.35 else adults)  # caregivers make the consent tasks
+    adults, carers, lapsed = per_database(ctx, _adults)
+    roll = ctx.rng.random()  # caregivers make the family and consent tasks
+    pid = ctx.rng.choice(lapsed if roll < 0.15 else carers if roll < 0.4 else adults)
     patient = ctx.state["patients"].peek(pid)
     name = patient["name"]
     return Persona(name=_name(patient),
@@ -327,6 +332,10 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         found = violations(ctx, "book_appointment", args)
         if len(found) == (1 if ctx.want_challenge else 0):
             candidates.append((provider, slot, args, found))
+    if not ctx.want_challenge and ctx.rng.random() < 0.8:
+        # a copay worth weighing lets the caller set a condition on it (a decision rule)
+        dear = [c for c in candidates if (coverage(ctx.state, who.patient, c[0])["copay"] or 0) >= 20]
+        candidates = dear or candidates
     if not candidates:
         return None
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
@@ -343,8 +352,8 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     when = f"on {month_day(slot['date'])} at {slot['time']}"
     request = [f"book {mode} appointment{who.for_} with {provider['name']} ({SPECIALIST[specialty]}) {when}",
                f"see {provider['name']}, a {SPECIALIST[specialty]}, {when}{who.for_}, as {mode} visit"]
-    facts = {"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"], "appointment_date": slot["date"],
-             "appointment_time": slot["time"], "visit_mode": args["mode"]}
+    facts = {"medical_field": SPECIALTY_WORDS[specialty], "provider": provider["name"], "appointment_date": slot["date"],
+             "appointment_time": slot["time"], "visit_mode": args["mode"].replace("_", " ")}
     reads = {"search_providers": [{"specialty": specialty}],
              "get_provider_details": [{"provider_id": provider["provider_id"]}],
              "find_available_slots": [{"provider_id": provider["provider_id"], "date": slot["date"]}],
@@ -533,7 +542,7 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     return _draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                   [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
                    f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
-                  facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
+                  facts={"medical_field": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
                   reads={"search_providers": [{"specialty": specialty}]},
                   choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
                   outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
