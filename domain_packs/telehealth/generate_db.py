@@ -317,10 +317,11 @@ def _history(rng: random.Random, db: dict, ids: set[str], by_specialty: dict[str
                 continue
             if any(db["prescriptions"][r]["medication"] == name for r in patient["prescription_ids"]):
                 continue
+            fitting = [pr for pr, _ in seen if db["providers"][pr]["specialty"] == spec]  # the medication's specialty
             if child:
                 prescriber = patient["primary_provider_id"]
-            elif seen and rng.random() < 0.6:
-                prescriber = rng.choice(seen)[0]
+            elif fitting and rng.random() < 0.7:
+                prescriber = rng.choice(fitting)
             else:
                 prescriber = rng.choice(by_specialty[spec])
             rid = _unique(rng, ids, lambda r: f"RX{r.randrange(100000, 1000000)}")

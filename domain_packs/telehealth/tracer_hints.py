@@ -314,6 +314,8 @@ def _book_kind(msg: str) -> str:
 
 
 def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
+    if ctx.want_challenge and ctx.rng.random() < 0.4:
+        return None  # bookings are the most common goal: leave some challenges to the other goals
     who = _who(ctx, "appointments")
     if who.pid in _used(ctx, "patient_id"):
         return None
@@ -341,7 +343,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
         kinds = sorted({_book_kind(c[3][0]) for c in candidates})
         # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
-        kind = ctx.rng.choices(kinds, weights=[0.35 if k == "book_out_of_network" else 1 for k in kinds])[0]
+        kind = ctx.rng.choices(kinds, weights=[0.25 if k == "book_out_of_network" else 1 for k in kinds])[0]
         candidates = [c for c in candidates if _book_kind(c[3][0]) == kind]
     provider, slot, args, found = ctx.rng.choice(candidates)
     specialty = provider["specialty"]
