@@ -288,8 +288,9 @@ def _history(rng: random.Random, db: dict, ids: set[str], by_specialty: dict[str
             specialty = rng.choice(specialties)
             provider = rng.choice(by_specialty[specialty])
             free = open_slots.get(provider, [])
-            if not free:
-                continue
+            if not free or any(db["appointments"][a]["provider_id"] == provider
+                               and db["appointments"][a]["status"] == "scheduled" for a in patient["appointment_ids"]):
+                continue  # one upcoming appointment per provider, as the policy asks
             soon = [s for s in free if db["slots"][s]["date"] in ("2025-06-10", "2025-06-11")]
             sid = rng.choice(soon) if soon and rng.random() < 0.2 else rng.choice(free)
             free.remove(sid)

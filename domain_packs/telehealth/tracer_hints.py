@@ -129,8 +129,12 @@ def _start(a: dict) -> str:
     return f"{a['date']}T{a['time']}"
 
 
-def _used(ctx: GroundingContext, key: str) -> set[Any]:
-    return {v for d in ctx.history for v in (d.arguments.get(key), d.facts.get(key)) if v}
+def _used(ctx: GroundingContext, key: str, reads: bool = False) -> set[Any]:
+    """Values of `key` an earlier intent of the task wrote or stated (with `reads`, also read: a refusal's evidence)."""
+    used = {v for d in ctx.history for v in (d.arguments.get(key), d.facts.get(key)) if v}
+    if reads:
+        used |= {args.get(key) for d in ctx.history for sets in d.reads.values() for args in sets if args.get(key)}
+    return used
 
 
 def _draft(kind: str, goal: str, arguments: dict, request: list[str], who: _Who, **kw: Any) -> IntentDraft:
@@ -388,7 +392,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return _consent_challenge(ctx, "reschedule_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id")]
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)]
     options = []
     for a in rows:
         later = [s for s in _open_slots(ctx, a["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
@@ -430,7 +434,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _consent_challenge(ctx, "cancel_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id")
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)
             and not violations(ctx, "cancel_appointment", {"appointment_id": a["appointment_id"]})]
     if not rows:
         return None
@@ -482,7 +486,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
     options = []
     for rx in rows:
-        if rx["prescription_id"] in _used(ctx, "prescription_id"):
+        if rx["prescription_id"] in _used(ctx, "prescription_id", reads=True):
             continue
         if sum(x["medication"] == rx["medication"] for x in rows) != 1:
             continue
