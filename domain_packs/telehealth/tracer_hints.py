@@ -139,6 +139,8 @@ def _used(ctx: GroundingContext, key: str, reads: bool = False) -> set[Any]:
 
 def _draft(kind: str, goal: str, arguments: dict, request: list[str], who: _Who, **kw: Any) -> IntentDraft:
     draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
+    if who.read_before:  # an earlier intent already read this family member's profile
+        who.reads, who.evidence = {}, []
     draft.facts = {**who.facts, **draft.facts}
     draft.choices = [*who.choices, *draft.choices]
     for tool, sets in who.reads.items():
@@ -154,6 +156,8 @@ class _Who:
         self.patient = patient
         self.pid = patient["patient_id"]
         self.self = consent is None
+        self.read_before = any(args.get("patient_id") == self.pid for d in ctx.history
+                               for args in d.reads.get("get_patient_details", []))
         caller = _caller(ctx)
         if self.self:
             self.facts: dict[str, Any] = {}
