@@ -60,7 +60,7 @@ def active_consent(state: State, patient_id: str, representative_id: str, scope:
     return None
 
 
-def _age(dob: str) -> int:
+def patient_age(dob: str) -> int:
     b, t = _dt.date.fromisoformat(dob), _dt.date.fromisoformat(TODAY)
     return t.year - b.year - ((t.month, t.day) < (b.month, b.day))
 
@@ -144,7 +144,7 @@ def booking_rules(state: State, action_name: str, arguments: dict) -> str | None
         return None
     provider = state["providers"].peek(slot["provider_id"])
     low, high = provider["patient_ages"]
-    age = _age(patient["date_of_birth"])
+    age = patient_age(patient["date_of_birth"])
     if not low <= age <= high:
         return f"{provider['name']} sees patients aged {low} to {high}, and patient {pid} is {age}"
     plan_id = patient["insurance"]["plan_id"]

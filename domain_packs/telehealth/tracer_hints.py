@@ -24,15 +24,16 @@ from tau_emotion.domain_packs.telehealth.rules import (
     EARLY_REFILL_DAYS,
     MAX_RESCHEDULES,
     SCOPE,
-    _age,
     active_consent,
+    patient_age,
+)
+from tau_emotion.domain_packs.telehealth.rules import (
     violations as _rule_violations,
 )
 from tau_emotion.domain_packs.telehealth.tools import (
     LATE_CANCEL_FEE,
     LATE_WINDOW_HOURS,
     NOW,
-    SERVICE_OF,
     TODAY,
     coverage,
     hours_until,
@@ -110,7 +111,7 @@ def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[str]:
 def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
     """(every adult patient, the adults who hold a consent, those holding a lapsed, revoked or narrow one)."""
     patients, consents = db.tables["patients"], db.tables["consents"]
-    adults = [pid for pid, p in patients.items() if _age(p["date_of_birth"]) >= 18]
+    adults = [pid for pid, p in patients.items() if patient_age(p["date_of_birth"]) >= 18]
     carers = [pid for pid in adults if patients[pid]["held_consent_ids"]]
     lapsed = [pid for pid in carers if any(consents[c]["status"] != "active" or consents[c]["expires_on"] < TODAY
                                            or len(consents[c]["scope"]) < 3 for c in patients[pid]["held_consent_ids"])]
@@ -327,7 +328,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "appointments")
     if who.pid in _used(ctx, "patient_id"):
         return None
-    age = _age(who.patient["date_of_birth"])
+    age = patient_age(who.patient["date_of_birth"])
     slots = per_database(ctx, _slot_by_index)
     candidates = []
     for pid, provider in ctx.state["providers"].scan():
@@ -533,7 +534,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     who = _Who(ctx, _caller(ctx))
-    age = _age(who.patient["date_of_birth"])
+    age = patient_age(who.patient["date_of_birth"])
     providers = []
     for _, p in ctx.state["providers"].scan():
         if p["specialty"] == "pediatrics" or not p["patient_ages"][0] <= age <= p["patient_ages"][1]:
