@@ -6,7 +6,7 @@ from tau_emotion.core import hookimpl
 
 SUITES = {
     # grows with the domain packs; every listed plugin must be installed for the suite to run
-    "tau-emotion": ["emotion", "airline", "retail", "telecom"],
+    "tau-emotion": ["emotion", "airline", "retail", "telecom", "telehealth"],
     "tau-bench": ["taubench-airline", "taubench-retail"],
     "tau-trait": ["tautrait-airline", "tautrait-retail", "tautrait-telecom", "tautrait-telehealth"],
     # the public τ-Emotion-Bench release (installed from source), its own conditions as emotion blocks

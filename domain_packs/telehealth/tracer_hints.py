@@ -1,0 +1,647 @@
+"""Tracer hints for the telehealth pack: who the caller is and how each goal tool is grounded.
+
+The Tracer (`tau_emotion.tracer`) samples workflows from the tool graph and validates them; this
+module is the telehealth knowledge it needs to turn a goal tool into a concrete intent on the
+database (see `tau_emotion.tracer.hints`). The caller is an adult patient who proves who they are
+by name and date of birth; they may call for themself or for a family member whose consent they
+hold, named by name. Providers are named by name, slots by date and time, appointments by
+provider (and date), prescriptions by medication, visits by date; the agent finds the ids.
+
+Goals: book, reschedule or cancel an appointment, refill a prescription, the copay of a visit, a
+visit's diagnosis, new contact details, revoking a consent. Challenges: acting for someone without
+a valid consent, changing someone else's contact details, a third reschedule or one within 24
+hours, refills with none left, an expired prescription, too early, or a controlled substance
+without a recent visit, and bookings out of network, not covered, outside the provider's ages or
+with a provider already booked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau_emotion.domain_packs.telehealth.rules import (
+    CONTROLLED_VISIT_DAYS,
+    EARLY_REFILL_DAYS,
+    MAX_RESCHEDULES,
+    SCOPE,
+    active_consent,
+    patient_age,
+)
+from tau_emotion.domain_packs.telehealth.rules import (
+    violations as _rule_violations,
+)
+from tau_emotion.domain_packs.telehealth.tools import (
+    LATE_CANCEL_FEE,
+    LATE_WINDOW_HOURS,
+    NOW,
+    TODAY,
+    coverage,
+    hours_until,
+)
+from tau_emotion.tracer.grounders import days_between, money, month_day, per_database, settle
+from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
+
+ENTRY_TOOLS = ["verify_patient_identity"]
+HANDOFF_TOOL = "transfer_to_human_agents"
+GOAL_WEIGHTS = {"book_appointment": 1.7, "request_refill": 1.2, "reschedule_appointment": 1.0,
+                "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
+                "update_contact_info": 0.5, "revoke_consent": 0.4}
+# The policy: verify first, read the appointment before changing it, the prescription before a refill.
+POLICY_EDGES = [
+    ("get_appointment_details", "reschedule_appointment"),
+    ("get_appointment_details", "cancel_appointment"),
+    ("get_prescription_details", "request_refill"),
+    ("check_coverage", "book_appointment"),
+]
+OCCASIONS = [
+    ("{{I}} {{am}} starting a new job next month and want this sorted first", 2, "positive"),
+    ("{{I}} {{am}} caring for a sick relative and {{my}} days are full", 3, "negative"),
+    ("{{I}} {{have}} been feeling unwell for weeks", 3, "negative"),
+    ("{{I}} {{am}} travelling for work soon", 2, "neutral"),
+    ("{{I}} {{am}} training for {{my}} first marathon", 1, "positive"),
+    ("{{I}} just moved to a new city", 1, "neutral"),
+    ("{{I}} {{am}} expecting a baby this summer", 2, "positive"),
+    ("{{my}} insurance changes at the end of the year", 1, "neutral"),
+    ("it is just a routine question", 0, "neutral"),
+]
+OCCASION_INTENTS = ["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
+                    "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"]
+
+SPECIALTY_WORDS = {"family_medicine": "family medicine", "pediatrics": "pediatrics", "dermatology": "dermatology",
+                   "cardiology": "cardiology", "psychiatry": "psychiatry", "physical_therapy": "physical therapy",
+                   "nutrition": "nutrition"}
+SPECIALIST = {"family_medicine": "family doctor", "pediatrics": "pediatrician", "dermatology": "dermatologist",
+              "cardiology": "cardiologist", "psychiatry": "psychiatrist", "physical_therapy": "physical therapist",
+              "nutrition": "nutritionist"}
+#: a phrase of the written policy that names each refusal reason
+KEYWORDS = {"consent_required": "valid consent", "patient_only": "only the patient themself",
+            "reschedule_limit": "at most 2 times", "reschedule_window": "less than 24 hours",
+            "no_refills_left": "no refills are left", "prescription_expired": "has expired",
+            "refill_too_early": "too early", "controlled_needs_visit": "controlled substance",
+            "out_of_network": "out of network", "service_not_covered": "not covered",
+            "age_restriction": "the ages they see", "duplicate_booking": "already has a scheduled appointment"}
+RELATION = {"parent": "child", "child": "parent", "spouse": "spouse", "friend": "friend"}
+
+
+# --------------------------------------------------------------------------- lookups
+
+
+class _Session:
+    def __init__(self, caller: str):
+        self.row = {"caller_id": caller}
+
+    def peek(self, key: str, default: Any = None) -> Any:
+        return self.row if key == "current" else default
+
+
+class _AsCaller:
+    """The state as it will be once the persona is verified (grounders run before the verification read)."""
+
+    def __init__(self, state: Any, caller: str):
+        self.state, self.session = state, _Session(caller)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.session if name == "session" else self.state[name]
+
+
+def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[str]:
+    return _rule_violations(_AsCaller(ctx.state, ctx.persona.entity), goal, arguments)  # type: ignore[arg-type]
+
+
+def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
+    """(every adult patient, the adults who hold a consent, those holding a lapsed, revoked or narrow one)."""
+    patients, consents = db.tables["patients"], db.tables["consents"]
+    adults = [pid for pid, p in patients.items() if patient_age(p["date_of_birth"]) >= 18]
+    carers = [pid for pid in adults if patients[pid]["held_consent_ids"]]
+    lapsed = [pid for pid in carers if any(consents[c]["status"] != "active" or consents[c]["expires_on"] < TODAY
+                                           or len(consents[c]["scope"]) < 3 for c in patients[pid]["held_consent_ids"])]
+    return adults, carers, lapsed
+
+
+def _name(row: dict) -> str:
+    return f"{row['name']['first_name']} {row['name']['last_name']}"
+
+
+def _caller(ctx: GroundingContext) -> dict:
+    return ctx.state["patients"].peek(ctx.persona.entity)
+
+
+def _start(a: dict) -> str:
+    return f"{a['date']}T{a['time']}"
+
+
+def _used(ctx: GroundingContext, key: str, reads: bool = False) -> set[Any]:
+    """Values of `key` an earlier intent of the task wrote or stated (with `reads`, also read: a refusal's evidence)."""
+    used = {v for d in ctx.history for v in (d.arguments.get(key), d.facts.get(key)) if v}
+    if reads:
+        used |= {args.get(key) for d in ctx.history for sets in d.reads.values() for args in sets if args.get(key)}
+    return used
+
+
+def _draft(kind: str, goal: str, arguments: dict, request: list[str], who: _Who, **kw: Any) -> IntentDraft:
+    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
+    if who.read_before:  # an earlier intent already read this family member's profile
+        who.reads, who.evidence = {}, []
+    draft.facts = {**who.facts, **draft.facts}
+    draft.choices = [*who.choices, *draft.choices]
+    for tool, sets in who.reads.items():
+        draft.reads[tool] = [*sets, *draft.reads.get(tool, [])]
+    draft.evidence = [*who.evidence, *[e for e in draft.evidence if e not in who.evidence]]
+    return draft
+
+
+class _Who:
+    """The patient an intent is about: the caller, or a family member named by name."""
+
+    def __init__(self, ctx: GroundingContext, patient: dict, consent: dict | None = None):
+        self.patient = patient
+        self.pid = patient["patient_id"]
+        self.self = consent is None
+        self.read_before = any(args.get("patient_id") == self.pid for d in ctx.history
+                               for args in d.reads.get("get_patient_details", []))
+        caller = _caller(ctx)
+        if self.self:
+            self.facts: dict[str, Any] = {}
+            self.choices: list[Choice] = []
+            self.reads: dict[str, list[dict]] = {}
+            self.evidence: list[str] = []
+            self.me, self.my, self.for_ = "{{me}}", "{{my}}", ""
+            return
+        name = _name(patient)
+        relation = RELATION[consent["relationship"]]
+        options = []
+        for cid in caller["held_consent_ids"]:
+            c = ctx.state["consents"].peek(cid)
+            options.append(Option(c["patient_id"], {"name": _name(ctx.state["patients"].peek(c["patient_id"]))}))
+        self.facts = {"family_member": name, "family_member_relationship": relation}
+        self.choices = [Choice("patient", self.pid, options, {"name": name})]
+        self.reads = {"get_patient_details": [{"patient_id": self.pid}]}
+        self.evidence = ["get_patient_details"]
+        first = patient["name"]["first_name"]
+        self.me, self.my, self.for_ = f"{{{{my}}}} {relation} {first}", f"{first}'s", f" for {{{{my}}}} {relation} {name}"
+
+
+def _family(ctx: GroundingContext, scope: str, valid: bool = True) -> list[_Who]:
+    """Family members the caller holds a consent for: valid for `scope`, or (valid=False) not valid for it."""
+    caller = _caller(ctx)
+    out = []
+    for cid in caller["held_consent_ids"]:
+        c = ctx.state["consents"].peek(cid)
+        ok = active_consent(ctx.state, c["patient_id"], caller["patient_id"], scope) is not None
+        if ok == valid:
+            out.append(_Who(ctx, ctx.state["patients"].peek(c["patient_id"]), c))
+    return out
+
+
+def _who(ctx: GroundingContext, scope: str) -> _Who:
+    """The caller (mostly) or a family member whose consent covers `scope`."""
+    family = _family(ctx, scope)
+    if family and ctx.rng.random() < 0.45:
+        return ctx.rng.choice(family)
+    return _Who(ctx, _caller(ctx))
+
+
+def _appointments(ctx: GroundingContext, who: _Who) -> list[dict]:
+    rows = [ctx.state["appointments"].peek(a) for a in who.patient["appointment_ids"]]
+    return [a for a in rows if a["status"] == "scheduled" and _start(a) > NOW]
+
+
+def _provider(ctx: GroundingContext, pid: str) -> dict:
+    return ctx.state["providers"].peek(pid)
+
+
+def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tuple[Choice, dict, str] | None:
+    """How the caller names an appointment: by its provider, and the date when that is not enough."""
+    options = [Option(a["appointment_id"], {"provider": _provider(ctx, a["provider_id"])["name"], "date": a["date"]})
+               for a in _appointments(ctx, who)]
+    wanted = {"provider": _provider(ctx, appointment["provider_id"])["name"], "date": appointment["date"]}
+    choice = settle("appointment", appointment["appointment_id"], options, wanted, (("provider",), ("provider", "date")))
+    if choice is None:
+        return None
+    facts = {"appointment_provider": wanted["provider"], "appointment_date": appointment["date"]}
+    when = f"on {month_day(appointment['date'])} at {appointment['time']}"
+    return choice, facts, f"{who.my} appointment with {wanted['provider']} {when}"
+
+
+def _open_slots(ctx: GroundingContext, provider_id: str, after: str = NOW) -> list[dict]:
+    return [s for _, s in ctx.state["slots"].scan()
+            if s["provider_id"] == provider_id and s["status"] == "open" and f"{s['date']}T{s['time']}" > after]
+
+
+def _slot_choice(ctx: GroundingContext, provider_id: str, slot: dict) -> Choice:
+    options = [Option(s["slot_id"], {"date": s["date"], "time": s["time"]}) for s in _open_slots(ctx, provider_id)]
+    return Choice("slot", slot["slot_id"], options, {"date": slot["date"], "time": slot["time"]})
+
+
+def _slot_by_index(db: Any) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for s in db.tables["slots"].values():
+        out.setdefault(s["provider_id"], []).append(s)
+    return out
+
+
+# --------------------------------------------------------------------------- persona
+
+
+def persona(ctx: GroundingContext) -> Persona | None:
+    adults, carers, lapsed = per_database(ctx, _adults)
+    roll = ctx.rng.random()  # caregivers make the family and consent tasks
+    pid = ctx.rng.choice(lapsed if roll < 0.15 else carers if roll < 0.4 else adults)
+    patient = ctx.state["patients"].peek(pid)
+    name = patient["name"]
+    return Persona(name=_name(patient),
+                   facts={"first_name": name["first_name"], "last_name": name["last_name"],
+                          "date_of_birth": patient["date_of_birth"]},
+                   reads={"verify_patient_identity": [{"first_name": name["first_name"], "last_name": name["last_name"],
+                                                       "date_of_birth": patient["date_of_birth"]}],
+                          "get_patient_details": [{"patient_id": pid}]},
+                   entity=pid)
+
+
+# --------------------------------------------------------------------------- consent challenges
+
+
+def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
+    """A request for a family member whose consent is lapsed, revoked or narrower than the request."""
+    scope = SCOPE[goal]
+    options = []
+    for who in _family(ctx, scope, valid=False):
+        if goal == "request_refill":
+            rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
+            options += [(who, r) for r in rows
+                        if sum(x["medication"] == r["medication"] for x in rows) == 1]
+        elif goal == "book_appointment":
+            continue
+        else:
+            options += [(who, a) for a in _appointments(ctx, who)]
+    options = [o for o in options if o[0].pid not in _used(ctx, "patient_id")]
+    if not options:
+        return None
+    who, row = ctx.rng.choice(options)
+    caller = _caller(ctx)
+    consent = next(ctx.state["consents"].peek(c) for c in caller["held_consent_ids"]
+                   if ctx.state["consents"].peek(c)["patient_id"] == who.pid)
+    why = ("expired" if consent["expires_on"] < TODAY else "revoked" if consent["status"] == "revoked"
+           else "out_of_scope")
+    if goal == "request_refill":
+        args = {"prescription_id": row["prescription_id"]}
+        request = [f"get a refill of {who.my} {row['medication']}", f"refill {who.my} {row['medication']} prescription"]
+        facts = {"medication": row["medication"]}
+    else:
+        args = {"appointment_id": row["appointment_id"]}
+        if goal == "reschedule_appointment":
+            later = [s for s in _open_slots(ctx, row["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
+                     and s["date"] != row["date"]]
+            if not later:
+                return None
+            slot = ctx.rng.choice(later)
+            args["new_slot_id"] = slot["slot_id"]
+            what = f"move {who.my} appointment with {_provider(ctx, row['provider_id'])['name']} to {month_day(slot['date'])} at {slot['time']}"
+        else:
+            what = f"cancel {who.my} appointment with {_provider(ctx, row['provider_id'])['name']}"
+        request = [what]
+        facts = {"appointment_provider": _provider(ctx, row["provider_id"])["name"]}
+    if len(violations(ctx, goal, args)) != 1:
+        return None
+    who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
+    return _draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
+                  outputs=[Output("valid consent", reason="consent_required")],
+                  mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
+                            "negative", 2, None))
+
+
+# --------------------------------------------------------------------------- appointments
+
+
+_BOOK_REASONS = {"book_out_of_network": ("out_of_network", "network"), "book_not_covered": ("service_not_covered", "covered"),
+                 "book_age": ("age_restriction", "age"), "book_duplicate": ("duplicate_booking", "already")}
+
+
+def _book_kind(msg: str) -> str:
+    return ("book_age" if "sees patients aged" in msg else "book_out_of_network" if "out of network" in msg
+            else "book_not_covered" if "does not cover" in msg else "book_duplicate")
+
+
+def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
+    if ctx.want_challenge and ctx.rng.random() < 0.4:
+        return None  # bookings are the most common goal: leave some challenges to the other goals
+    who = _who(ctx, "appointments")
+    if who.pid in _used(ctx, "patient_id"):
+        return None
+    age = patient_age(who.patient["date_of_birth"])
+    slots = per_database(ctx, _slot_by_index)
+    candidates = []
+    for pid, provider in ctx.state["providers"].scan():
+        if age >= 18 and provider["specialty"] == "pediatrics":
+            continue  # nobody asks a pediatrician to see an adult
+        free = [s for s in slots.get(pid, []) if ctx.state["slots"].peek(s["slot_id"])["status"] == "open"
+                and hours_until(f"{s['date']}T{s['time']}") >= 24]
+        if not free:
+            continue
+        slot = ctx.rng.choice(free)
+        args = {"patient_id": who.pid, "slot_id": slot["slot_id"], "mode": ctx.rng.choice(provider["visit_modes"])}
+        found = violations(ctx, "book_appointment", args)
+        if len(found) == (1 if ctx.want_challenge else 0):
+            candidates.append((provider, slot, args, found))
+    if not ctx.want_challenge and ctx.rng.random() < 0.8:
+        # a copay worth weighing lets the caller set a condition on it (a decision rule)
+        dear = [c for c in candidates if (coverage(ctx.state, who.patient, c[0])["copay"] or 0) >= 20]
+        candidates = dear or candidates
+    if not candidates:
+        return None
+    if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
+        kinds = sorted({_book_kind(c[3][0]) for c in candidates})
+        # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
+        kind = ctx.rng.choices(kinds, weights=[0.25 if k == "book_out_of_network" else 1 for k in kinds])[0]
+        candidates = [c for c in candidates if _book_kind(c[3][0]) == kind]
+    provider, slot, args, found = ctx.rng.choice(candidates)
+    specialty = provider["specialty"]
+    peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
+             if p["specialty"] == specialty]
+    provider_choice = Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})
+    mode = "a video" if args["mode"] == "video" else "an in-person"
+    when = f"on {month_day(slot['date'])} at {slot['time']}"
+    request = [f"book {mode} appointment{who.for_} with {provider['name']} ({SPECIALIST[specialty]}) {when}",
+               f"see {provider['name']}, a {SPECIALIST[specialty]}, {when}{who.for_}, as {mode} visit"]
+    facts = {"medical_field": SPECIALTY_WORDS[specialty], "provider": provider["name"], "appointment_date": slot["date"],
+             "appointment_time": slot["time"], "visit_mode": args["mode"].replace("_", " ")}
+    reads = {"search_providers": [{"specialty": specialty}],
+             "get_provider_details": [{"provider_id": provider["provider_id"]}],
+             "find_available_slots": [{"provider_id": provider["provider_id"], "date": slot["date"]}],
+             "check_coverage": [{"patient_id": who.pid, "provider_id": provider["provider_id"]}]}
+    if ctx.want_challenge:
+        kind = _book_kind(found[0])
+        reason, _ = _BOOK_REASONS[kind]
+        evidence = {"book_age": ["search_providers", "get_provider_details"],
+                    "book_out_of_network": ["search_providers", "check_coverage"],
+                    "book_not_covered": ["search_providers", "check_coverage"],
+                    "book_duplicate": ["get_appointment_details"]}[kind]
+        if kind == "book_duplicate":
+            dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
+            reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
+        return _draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
+                      choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
+                      mood=Mood(("{{I}} want " + who.me + " to see a " + SPECIALIST[specialty] + " soon"),
+                                "neutral", 2, None))
+    cost = coverage(ctx.state, who.patient, provider)
+    return _draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
+                  facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
+                  choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
+                  outputs=[Output(money(cost["copay"]), "the copay of the visit")],
+                  decline="not book the appointment after all",
+                  mood=Mood("{{I}} want " + who.me + " to see a " + SPECIALIST[specialty] + " soon", "neutral", 2,
+                            days_between(TODAY, slot["date"])))
+
+
+def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
+    if ctx.want_challenge and ctx.rng.random() < 0.4:
+        return _consent_challenge(ctx, "reschedule_appointment")
+    who = _who(ctx, "appointments")
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)]
+    options = []
+    for a in rows:
+        later = [s for s in _open_slots(ctx, a["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
+                 and s["date"] != a["date"]]
+        if not later:
+            continue
+        slot = ctx.rng.choice(later)
+        args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
+        if len(violations(ctx, "reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
+            options.append((a, slot, args))
+    if not options:
+        return None
+    a, slot, args = ctx.rng.choice(options)
+    ref = _appointment_ref(ctx, who, a)
+    if ref is None:
+        return None
+    choice, facts, phrase = ref
+    when = f"{month_day(slot['date'])} at {slot['time']}"
+    request = [f"move {phrase} to {when}", f"reschedule {phrase} to {when}"]
+    facts = {**facts, "new_date": slot["date"], "new_time": slot["time"]}
+    reads = {"get_appointment_details": [{"appointment_id": a["appointment_id"]}],
+             "find_available_slots": [{"provider_id": a["provider_id"], "date": slot["date"]}]}
+    if ctx.want_challenge:
+        limit = a["reschedule_count"] >= MAX_RESCHEDULES
+        reason = "reschedule_limit" if limit else "reschedule_window"
+        return _draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
+                      facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
+                      evidence=["get_appointment_details"], choices=[choice], refused=True,
+                      outputs=[Output(KEYWORDS[reason], reason=reason)],
+                      mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
+    return _draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
+                  evidence=["get_appointment_details"],
+                  choices=[choice, _slot_choice(ctx, a["provider_id"], slot)],
+                  mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
+                            days_between(TODAY, slot["date"])))
+
+
+def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
+    if ctx.want_challenge:
+        return _consent_challenge(ctx, "cancel_appointment")
+    who = _who(ctx, "appointments")
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)
+            and not violations(ctx, "cancel_appointment", {"appointment_id": a["appointment_id"]})]
+    if not rows:
+        return None
+    late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
+    a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
+    ref = _appointment_ref(ctx, who, a)
+    if ref is None:
+        return None
+    choice, facts, phrase = ref
+    fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
+    outputs = [Output(money(fee), "the cancellation fee")] if fee else []
+    return _draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
+                  [f"cancel {phrase}", f"call off {phrase}"], who, facts=facts,
+                  reads={"get_appointment_details": [{"appointment_id": a["appointment_id"]}]},
+                  evidence=["get_appointment_details"], choices=[choice], outputs=outputs,
+                  policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
+                  mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
+
+
+# --------------------------------------------------------------------------- prescriptions
+
+
+def _refill_problem(ctx: GroundingContext, rx: dict) -> list[str]:
+    """Every refill rule the prescription fails (the rules module stops at the first)."""
+    problems = []
+    if rx["refills_left"] <= 0:
+        problems.append("no_refills_left")
+    if rx["expires_on"] < TODAY:
+        problems.append("prescription_expired")
+    if days_between(rx["last_filled"], TODAY) < EARLY_REFILL_DAYS:
+        problems.append("refill_too_early")
+    if rx["controlled"]:
+        patient = ctx.state["patients"].peek(rx["patient_id"])
+        recent = any((v := ctx.state["visits"].peek(vid))["provider_id"] == rx["prescriber_id"]
+                     and days_between(v["date"], TODAY) <= CONTROLLED_VISIT_DAYS for vid in patient["visit_ids"])
+        if not recent:
+            problems.append("controlled_needs_visit")
+    return problems
+
+
+_REFILL_KINDS = {"no_refills_left": "refill_none_left", "prescription_expired": "refill_expired",
+                 "refill_too_early": "refill_too_early", "controlled_needs_visit": "refill_controlled"}
+
+
+def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
+    if ctx.want_challenge and ctx.rng.random() < 0.4:
+        return _consent_challenge(ctx, "request_refill")
+    who = _who(ctx, "prescriptions")
+    rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
+    options = []
+    for rx in rows:
+        if rx["prescription_id"] in _used(ctx, "prescription_id", reads=True):
+            continue
+        if sum(x["medication"] == rx["medication"] for x in rows) != 1:
+            continue
+        problems = _refill_problem(ctx, rx)
+        if len(problems) == (1 if ctx.want_challenge else 0):
+            if len(violations(ctx, "request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
+                options.append((rx, problems))
+    if not options:
+        return None
+    if ctx.want_challenge:  # spread the challenge kinds: draw the kind first
+        kinds = sorted({p[0] for _, p in options})
+        kind = ctx.rng.choice(kinds)
+        options = [o for o in options if o[1][0] == kind]
+    rx, problems = ctx.rng.choice(options)
+    med = rx["medication"]
+    choice = Choice("prescription", rx["prescription_id"],
+                    [Option(x["prescription_id"], {"medication": x["medication"]}) for x in rows], {"medication": med})
+    request = [f"get a refill of {who.my} {med}", f"refill {who.my} {med} prescription"]
+    args = {"prescription_id": rx["prescription_id"]}
+    reads = {"get_prescription_details": [args]}
+    evidence = ["get_prescription_details"]
+    if rx["controlled"]:
+        reads["list_visit_records"] = [{"patient_id": who.pid}]
+        evidence.append("list_visit_records")
+    mood = Mood(("{{I}} will run out of " + med + " soon") if who.self else
+                (who.patient["name"]["first_name"] + " will run out of " + med + " soon"), "negative", 2, 3)
+    if ctx.want_challenge:
+        reason = problems[0]
+        return _draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
+                      reads=reads, evidence=evidence, choices=[choice], refused=True,
+                      outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
+    return _draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
+                  evidence=evidence, choices=[choice],
+                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
+                  mood=mood)
+
+
+# --------------------------------------------------------------------------- coverage and records
+
+
+def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
+    who = _Who(ctx, _caller(ctx))
+    age = patient_age(who.patient["date_of_birth"])
+    providers = []
+    for _, p in ctx.state["providers"].scan():
+        if p["specialty"] == "pediatrics" or not p["patient_ages"][0] <= age <= p["patient_ages"][1]:
+            continue
+        if p["provider_id"] in _used(ctx, "provider_id") or p["name"] in _used(ctx, "provider"):
+            continue
+        cost = coverage(ctx.state, who.patient, p)
+        if cost["covered"] and cost["copay"] > 0:
+            providers.append((p, cost))
+    if not providers:
+        return None
+    provider, cost = ctx.rng.choice(providers)
+    specialty = provider["specialty"]
+    peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
+             if p["specialty"] == specialty]
+    return _draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
+                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
+                   f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
+                  facts={"medical_field": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
+                  reads={"search_providers": [{"specialty": specialty}]},
+                  choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
+                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
+                  mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
+
+
+def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
+    who = _who(ctx, "records")
+    if who.pid in _used(ctx, "patient_id"):
+        return None
+    visits = [ctx.state["visits"].peek(v) for v in who.patient["visit_ids"]]
+    unique = [v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1]
+    if not unique:
+        return None
+    visit = ctx.rng.choice(unique)
+    provider = _provider(ctx, visit["provider_id"])
+    return _draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
+                  [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
+                   f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
+                  facts={"visit_date": visit["date"], "visit_provider": provider["name"]},
+                  outputs=[Output(visit["diagnosis"], "the diagnosis", from_goal=True)],
+                  mood=Mood("{{I}} forgot what the doctor said at " + who.my + " last visit", "neutral", 1, None))
+
+
+# --------------------------------------------------------------------------- contact details and consents
+
+
+def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
+    caller = _caller(ctx)
+    if ctx.want_challenge:
+        family = [w for w in _family(ctx, "appointments") + _family(ctx, "appointments", valid=False)
+                  if w.pid not in _used(ctx, "patient_id")]
+        if not family:
+            return None
+        who = ctx.rng.choice(family)
+        phone = f"{caller['phone'][:3]}-555-{(int(who.pid[1:]) * 7) % 10000:04d}"
+        args = {"patient_id": who.pid, "phone": phone}
+        if len(violations(ctx, "update_contact_info", args)) != 1:
+            return None
+        who.reads, who.evidence = {}, []
+        return _draft("contact_for_family", "update_contact_info", args,
+                      [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
+                      outputs=[Output("only the patient themself", reason="patient_only")],
+                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
+    if caller["patient_id"] in _used(ctx, "patient_id"):
+        return None
+    who = _Who(ctx, caller)
+    if ctx.rng.random() < 0.5:
+        phone = f"{caller['phone'][:3]}-555-{(int(caller['patient_id'][1:]) * 13) % 10000:04d}"
+        if phone == caller["phone"]:
+            return None
+        args, facts, what = {"patient_id": who.pid, "phone": phone}, {"new_phone": phone}, f"phone number to {phone}"
+    else:
+        email = f"{caller['name']['first_name'].lower()}.{caller['name']['last_name'].lower()}@mailbox.org"
+        args, facts, what = {"patient_id": who.pid, "email": email}, {"new_email": email}, f"email address to {email}"
+    return _draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
+                  mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
+
+
+def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
+    caller = _caller(ctx)
+    granted = [ctx.state["consents"].peek(c) for c in caller["consent_ids"]]
+    active = [c for c in granted if c["status"] == "active" and c["expires_on"] >= TODAY
+              and c["consent_id"] not in _used(ctx, "consent_id")]
+    if not active:
+        return None
+    consent = ctx.rng.choice(active)
+    rep = ctx.state["patients"].peek(consent["representative_id"])
+    options = [Option(c["consent_id"], {"name": _name(ctx.state["patients"].peek(c["representative_id"]))})
+               for c in granted]
+    choice = settle("consent", consent["consent_id"], options, {"name": _name(rep)}, (("name",),))
+    if choice is None:
+        return None
+    who = _Who(ctx, caller)
+    return _draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
+                  [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
+                   f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], who,
+                  facts={"representative": _name(rep)}, choices=[choice],
+                  mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
+
+
+GOALS = {
+    "book_appointment": ground_book_appointment,
+    "reschedule_appointment": ground_reschedule_appointment,
+    "cancel_appointment": ground_cancel_appointment,
+    "request_refill": ground_request_refill,
+    "check_coverage": ground_check_coverage,
+    "list_visit_records": ground_list_visit_records,
+    "update_contact_info": ground_update_contact_info,
+    "revoke_consent": ground_revoke_consent,
+}
