@@ -26,6 +26,7 @@ import jinja2
 
 from tau_emotion.tracer.decisions import rule_text
 from tau_emotion.tracer.grounding import Candidate, Reject, plural_key
+from tau_emotion.tracer.hints import load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 
 if TYPE_CHECKING:
@@ -139,6 +140,11 @@ class TemplateRefiner:
     def __init__(self, domain: Domain):
         self.domain = domain
 
+    def _fact(self, key: str, value: Any) -> str:
+        """A known fact as the instruction says it: the pack's wording when it gives one, else the generic one."""
+        custom = load_hints(self.domain).fact_phrase
+        return (custom(key, value) if custom is not None else None) or fact_phrase(key, value)
+
     def _intent(self, draft: IntentDraft, person: dict[str, str], variant: dict[str, int]) -> dict[str, Any]:
         return {
             "type": intent_type(self.domain, draft),
@@ -171,10 +177,10 @@ class TemplateRefiner:
         owners = Counter(k for g in groups for k in g)
         intents = [self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)]
         for it, group in zip(intents, groups, strict=True):
-            it["facts"] = [fact_phrase(k, known[k]) for k in group if owners[k] == 1]
-        shared = [fact_phrase(k, known[k]) for k in owners if owners[k] > 1]
+            it["facts"] = [self._fact(k, known[k]) for k in group if owners[k] == 1]
+        shared = [self._fact(k, known[k]) for k in owners if owners[k] > 1]
         grouped = set(owners)
-        rest = [fact_phrase(k, v) for k, v in known.items()
+        rest = [self._fact(k, v) for k, v in known.items()
                 if k not in persona.facts and k != "preferences" and k not in grouped]
         instruction = render("instruction.j2", name=persona.name, identity=identity,
                              occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
