@@ -41,7 +41,9 @@ Module-level names the Tracer reads:
 `fact_phrase(key, value) -> str | None`
     How the instruction states one of the user's known facts, in the second person ("your new
     address is 12 Oak Street, Apt 4, Austin, TX 78701"); `key` may be the plural a merge made
-    ("order_ids", with a list). None keeps the Tracer's generic wording ("the order id is #W1").
+    ("order_ids", with a list). None keeps the Tracer's generic wording ("the order id is #W1"); an
+    empty string leaves a fact that another fact's words already say out of the instruction (it stays
+    in `user.known`).
 
 User-facing phrases (`IntentDraft.request`, `.context`, `.preferences`, `Output.ask`,
 `Mood.event`, `OCCASIONS`) are tiny Jinja templates written for any grammatical person: use
