@@ -229,7 +229,7 @@ def fact_phrase(key: str, value: Any) -> str | None:
     if key in ("cancellation_reason", "cancellation_reasons"):
         return f"you are cancelling because {_and([_REASONS.get(v, v) for v in values])}"
     if key.endswith(("item_to_return", "items_to_return")):
-        return f"you are sending back {_and(the)}"
+        return f"you are {'also ' if key.startswith('second') else ''}sending back {_and(the)}"
     if key.endswith(("item_to_change", "items_to_change")):
         first = "the first item" if key.startswith("first") else "the second item" if key.startswith("second") else \
             "the item"
