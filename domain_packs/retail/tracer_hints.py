@@ -39,7 +39,7 @@ OCCASIONS = [
     ("it is for {{my}} home office", 1, "neutral"),
     ("{{my}} son is going off to college", 2, "positive"),
     ("{{I}} {{am}} recovering from surgery and stuck at home", 3, "negative"),
-    ("it is just something {{I}} wanted for {{me}}", 0, "positive"),
+    ("it is just a little treat", 0, "positive"),
 ]
 OCCASION_INTENTS = ["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"]
 
@@ -427,7 +427,7 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
         args["new_item_ids"] = [item["item_id"]]
     args["payment_method_id"] = order["payment_history"][0]["payment_id"]
     return _draft(kind, goal, order, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"],
-                  refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
+                  context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
                   mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
 
 
@@ -565,7 +565,7 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     options = [Option(x["item_id"], dict(x["options"])) for x in product["variants"].values()]
     return IntentDraft(kind="product_price", goal="get_product_details", arguments={"product_id": pid},
                        request=[f"find out the price of the {product['name']} in {wanted}",
-                                f"ask how much the {product['name']} costs in {wanted}"],
+                                f"check what the {product['name']} costs in {wanted}"],
                        facts={"product": product["name"], "options": wanted},
                        reads={"list_all_product_types": [{}]},
                        choices=[Choice("item", v["item_id"], options, dict(v["options"]))],
