@@ -189,8 +189,8 @@ def fact_phrase(key: str, value: Any) -> str | None:
         return f"the reason is that {_and([_SUSPENSION_WORDS.get(v, v) for v in values])}"
     if key == "suspension_days":
         return f"you want it suspended for {_and(values)} days" + (" respectively" if many else "")
-    if key in ("problem", "problems"):
-        return f"the problem is {_and(values)}"
+    if key in ("problem", "problems"):  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
+        return "the problem is " + _and([v if v.startswith(("no ", "very ")) else f"that {v}" for v in values])
     if key in ("bill_month", "bill_months"):
         return f"the bill is your {_and(values)} bill" if not many else f"the bills are your {_and(values)} bills"
     if key in ("disputed_charge", "disputed_charges"):
