@@ -220,12 +220,14 @@ def fact_phrase(key: str, value: Any) -> str | None:
         return f"your order number{'s are' if many else ' is'} {_and([str(v) for v in values])}"
     if key in ("new_address", "new_addresses"):
         return f"your new address is {_and([_address(a) for a in values])}"
+    # two intents, two methods: named in the intents' order
+    yours = " and your ".join(str(v) for v in values) + (" respectively" if many else "")
     if key in ("refund_to", "refunds_to"):
-        return f"the refund{'s go' if many else ' goes'} to your {_and([str(v) for v in values])}"
+        return f"the refund{'s go' if many else ' goes'} to your {yours}"
     if key in ("payment_method", "payment_methods"):
-        return f"the payment method is your {_and([str(v) for v in values])}"
+        return f"the payment method{'s are' if many else ' is'} your {yours}"
     if key in ("new_payment_method", "new_payment_methods"):
-        return f"you want to pay with your {_and([str(v) for v in values])} instead"
+        return f"you want to pay with your {yours} instead"
     if key in ("cancellation_reason", "cancellation_reasons"):
         return f"you are cancelling because {_and([_REASONS.get(v, v) for v in values])}"
     if key.endswith(("item_to_return", "items_to_return")):

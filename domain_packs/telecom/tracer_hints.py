@@ -181,8 +181,8 @@ def fact_phrase(key: str, value: Any) -> str | None:
         return f"the add-on{'s' if many else ''} to remove {'are' if many else 'is'} {_and(values)}"
     if key in ("new_phone_model", "new_phone_models"):
         return f"the phone you want is the {_and(values)}"
-    if key in ("payment_method", "payment_methods"):
-        return f"you pay with your {_and(values)}"
+    if key in ("payment_method", "payment_methods"):  # two intents, two methods: in the intents' order
+        return f"you pay with your {' and your '.join(values)}" + (" respectively" if many else "")
     if key == "payment_last_four_digits":
         return ""  # the payment method's words say it already ("credit card ending in 3132")
     if key in ("suspension_reason", "suspension_reasons"):
