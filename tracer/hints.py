@@ -38,6 +38,12 @@ Module-level names the Tracer reads:
 `OCCASION_INTENTS: list[str]`
     The intent kinds an occasion may accompany (default: any); a task with another kind (a
     cancellation "because plans changed") gets no occasion, so the two never contradict.
+`fact_phrase(key, value) -> str | None`
+    How the instruction states one of the user's known facts, in the second person ("your new
+    address is 12 Oak Street, Apt 4, Austin, TX 78701"); `key` may be the plural a merge made
+    ("order_ids", with a list). None keeps the Tracer's generic wording ("the order id is #W1"); an
+    empty string leaves a fact that another fact's words already say out of the instruction (it stays
+    in `user.known`).
 
 User-facing phrases (`IntentDraft.request`, `.context`, `.preferences`, `Output.ask`,
 `Mood.event`, `OCCASIONS`) are tiny Jinja templates written for any grammatical person: use
@@ -82,7 +88,8 @@ class Persona:
     facts: dict[str, Any]
     #: identification reads the first intent may start with, e.g. {"get_user": [{"user_id": ...}]}
     reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    #: the pack's own record of this user (the Tracer never looks inside)
+    #: the pack's own record of this user (the Tracer never looks inside, but keys sets by it: it must be
+    #: hashable, e.g. a user id rather than the user's row)
     entity: Any = None
 
 
@@ -220,6 +227,8 @@ class Hints:
     occasions: list[str]
     #: intent kinds an occasion may go with (None: any); a cancellation has its own reason, not a wedding
     occasion_intents: set[str] | None = None
+    #: the pack's wording of a known fact in the instruction (None: the Tracer's generic wording)
+    fact_phrase: Callable[[str, Any], str | None] | None = None
 
     @property
     def can_ground(self) -> bool:
@@ -283,6 +292,7 @@ def load_hints(domain: Domain, pm: Any = None) -> Hints:
         handoff_tool=get("HANDOFF_TOOL", None),
         occasions=list(get("OCCASIONS", [])),
         occasion_intents=set(get("OCCASION_INTENTS", None) or []) or None,
+        fact_phrase=get("fact_phrase", None),
     )
     _resolved[domain] = hints
     return hints

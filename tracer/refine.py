@@ -26,6 +26,7 @@ import jinja2
 
 from tau_emotion.tracer.decisions import rule_text
 from tau_emotion.tracer.grounding import Candidate, Reject, plural_key
+from tau_emotion.tracer.hints import load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 
 if TYPE_CHECKING:
@@ -139,6 +140,16 @@ class TemplateRefiner:
     def __init__(self, domain: Domain):
         self.domain = domain
 
+    def _fact(self, key: str, value: Any) -> str:
+        """A known fact as the instruction says it: the pack's wording when it gives one, else the generic one.
+
+        An empty wording leaves the fact unsaid in the instruction (another fact's words already say it); the
+        user still knows it.
+        """
+        custom = load_hints(self.domain).fact_phrase
+        said = custom(key, value) if custom is not None else None
+        return fact_phrase(key, value) if said is None else said
+
     def _intent(self, draft: IntentDraft, person: dict[str, str], variant: dict[str, int]) -> dict[str, Any]:
         return {
             "type": intent_type(self.domain, draft),
@@ -171,11 +182,11 @@ class TemplateRefiner:
         owners = Counter(k for g in groups for k in g)
         intents = [self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)]
         for it, group in zip(intents, groups, strict=True):
-            it["facts"] = [fact_phrase(k, known[k]) for k in group if owners[k] == 1]
-        shared = [fact_phrase(k, known[k]) for k in owners if owners[k] > 1]
+            it["facts"] = [p for k in group if owners[k] == 1 if (p := self._fact(k, known[k]))]
+        shared = [p for k in owners if owners[k] > 1 if (p := self._fact(k, known[k]))]
         grouped = set(owners)
-        rest = [fact_phrase(k, v) for k, v in known.items()
-                if k not in persona.facts and k != "preferences" and k not in grouped]
+        rest = [p for k, v in known.items()
+                if k not in persona.facts and k != "preferences" and k not in grouped if (p := self._fact(k, v))]
         instruction = render("instruction.j2", name=persona.name, identity=identity,
                              occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
                              closing=rng.randrange(3))

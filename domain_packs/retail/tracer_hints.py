@@ -20,7 +20,7 @@ from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood
 
 ENTRY_TOOLS = ["find_user_id_by_email", "find_user_id_by_name_zip"]
 HANDOFF_TOOL = "transfer_to_human_agents"
-GOAL_WEIGHTS = {"get_product_details": 0.4, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
+GOAL_WEIGHTS = {"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
                 "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5, "cancel_pending_order": 0.7}
 POLICY_EDGES = [
     ("find_user_id_by_email", "get_user_details"),
@@ -39,7 +39,7 @@ OCCASIONS = [
     ("it is for {{my}} home office", 1, "neutral"),
     ("{{my}} son is going off to college", 2, "positive"),
     ("{{I}} {{am}} recovering from surgery and stuck at home", 3, "negative"),
-    ("it is just something {{I}} wanted for {{me}}", 0, "positive"),
+    ("it is just a little treat", 0, "positive"),
 ]
 OCCASION_INTENTS = ["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"]
 
@@ -77,7 +77,18 @@ def _addr_words(a: dict) -> str:
 
 
 def _addr_facts(a: dict) -> dict:
-    return {f"new_{k}": v for k, v in a.items() if v}
+    # one fact, said as one address; each field is a leaf the address tools' arguments come from
+    return {"new_address": {k: v for k, v in a.items() if v}}
+
+
+def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
+    """The address a user gives: the one an earlier request of the task named (one move), else a new one."""
+    for draft in ctx.history:
+        said = draft.facts.get("new_address")
+        if said is not None:
+            new = next(a for a in NEW_ADDRESSES if {k: v for k, v in a.items() if v} == said)
+            return None if new == current else new
+    return ctx.rng.choice([a for a in NEW_ADDRESSES if a != current])
 
 
 def _addr_args(a: dict) -> dict:
@@ -124,8 +135,39 @@ def _item(ctx: GroundingContext, order: dict) -> dict | None:
     return ctx.rng.choice(once) if once else None
 
 
+# how a person names a variant's options: "navy, size small", "large room size, HEPA filter"
+_OPTION_WORDS = {"size": "size {}", "power source": "{} power", "battery life": "{} battery life",
+                 "deck": "{} deck", "room size": "{} room size", "filter": "{} filter", "strap": "{} strap",
+                 "dial": "{} dial", "frame": "{} frame", "lens": "{} lenses", "cover": "{} cover", "paper": "{} paper",
+                 "switch": "{} switches", "layout": "{} layout", "backlight": "{} backlight"}
+_YES_NO = {"water resistance": ("water-resistant", "not water-resistant"), "adjustable": ("adjustable", "fixed"),
+           "waterproof": ("waterproof", "not waterproof")}
+
+
+def _options(options: dict[str, str]) -> str:
+    words = []
+    for k, v in options.items():
+        if k in _YES_NO:
+            words.append(_YES_NO[k][0 if v == "yes" else 1])
+        elif k == "backlight" and v == "none":
+            words.append("no backlight")
+        else:
+            words.append(_OPTION_WORDS.get(k, "{}").format(v))
+    return ", ".join(words)
+
+
+def _plural(name: str) -> bool:
+    """'Running Shoes', 'Sunglasses': the product names of this store that are plurals end in s."""
+    return name.endswith("s")
+
+
+def _a(name: str) -> str:
+    """'a pair of Running Shoes', 'an Office Chair', 'a Tablet'."""
+    return f"a pair of {name}" if _plural(name) else f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
+
+
 def _item_words(item: dict) -> str:
-    opts = ", ".join(f"{k} {v}" for k, v in item["options"].items())
+    opts = _options(item["options"])
     return f"{item['name']} ({opts})"
 
 
@@ -145,6 +187,61 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
 def _diff_expression(new: float, old: float) -> str:
     high, low = (new, old) if new >= old else (old, new)
     return f"{high} - {low}"
+
+
+# --------------------------------------------------------------------------- wording of facts
+
+
+def _and(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _each(value: Any) -> list[Any]:
+    """The values of a fact, flat: a merge of two intents' facts makes a list (of lists, for lists)."""
+    if isinstance(value, list):
+        return [x for v in value for x in _each(v)]
+    return [value]
+
+
+def _address(a: dict) -> str:
+    line = a["address1"] + (f", {a['address2']}" if a.get("address2") else "")
+    return f"{line}, {a['city']}, {a['state']} {a['zip']}, {a['country']}"
+
+
+_REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
+
+
+def fact_phrase(key: str, value: Any) -> str | None:
+    """The instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")."""
+    values = _each(value)
+    many = len(values) > 1
+    the = [f"the {v}" for v in values]
+    if key in ("order_id", "order_ids"):
+        return f"your order number{'s are' if many else ' is'} {_and([str(v) for v in values])}"
+    if key in ("new_address", "new_addresses"):
+        return f"your new address is {_and([_address(a) for a in values])}"
+    # two intents, two methods: named in the intents' order
+    yours = " and your ".join(str(v) for v in values) + (" respectively" if many else "")
+    if key in ("refund_to", "refunds_to"):
+        return f"the refund{'s go' if many else ' goes'} to your {yours}"
+    if key in ("payment_method", "payment_methods"):
+        return f"the payment method{'s are' if many else ' is'} your {yours}"
+    if key in ("new_payment_method", "new_payment_methods"):
+        return f"you want to pay with your {yours} instead"
+    if key in ("cancellation_reason", "cancellation_reasons"):
+        return f"you are cancelling because {_and([_REASONS.get(v, v) for v in values])}"
+    if key.endswith(("item_to_return", "items_to_return")):
+        return f"you are {'also ' if key.startswith('second') else ''}sending back {_and(the)}"
+    if key.endswith(("item_to_change", "items_to_change")):
+        first = "the first item" if key.startswith("first") else "the second item" if key.startswith("second") else \
+            "the item"
+        return f"{first}{'s are' if many else ' is'} {_and(the)}"
+    if key.startswith("wanted_options") or key == "options":
+        wanted = _and([f"the {v} version" for v in values])
+        return f"you want {wanted}" + (" respectively" if many else "")
+    if key in ("product", "products"):
+        return f"you are asking about {_and(the)}"
+    return None
 
 
 # --------------------------------------------------------------------------- persona
@@ -205,7 +302,9 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
     if order is None:
         return None
     oid = order["order_id"]
-    new = ctx.rng.choice([a for a in NEW_ADDRESSES if a != order["address"]])
+    new = _new_address(ctx, order["address"])
+    if new is None:
+        return None
     return _draft("modify_address", "modify_pending_order_address", order, {"order_id": oid, **_addr_args(new)},
                   [f"ship order {oid} to {_addr_words(new)} instead",
                    f"change the shipping address of order {oid} to {_addr_words(new)}"],
@@ -268,17 +367,19 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
         return None
     pid, pay_choice, pay_words = paid
     oid = order["order_id"]
-    wanted = [", ".join(f"{k} {v}" for k, v in n["options"].items()) for n in news]
-    pairs = " and ".join(f"the {_item_words(i)} for the one with {w}" for i, w in zip(items, wanted, strict=True))
+    wanted = [_options(n["options"]) for n in news]
+    pairs = " and ".join(f"the {_item_words(i)} for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
     short = " and ".join(f"{{{{my}}}} {i['name']} for the {w} version" for i, w in zip(items, wanted, strict=True))
     new_sum = " + ".join(str(n["price"]) for n in news)
     old_sum = " + ".join(str(i["price"]) for i in items)
     expression = f"({new_sum}) - ({old_sum})" if diff >= 0 else f"({old_sum}) - ({new_sum})"
     outputs = [Output(money(abs(diff)), "the price difference")] if diff else []
     facts: dict[str, Any] = {"payment_method": pay_words}
-    for n, (item, w) in enumerate(zip(items, wanted, strict=True), 1):
-        facts[f"item_{n}"] = item["name"]
-        facts[f"wanted_options_{n}"] = w
+    if count == 1:
+        facts.update(item_to_change=items[0]["name"], wanted_options=wanted[0])
+    else:
+        facts.update(first_item_to_change=items[0]["name"], wanted_options_for_first=wanted[0],
+                     second_item_to_change=items[1]["name"], wanted_options_for_second=wanted[1])
     what = " and ".join(i["name"] for i in items)
     return _draft(kind, goal, order,
                   {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
@@ -289,8 +390,9 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
                          "calculate": [{"expression": expression}]},
                   evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay_choice], outputs=outputs,
                   preferences=[f"settle any difference with {{{{my}}}} {pay_words}"],
-                  decline=f"keep {{{{my}}}} {what} as they are" if diff > 0 else None,
-                  mood=Mood(f"the {what} {'is' if count == 1 else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
+                  decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
+                  if diff > 0 else None,
+                  mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
 
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -327,7 +429,7 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
         args["new_item_ids"] = [item["item_id"]]
     args["payment_method_id"] = order["payment_history"][0]["payment_id"]
     return _draft(kind, goal, order, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"],
-                  refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
+                  context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
                   mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
 
 
@@ -375,9 +477,12 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     order = _pick(ctx, _orders(ctx, "delivered"))
     if order is None:
         return None
-    item = _item(ctx, order)
-    if item is None:
+    names = [i["name"] for i in order["items"]]
+    once = [i for i in order["items"] if names.count(i["name"]) == 1]
+    if not once:
         return None
+    # often two items: the policy wants every item collected first, and the refund confirmed before the write
+    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
     original = order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
     allowed = {original} | {p for p, m in methods.items() if m["source"] == "gift_card"}
@@ -386,13 +491,24 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         return None
     pid, choice, words = paid
     oid = order["order_id"]
+    what = " and ".join(i["name"] for i in items)
+    refund = round(sum(i["price"] for i in items), 2)
+    facts: dict[str, Any] = {"refund_to": words}
+    reads: dict[str, list[dict[str, Any]]] = {}
+    if len(items) == 1:
+        facts["item_to_return"] = items[0]["name"]
+        outputs = [Output(money(refund), "the refund amount", from_goal=True)]
+    else:
+        facts.update(first_item_to_return=items[0]["name"], second_item_to_return=items[1]["name"])
+        # the total is confirmed with the customer before the return is made (policy: amounts before writes)
+        reads["calculate"] = [{"expression": " + ".join(str(i["price"]) for i in items)}]
+        outputs = [Output(money(refund), "the total refund")]
     return _draft("return", "return_delivered_order_items", order,
-                  {"order_id": oid, "item_ids": [item["item_id"]], "payment_method_id": pid},
-                  [f"return the {item['name']} from order {oid}", f"send back {{{{my}}}} {item['name']} from order {oid}"],
-                  facts={"item": item["name"], "refund_to": words}, choices=[choice],
-                  preferences=[f"get the refund on {{{{my}}}} {words}"],
-                  outputs=[Output(money(item["price"]), "the refund amount", from_goal=True)],
-                  mood=Mood(f"the {item['name']} did not work out", "negative", 1))
+                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
+                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
+                  facts=facts, choices=[choice], reads=reads,
+                  preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
+                  mood=Mood(f"the {what} did not work out", "negative", 1))
 
 
 def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -418,9 +534,9 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     return _draft("exchange_other_product", "exchange_delivered_order_items", order,
                   {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
                    "payment_method_id": order["payment_history"][0]["payment_id"]},
-                  [f"exchange the {item['name']} from order {order['order_id']} for a {product['name']}"],
+                  [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"],
                   refused=True, outputs=[Output("same product", reason="same_product_only")],
-                  mood=Mood(f"{{{{I}}}} would rather have a {product['name']} than the {item['name']}", "neutral", 1))
+                  mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
 
 # --------------------------------------------------------------------------- profile and products
@@ -430,7 +546,9 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     if any(d.goal == "modify_user_address" for d in ctx.history):
         return None
-    new = ctx.rng.choice([a for a in NEW_ADDRESSES if a != user["address"]])
+    new = _new_address(ctx, user["address"])
+    if new is None:
+        return None
     return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
                        request=[f"change {{{{my}}}} default address to {_addr_words(new)}",
                                 f"update the address on {{{{my}}}} account to {_addr_words(new)}"],
@@ -445,14 +563,15 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     if not variants:
         return None
     v = ctx.rng.choice(variants)
-    wanted = ", ".join(f"{k} {val}" for k, val in v["options"].items())
+    wanted = _options(v["options"])
     options = [Option(x["item_id"], dict(x["options"])) for x in product["variants"].values()]
     return IntentDraft(kind="product_price", goal="get_product_details", arguments={"product_id": pid},
-                       request=[f"find out the price of the {product['name']} with {wanted}"],
+                       request=[f"find out the price of the {product['name']} in {wanted}",
+                                f"check what the {product['name']} costs in {wanted}"],
                        facts={"product": product["name"], "options": wanted},
                        reads={"list_all_product_types": [{}]},
                        choices=[Choice("item", v["item_id"], options, dict(v["options"]))],
-                       outputs=[Output(money(v["price"]), "the price")],
+                       outputs=[Output(money(v["price"]), "the price", from_goal=True)],
                        mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
 
 

@@ -148,6 +148,56 @@ def _days_to_cycle_end() -> int:
     return (_dt.date(2025, 3, 31) - _dt.date.fromisoformat(TODAY)).days
 
 
+# --------------------------------------------------------------------------- wording of facts
+
+
+def _and(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _each(value: Any) -> list[Any]:
+    """The values of a fact, flat (a merge of two intents' facts makes a list)."""
+    if isinstance(value, list):
+        return [x for v in value for x in _each(v)]
+    return [value]
+
+
+# the caller's own words for a suspension (the known fact) -> the instruction's second person
+_SUSPENSION_WORDS = {"my phone was stolen": "your phone was stolen", "I am travelling abroad": "you are travelling abroad",
+                     "a long hospital treatment": "you are going into hospital for a long treatment"}
+
+
+def fact_phrase(key: str, value: Any) -> str | None:
+    """The instruction's wording of a known fact ("the line is 305-555-1799", "your February bill")."""
+    values = [str(v) for v in _each(value)]
+    many = len(values) > 1
+    if key in ("line_phone_number", "line_phone_numbers"):
+        return f"the line{'s are' if many else ' is'} {_and(values)}"
+    if key in ("new_plan", "new_plans"):
+        return f"the plan you want is {_and(values)}"
+    if key in ("add_on", "adds_on"):
+        return f"the add-on{'s you want are' if many else ' you want is'} {_and(values)}"
+    if key in ("add_on_to_remove", "adds_on_to_remove"):
+        return f"the add-on{'s' if many else ''} to remove {'are' if many else 'is'} {_and(values)}"
+    if key in ("new_phone_model", "new_phone_models"):
+        return f"the phone you want is the {_and(values)}"
+    if key in ("payment_method", "payment_methods"):  # two intents, two methods: in the intents' order
+        return f"you pay with your {' and your '.join(values)}" + (" respectively" if many else "")
+    if key == "payment_last_four_digits":
+        return ""  # the payment method's words say it already ("credit card ending in 3132")
+    if key in ("suspension_reason", "suspension_reasons"):
+        return f"the reason is that {_and([_SUSPENSION_WORDS.get(v, v) for v in values])}"
+    if key == "suspension_days":
+        return f"you want it suspended for {_and(values)} days" + (" respectively" if many else "")
+    if key in ("problem", "problems"):  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
+        return "the problem is " + _and([v if v.startswith(("no ", "very ")) else f"that {v}" for v in values])
+    if key in ("bill_month", "bill_months"):
+        return f"the bill is your {_and(values)} bill" if not many else f"the bills are your {_and(values)} bills"
+    if key in ("disputed_charge", "disputed_charges"):
+        return f"the charge you dispute is {_and(values)}"
+    return None
+
+
 # --------------------------------------------------------------------------- persona
 
 
@@ -358,7 +408,7 @@ def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     ref = _LineRef(ctx, line)
     return _draft("replace_device", "replace_device",
                   {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
-                  [f"replace the phone on {ref.phrase} with a {model['name']}",
+                  [f"replace the phone on {ref.phrase} with {'an' if model['name'][0] in 'AEIOUi' else 'a'} {model['name']}",
                    f"get a new {model['name']} for {ref.phrase}"], ref,
                   facts={"new_phone_model": model["name"], **pay_facts}, reads={"get_catalogue": [{}]},
                   choices=[_catalogue_choice(ctx, "device_models", "model_id", model["model_id"], "device model"),

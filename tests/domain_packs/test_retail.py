@@ -75,3 +75,18 @@ def test_calculate_is_bounded(domain):
     assert call(domain, state, "calculate", expression="(10 + 5) * 2") == "30.0"
     _text, is_error = domain.toolset.call(state, "calculate", {"expression": "9**9**9**9"})
     assert is_error
+
+
+def test_splits_are_rich_and_worded_as_a_customer_would(domain):
+    """Both Tracer splits average 6.5 gold calls or more; instructions state facts in plain words."""
+    tasks = domain.tasks(None)
+    for split in ("test", "train"):
+        built = [t for t in tasks if t.split == split]
+        assert sum(len(t.gold.actions) for t in built) / len(built) >= 6.5, split
+    for task in (t for t in tasks if t.split in ("test", "train")):
+        words = task.user.instruction
+        for mechanical in ("address1", "new zip is", "item 1", "wanted options", "refund to is", "option 1"):
+            assert mechanical not in words, (task.id, mechanical)
+        if "new_address" in task.user.known:
+            address = task.user.known["new_address"]
+            assert f"your new address is {address['address1']}" in words, task.id

@@ -100,6 +100,11 @@ def test_splits_and_suite(domain):
     test = [t for t in tasks if t.split == "test"]
     assert len(test) == 58 and len([t for t in tasks if t.split == "train"]) >= 600
     assert sum(len(t.gold.actions) for t in test) / len(test) >= 6.5
+    challenges = [t for t in test if t.meta.get("policy_challenge")]
+    assert len(challenges) >= 10 and len({r for t in challenges for r in t.gold.reasons}) >= 4
+    for task in (t for t in tasks if t.split in ("test", "train")):
+        for mechanical in ("line phone number", "suspension reason is", "payment last four", " a iPhone"):
+            assert mechanical not in task.user.instruction, (task.id, mechanical)
     from tau_emotion.plugins.suites import SUITES
 
     assert "telecom" in SUITES["tau-emotion"]

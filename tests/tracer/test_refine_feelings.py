@@ -58,6 +58,23 @@ def test_template_refiner_writes_one_line_per_intent_and_varies(airline, candida
     Validator(airline).check(cand)
 
 
+def test_a_pack_words_the_instruction_facts(airline, candidate, monkeypatch):
+    """`fact_phrase` in the hints: a pack's own wording, the generic one on None, nothing said on ''."""
+    hints = load_hints(airline)
+    generic = TemplateRefiner(airline).refine(candidate, random.Random(1))
+    keys = [k for k in generic.known if k not in candidate.persona.facts and k != "preferences"]
+    assert keys
+    monkeypatch.setattr(hints, "fact_phrase", lambda key, value: f"<{key}>")
+    worded = TemplateRefiner(airline).refine(candidate, random.Random(1))
+    assert all(f"<{k}>" in worded.instruction for k in keys) and worded.known == generic.known
+    monkeypatch.setattr(hints, "fact_phrase", lambda key, value: None)
+    assert TemplateRefiner(airline).refine(candidate, random.Random(1)).instruction == generic.instruction
+    monkeypatch.setattr(hints, "fact_phrase", lambda key, value: "")
+    unsaid = TemplateRefiner(airline).refine(candidate, random.Random(1))
+    assert "If the agent needs to know" not in unsaid.instruction and " , " not in unsaid.instruction
+    assert unsaid.known == generic.known
+
+
 def test_llm_refiner_is_checked_against_the_grounded_task(airline, candidate, openai_server):
     template = TemplateRefiner(airline).refine(candidate, random.Random(2))
     rewrite = {"instruction": "You are a traveller with a few requests.", "known": template.known,
