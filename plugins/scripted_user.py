@@ -140,6 +140,10 @@ def key_terms(key: str) -> list[set[str]]:
 
 
 def format_value(value: Any) -> str:
+    """A known fact as a person would say it: lists and flat records (an address) as their values joined
+    by commas, anything nested as JSON."""
+    if isinstance(value, dict) and all(isinstance(v, (str, int, float)) or v is None for v in value.values()):
+        value = [v for v in value.values() if v not in (None, "")]
     if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
         return ", ".join(str(v) for v in value)
     return value if isinstance(value, str) else json.dumps(value)

@@ -88,3 +88,16 @@ def test_a_list_of_facts_reads_as_a_sentence():
     user, episode = _user(task_id="airline-test-037")
     asyncio.run(user.start())
     assert "My reservation ids are 1VHSAX, 36PQLF." in _say(user, episode, "What is the reservation id?")
+
+
+def test_a_structured_fact_is_said_in_words_not_json():
+    pm = get_plugin_manager(["retail"])
+    domain = pm.catalog("domains").get("retail")
+    task = next(t for t in domain.tasks("test") if isinstance(t.user.known.get("new_address"), dict))
+    user = ScriptedUser(Episode(task=task, domain=domain, trial=0, config=RunConfig(), pm=pm))
+    episode = user.episode
+    asyncio.run(user.start())
+    reply = _say(user, episode, "Sure. What is the new address you would like to use?")
+    address = task.user.known["new_address"]
+    assert "{" not in reply and all(str(v) in reply for v in address.values() if v)
+    assert f"{address['address1']}, " in reply
