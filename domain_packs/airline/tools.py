@@ -12,17 +12,15 @@ same calls always produces the same database.
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import hashlib
 import json
-import operator
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
 from tau_emotion.core.tools import money as _money
 
 NOW = "2024-05-15T15:00:00"
@@ -571,27 +569,6 @@ def send_certificate(db: State, user_id: str, amount: int, reservation_id: str |
 
 # --------------------------------------------------------------------------- utilities
 
-_OPERATORS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.UAdd: operator.pos,
-    ast.USub: operator.neg,
-}
-
-
-def _evaluate(node: ast.AST) -> float:
-    if isinstance(node, ast.Expression):
-        return _evaluate(node.body)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.operand))
-    raise ToolError("only numbers, + - * / and parentheses are allowed")
-
 
 @tool
 def calculate(db: State, expression: str) -> str:
@@ -600,17 +577,7 @@ def calculate(db: State, expression: str) -> str:
     Args:
         expression: The expression, such as '(135 + 177) * 2 + 30'.
     """
-    if len(expression) > 500:
-        raise ToolError("the expression is too long")
-    try:
-        tree = ast.parse(expression.replace(",", ""), mode="eval")
-    except SyntaxError:
-        raise ToolError(f"'{expression}' is not a valid arithmetic expression") from None
-    try:
-        value = _evaluate(tree)
-    except ZeroDivisionError:
-        raise ToolError("division by zero") from None
-    return str(_money(value))
+    return str(arithmetic(expression))
 
 
 @tool(terminal=True)

@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Literal
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
 from tau_emotion.core.tools import money as _money
-from tau_emotion.domain_packs.classic.calculator import calculate as _evaluate
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 
@@ -155,10 +154,7 @@ def calculate(db: State, expression: str) -> str:
     Args:
         expression: The expression, such as '(54.99 + 12.5) * 2'.
     """
-    text = _evaluate(None, expression)
-    if text.startswith("Error:"):
-        raise ToolError(text[len("Error: "):])
-    return text
+    return str(arithmetic(expression))
 
 
 # --------------------------------------------------------------------------- changes

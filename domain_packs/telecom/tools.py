@@ -19,9 +19,8 @@ import json
 from typing import Any, Literal
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
 from tau_emotion.core.tools import money as _money
-from tau_emotion.domain_packs.classic.calculator import calculate as _evaluate
 
 TODAY = "2025-03-14"
 CYCLE_START = "2025-03-01"  # every account bills by calendar month
@@ -359,10 +358,7 @@ def calculate(db: State, expression: str) -> str:
     Args:
         expression: The expression, such as '(65 - 45) * 2'.
     """
-    text = _evaluate(None, expression)
-    if text.startswith("Error"):
-        raise ToolError(text)
-    return str(_money(float(text)))
+    return str(arithmetic(expression))
 
 
 @tool(terminal=True)

@@ -22,9 +22,7 @@ import re
 from typing import Any
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, find_row, tool
-from tau_emotion.core.tools import money as _money
-from tau_emotion.domain_packs.classic.calculator import calculate as _evaluate
+from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
 
 TODAY = "2025-06-10"
 NOW = "2025-06-10T09:00"
@@ -399,10 +397,7 @@ def calculate(db: State, expression: str) -> str:
     Args:
         expression: The expression, such as '(65 - 45) * 2'.
     """
-    text = _evaluate(None, expression)
-    if text.startswith("Error"):
-        raise ToolError(text)
-    return str(_money(float(text)))
+    return str(arithmetic(expression))
 
 
 @tool(terminal=True)

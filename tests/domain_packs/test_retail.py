@@ -72,7 +72,7 @@ def test_return_refund_destination_rule(domain):
 
 def test_calculate_is_bounded(domain):
     state = domain.database.state()
-    assert call(domain, state, "calculate", expression="(10 + 5) * 2") == "30.0"
+    assert call(domain, state, "calculate", expression="(10 + 5) * 2") == "30"
     _text, is_error = domain.toolset.call(state, "calculate", {"expression": "9**9**9**9"})
     assert is_error
 
