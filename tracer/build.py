@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.tracer.audit import task_user, writes, written_entities
-from tau_emotion.tracer.design import (design_conditions, events_fit, needs_occasion, normalise_occasions,
-                                      pick_occasion)
+from tau_emotion.tracer.design import design_conditions, events_fit, needs_occasion, normalise_occasions, pick_occasion
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import load_hints

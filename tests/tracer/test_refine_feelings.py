@@ -113,10 +113,10 @@ def test_feelings_follow_the_situation(airline):
     assert {e for emotions in EMOTIONS.values() for e in emotions} == set(bank)
 
 
-#: words that name a situation or presume a fault; a cue with one would not fit every task of its valence
+#: words that name a situation or presume a fault or a sum; a cue with one would not fit every task of its valence
 SITUATION_WORDS = re.compile(r"\b(trip|travel|flight|fly|holiday|order|parcel|deliver\w*|item|phone|line|plan|bill|"
-                             r"refund|appointment|doctor|visit|prescription|booking|reservation|bags?|fix\w*|broken)\b",
-                             re.IGNORECASE)
+                             r"refund|appointment|doctor|visit|prescription|booking|reservation|bags?|fix\w*|broken|"
+                             r"figures?|price|fee)\b", re.IGNORECASE)
 
 
 def test_feeling_cues_name_no_situation():
