@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.tracer.audit import task_user, writes, written_entities
-from tau_emotion.tracer.design import design_conditions, needs_occasion, normalise_occasions, pick_occasion
+from tau_emotion.tracer.design import design_conditions, events_fit, needs_occasion, normalise_occasions, pick_occasion
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
-from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
+from tau_emotion.tracer.refine import FIRST, TemplateRefiner, intent_fact_keys, say
 from tau_emotion.tracer.sampling import check_lengths, profile_for
 from tau_emotion.tracer.validate import CHECKS, Validator
 
@@ -167,6 +167,10 @@ def build_tasks(
             if (cand.persona.entity or cand.persona.name) in reserved_users:
                 raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
             condition = design[len(accepted)]
+            if not events_fit([(d.mood.valence, d.mood.stakes) for d in cand.drafts], condition):
+                bad = next(d.mood.event for d in cand.drafts if not events_fit([(d.mood.valence, d.mood.stakes)],
+                                                                                condition))
+                raise Reject("feelings", f"{condition['emotion']} does not fit a misfortune ({say(bad, FIRST)})")
             allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
             occasion = pick_occasion(occasions, condition, rng, allowed=allowed)
             if occasion is not None:

@@ -9,7 +9,9 @@ emotion by the emotion pack's classifier (`build.py` retries and finally rejects
 
 Occasions carry a valence (a pack may declare `(text, stakes, valence)`): a funeral is never paired
 with an enjoyment emotion, and sorrow only with an occasion that gives reason for it, so the
-feelings fit the occasion.
+feelings fit the occasion. The intents' own events carry one too (`Mood.valence`, `Mood.stakes`): an
+enjoyment condition takes no task with a misfortune, a negative event of stakes 3 (`events_fit`); the
+build rejects the candidate and offers the condition to the next one.
 """
 
 from __future__ import annotations
@@ -74,6 +76,25 @@ def occasion_fits(occasion_valence: str, condition: dict[str, str]) -> bool:
     if need is not None:
         return occasion_valence == need
     return not (FAMILY_VALENCE[condition["family"]] == "positive" and occasion_valence == "negative")
+
+
+#: a negative event this serious is a misfortune (a stolen phone, a hospital stay, an airline-cancelled
+#: flight), as every negative occasion is; milder negative moods are worries about the request itself
+#: ("it may already be on its way"), which most policy challenges carry
+MISFORTUNE_STAKES = 3
+
+
+def events_fit(moods: list[tuple[str, int]], condition: dict[str, str]) -> bool:
+    """Whether feelings of `condition` fit the task's own events, given as (valence, stakes) per intent.
+
+    The instruction states every intent's reason, so relief or excitement beside a stolen phone or a
+    hospital stay would make one user text say two things: a positive-family condition takes no task
+    with a misfortune. Milder negative moods stay allowed: ruling them out too left enjoyment
+    conditions with a third of the policy challenges of the other families (airline train: 6% against
+    20%), confounding emotion with difficulty. Negative feelings fit any event.
+    """
+    return not (FAMILY_VALENCE[condition["family"]] == "positive"
+                and any(valence == "negative" and stakes >= MISFORTUNE_STAKES for valence, stakes in moods))
 
 
 def needs_occasion(condition: dict[str, str]) -> bool:

@@ -60,6 +60,23 @@ def candidate_signature(domain: Domain, cand: Candidate) -> frozenset[str]:
     return signature(calls)
 
 
+def existing_ids(value: Any) -> set[str]:
+    """Every id-like string anywhere in the database: row keys, nested keys (a user's payment method ids)
+    and string values, so that a write echoing a record back is not taken to have created its ids."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.update(str(k) for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and _ID.match(item):
+            found.add(item)
+    return found
+
+
 class DuplicateIndex:
     """Accepted tasks by signature; a candidate sharing at least half its goal calls with one is a duplicate."""
 
@@ -89,7 +106,7 @@ class Validator:
         self.base = Knowledge()
         self.base.add_policy(domain.policy)
         self.initial_hash = domain.database.content_hash
-        self.initial_keys = {str(k) for table in domain.database.tables.values() for k in table}
+        self.initial_ids = existing_ids(domain.database.tables)
         self.index = DuplicateIndex()
         for task in existing:
             sig = task_signature(domain, task)
@@ -245,7 +262,7 @@ class Validator:
                                                 f"created: a person would have asked for it that way at once")
             for _, value in leaves(parse_result(step.text)):
                 if isinstance(value, str) and _ID.match(value) and value not in created \
-                        and value not in self.initial_keys:
+                        and value not in self.initial_ids:
                     created[value] = step.name
                     born[value] = step.intent
             for key, value in step.arguments.items():

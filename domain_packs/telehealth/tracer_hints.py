@@ -53,14 +53,15 @@ POLICY_EDGES = [
     ("get_prescription_details", "request_refill"),
     ("check_coverage", "book_appointment"),
 ]
+# patients are 0 to 90: no occasion that fits only some ages (a new job, a first marathon, a pregnancy)
 OCCASIONS = [
-    ("{{I}} {{am}} starting a new job next month and want this sorted first", 2, "positive"),
+    ("{{I}} {{am}} going on a long-awaited holiday next month and want this sorted first", 2, "positive"),
     ("{{I}} {{am}} caring for a sick relative and {{my}} days are full", 3, "negative"),
     ("{{I}} {{have}} been feeling unwell for weeks", 3, "negative"),
-    ("{{I}} {{am}} travelling for work soon", 2, "neutral"),
-    ("{{I}} {{am}} training for {{my}} first marathon", 1, "positive"),
+    ("{{I}} {{am}} away from home for a few weeks soon", 2, "neutral"),
+    ("{{I}} {{am}} getting back into shape this year", 1, "positive"),
     ("{{I}} just moved to a new city", 1, "neutral"),
-    ("{{I}} {{am}} expecting a baby this summer", 2, "positive"),
+    ("{{my}} family is expecting a new baby this summer", 2, "positive"),
     ("{{my}} insurance changes at the end of the year", 1, "neutral"),
     ("it is just a routine question", 0, "neutral"),
 ]
@@ -223,6 +224,11 @@ def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tup
     return choice, facts, f"{who.my} appointment with {wanted['provider']} {when}"
 
 
+def _wish(who: _Who, specialty: str) -> str:
+    """The booking's event: "I want to see a dermatologist soon", "I want my child Ivy to see ..."."""
+    return "{{I}} want " + ("" if who.self else who.me + " ") + "to see a " + SPECIALIST[specialty] + " soon"
+
+
 def _open_slots(ctx: GroundingContext, provider_id: str, after: str = NOW) -> list[dict]:
     return [s for _, s in ctx.state["slots"].scan()
             if s["provider_id"] == provider_id and s["status"] == "open" and f"{s['date']}T{s['time']}" > after]
@@ -238,6 +244,63 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
     for s in db.tables["slots"].values():
         out.setdefault(s["provider_id"], []).append(s)
     return out
+
+
+# --------------------------------------------------------------------------- wording
+
+
+def _each(value: Any) -> list[Any]:
+    """The values of a fact, flat (a merge of two intents' facts makes a list)."""
+    if isinstance(value, list):
+        return [x for v in value for x in _each(v)]
+    return [value]
+
+
+def _and(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _mode(value: str) -> str:
+    return "a video visit" if value == "video" else "an in-person visit"
+
+
+def fact_phrase(key: str, value: Any) -> str | None:
+    """The instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit").
+
+    A plural key is two intents' facts merged, in the intents' order ("... respectively").
+    """
+    values = [str(v) for v in _each(value)]
+    many = len(values) > 1
+    resp = " respectively" if many else ""
+    one = {
+        "medical_field": ("the specialty is {}", "the specialties are {}"),
+        "provider": ("you want to see {}", "you want to see {}"),
+        "appointment_provider": ("the appointment is with {}", "the appointments are with {}"),
+        "appointment_date": ("the appointment is on {}", "the appointments are on {}"),
+        "appointment_time": ("the time is {}", "the times are {}"),
+        "new_date": ("you want to move it to {}", "you want to move them to {}"),
+        "new_time": ("the new time is {}", "the new times are {}"),
+        "visit_date": ("the visit was on {}", "the visits were on {}"),
+        "visit_provider": ("the doctor at that visit was {}", "the doctors at those visits were {}"),
+        "visit_mode": ("you want {}", "you want {}"),
+        "medication": ("the medication is {}", "the medications are {}"),
+        "family_member": ("the patient is {}", "the patients are {}"),
+        "family_member_relationship": ("you are calling for your {}", "you are calling for your {}"),
+        "new_phone": ("your new phone number is {}", "the new phone numbers are {}"),
+        "new_email": ("your new email address is {}", "the new email addresses are {}"),
+        "representative": ("the person whose permission you withdraw is {}", "the people whose permission you "
+                                                                             "withdraw are {}"),
+    }
+    base = key if key in one else key[:-1] if key.endswith("s") and key[:-1] in one else None
+    if base is None:
+        return None
+    if base in ("appointment_date", "new_date", "visit_date"):
+        values = [month_day(v) for v in values]
+    elif base == "visit_mode":
+        values = [_mode(v) for v in values]
+    elif base == "family_member_relationship" and many:
+        values = [values[0], *(f"your {v}" for v in values[1:])]
+    return one[base][many].format(_and(values)) + resp
 
 
 # --------------------------------------------------------------------------- persona
@@ -381,15 +444,14 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
         return _draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
                       choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
-                      mood=Mood(("{{I}} want " + who.me + " to see a " + SPECIALIST[specialty] + " soon"),
-                                "neutral", 2, None))
+                      mood=Mood(_wish(who, specialty), "neutral", 2, None))
     cost = coverage(ctx.state, who.patient, provider)
     return _draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
                   facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
                   choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
                   outputs=[Output(money(cost["copay"]), "the copay of the visit")],
                   decline="not book the appointment after all",
-                  mood=Mood("{{I}} want " + who.me + " to see a " + SPECIALIST[specialty] + " soon", "neutral", 2,
+                  mood=Mood(_wish(who, specialty), "neutral", 2,
                             days_between(TODAY, slot["date"])))
 
 

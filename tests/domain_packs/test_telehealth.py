@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib.resources import files
 
 import pytest
@@ -261,3 +262,21 @@ def test_splits_and_suite(domain):
     from tau_emotion.plugins.suites import SUITES
 
     assert "telehealth" in SUITES["tau-emotion"]
+
+
+def test_instructions_are_worded_as_a_patient_would(domain):
+    """The hints' `fact_phrase` says facts in plain words: dates as "June 24", no form field names."""
+    from tau_emotion.domain_packs.telehealth.tracer_hints import fact_phrase
+
+    assert fact_phrase("appointment_dates", ["2025-06-24", "2025-06-16"]) == \
+        "the appointments are on June 24 and June 16 respectively"
+    assert fact_phrase("visit_mode", "in person") == "you want an in-person visit"
+    assert fact_phrase("family_member_relationship", "parent") == "you are calling for your parent"
+    assert fact_phrase("first_name", "Ana") is None  # the Tracer's own wording
+    for task in (t for t in domain.tasks(None) if t.split in ("test", "train")):
+        words = task.user.instruction
+        for mechanical in ("the appointment date", "the family member relationship", "the visit mode",
+                           "the medical field", "the new date is", "the appointment provider", "the visit provider",
+                           "I want me ", "you want you "):
+            assert mechanical not in words, (task.id, mechanical)
+        assert not re.search(r"\b2025-\d\d-\d\d\b", words), task.id  # dates read as a person says them

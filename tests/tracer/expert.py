@@ -54,7 +54,8 @@ def _domain(task: Any) -> Any:
 
 
 def expert(tasks: list[Any]):
-    """Asks one follow-up question, then replays the gold tool calls one per step and tells the outputs."""
+    """Asks one follow-up question, then replays the gold tool calls one per step and tells the outputs (with the
+    handover, when the gold ends in one)."""
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
@@ -64,7 +65,10 @@ def expert(tasks: list[Any]):
         done = sum(m["role"] == "tool" for m in messages)
         if done < len(task.gold.actions):
             action = task.gold.actions[done]
-            return {"tool_calls": [{"name": action.name, "arguments": action.arguments}]}
+            call = {"tool_calls": [{"name": action.name, "arguments": action.arguments}]}
+            if _domain(task).toolset.is_terminal(action.name):  # a handover ends the talk: tell the figures first
+                return {"content": gold_statement(_domain(task), task), **call}
+            return call
         return {"content": f"All done. {gold_statement(_domain(task), task)}".strip()}
 
     return reply

@@ -113,6 +113,25 @@ def test_feelings_follow_the_situation(airline):
     assert {e for emotions in EMOTIONS.values() for e in emotions} == set(bank)
 
 
+#: words that name a situation or presume a fault or a sum; a cue with one would not fit every task of its valence
+SITUATION_WORDS = re.compile(r"\b(trip|travel|flight|fly|holiday|order|parcel|deliver\w*|item|phone|line|plan|bill|"
+                             r"refund|appointment|doctor|visit|prescription|booking|reservation|bags?|fix\w*|broken|"
+                             r"figures?|price|fee)\b", re.IGNORECASE)
+
+
+def test_feeling_cues_name_no_situation():
+    bank = cue_bank()
+    cues = [c for section in ("emotion", "urgency", "politeness", "trust") for cs in bank[section].values() for c in cs]
+    assert not [c for c in cues if SITUATION_WORDS.search(c)]
+
+
+def test_each_emotion_cue_alone_reads_back_as_its_emotion():
+    labeler = EmotionLabeler.from_emotion_pack()
+    wrong = [(emotion, cue, labeler.read(cue)["emotion"]) for emotion, cues in cue_bank()["emotion"].items()
+             for cue in cues if labeler.read(cue)["emotion"] != emotion]
+    assert not wrong
+
+
 def test_template_feelings_are_read_back_as_their_emotion(airline, candidate):
     """Every emotion's cues survive the real classifier with the retries the build allows."""
     from tau_emotion.tracer.build import FEELINGS_TRIES

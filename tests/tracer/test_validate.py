@@ -1,5 +1,7 @@
 """The validator rejects a hand-made bad candidate for each rule, and accepts the repaired one."""
 
+import json
+
 import pytest
 
 from tau_emotion.domain_packs.airline.tools import FREE_BAGS
@@ -143,3 +145,58 @@ def test_near_duplicate_is_rejected(airline):
     validator.register(first)
     again = make_candidate(airline, known, calls, outputs=["insurance"], refusals=[refusal], drafts=[draft])
     assert rejected(validator, again).check == "duplicate"
+
+
+def _paypal_swap_then_return(retail):
+    """A pending order's item swap and a delivered order's return, both settled on the PayPal account
+    that paid for the two orders: the swap's result echoes that existing PayPal id back."""
+    tables = retail.database.tables
+
+    def paid(order):
+        return order["payment_history"][0]["payment_id"]
+
+    for user in tables["users"].values():
+        orders = [tables["orders"][o] for o in user["orders"]]
+        for pending in (o for o in orders if o["status"] == "pending" and paid(o).startswith("paypal_")):
+            delivered = [o for o in orders if o["status"] == "delivered" and paid(o) == paid(pending)]
+            for item in pending["items"] if delivered else []:
+                swaps = [iid for iid, v in tables["products"][item["product_id"]]["variants"].items()
+                         if v["available"] and iid != item["item_id"]]
+                if swaps:
+                    back = delivered[0]
+                    return paid(pending), [
+                        ("modify_pending_order_items", {"order_id": pending["order_id"], "item_ids": [item["item_id"]],
+                                                        "new_item_ids": [swaps[0]], "payment_method_id": paid(pending)}),
+                        ("return_delivered_order_items", {"order_id": back["order_id"],
+                                                          "item_ids": [back["items"][0]["item_id"]],
+                                                          "payment_method_id": paid(pending)})]
+    raise AssertionError("no retail user with a swappable pending order and a delivered one on one PayPal account")
+
+
+def test_an_id_that_already_existed_is_not_created_by_a_write(domains):
+    """The user's PayPal id sits inside their record; a write echoing it back did not create it."""
+    retail = domains.get("retail")
+    paypal, calls = _paypal_swap_then_return(retail)
+    cand = make_candidate(retail, {}, calls)
+    assert paypal in cand.steps[0].text  # the swap's result names the existing payment method
+    Validator(retail).check_consistency(cand)
+
+
+def test_a_write_on_what_the_task_just_created_is_rejected(domains):
+    telehealth = domains.get("telehealth")
+    tables = telehealth.database.tables
+    patient = next(iter(tables["patients"].values()))
+    slot = next(s for s in tables["slots"].values() if s["status"] == "open" and s["date"] > "2025-06-12"
+                and "in_person" in tables["providers"][s["provider_id"]]["visit_modes"])
+    name = patient["name"]
+    verify = ("verify_patient_identity", {"first_name": name["first_name"], "last_name": name["last_name"],
+                                          "date_of_birth": patient["date_of_birth"]})
+    booked = make_candidate(telehealth, {}, [verify, ("book_appointment", {"patient_id": patient["patient_id"],
+                                                                           "slot_id": slot["slot_id"]})])
+    new_id = json.loads(booked.steps[1].text)["appointment_id"]
+    calls = [verify, ("book_appointment", {"patient_id": patient["patient_id"], "slot_id": slot["slot_id"]}),
+             ("cancel_appointment", {"appointment_id": new_id})]
+    with pytest.raises(Reject) as info:
+        Validator(telehealth).check_consistency(make_candidate(telehealth, {}, calls))
+    problem = info.value
+    assert problem.check == "consistency" and "book_appointment just created" in problem.detail
