@@ -80,6 +80,30 @@ def _namespace(obj: dict[str, Any]) -> SimpleNamespace:
     return SimpleNamespace(**obj)
 
 
+#: built once: `json.loads(..., object_hook=)` builds a decoder on every call
+_DECODER = json.JSONDecoder(object_hook=_namespace)
+
+
+def _reply(payload: bytes) -> Any:
+    """A reply's JSON (as `json.loads` reads bytes) as attribute objects."""
+    return _DECODER.decode(payload.decode(json.detect_encoding(payload), "surrogatepass"))
+
+
+#: wire forms of the objects every episode of a run sends alike (the agent's system message, the tool
+#: list), shared by all clients; bounded, as a caller may build new ones per episode
+_shared: dict[int, tuple[Any, bytes]] = {}
+SHARED_MAX = 256
+
+
+def _shared_encoded(obj: Any) -> bytes:
+    hit = _shared.get(id(obj))
+    if hit is None or hit[0] is not obj:
+        if len(_shared) >= SHARED_MAX:
+            _shared.clear()
+        hit = _shared[id(obj)] = (obj, json.dumps(obj).encode())
+    return hit[1]
+
+
 def status_error(status: int, payload: bytes) -> APIStatusError:
     """An HTTP error reply as one line: the server's error message when it sent one (429 and 5xx are retried)."""
     try:
@@ -108,7 +132,7 @@ class OpenAIClient:
         status, payload = await origin(self.url).request("POST", self.path, self.headers, content)
         if status >= 400:
             raise status_error(status, payload)
-        return json.loads(payload, object_hook=_namespace)
+        return _reply(payload)
 
     def _encoded(self, obj: Any) -> bytes:
         """`obj`'s JSON, encoded once per object: a caller's history (`Message.chat()` dicts, the same
@@ -119,16 +143,22 @@ class OpenAIClient:
         return hit[1]
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[bytes]:
-        """The request body as parts (joined, they are the JSON object): nothing is copied into one buffer."""
+        """The request body as parts (joined, they are the JSON object): nothing is copied into one buffer.
+
+        A system message and the tool list go through a cache every client shares (each episode's
+        agent sends the same ones); the rest of the history through this client's own."""
         args = dict(self.settings.args)
         extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
         head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
-        parts = [json.dumps(head).encode()[:-1], b', "messages": [']
-        for i, message in enumerate(messages):
-            parts += [b", ", self._encoded(message)] if i else [self._encoded(message)]
+        encoded = self._encoded
+        parts = [json.dumps(head).encode()[:-1] + b', "messages": [']
+        for message in messages:
+            parts += (encoded(message) if message.get("role") != "system" else _shared_encoded(message), b", ")
+        if messages:
+            parts.pop()
         parts.append(b"]")
         if tools:
-            parts += [b', "tools": ', self._encoded(tools)]
+            parts += [b', "tools": ', _shared_encoded(tools)]
         parts.append(b"}")
         return parts
 
