@@ -53,6 +53,7 @@ class Run:
     domains: dict[str, Domain]
     tasks: list[Task]
     pending: list[tuple[Task, int]] = field(default_factory=list)
+    #: this process's stored results, without their transcripts (`messages`: read them from the store)
     results: list[EpisodeResult] = field(default_factory=list)
     #: tasks dropped by --skip-broken, with why their gold does not replay
     skipped: list[str] = field(default_factory=list)
@@ -365,6 +366,11 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
 
 
 def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
+    """The run summary: core counts plus every metric's keys, over `results` (the run's stored trials).
+
+    `results` may come without their transcripts (`stored_results`); a metric registered with
+    `transcripts=True` gets them, read back from the store once.
+    """
     summary: dict[str, Any] = {
         "run_id": run.run_id,
         "plugins": run.config.plugins,
@@ -373,8 +379,13 @@ def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
     }
     summary["errors"] = sum(r.status == "error" for r in results)
     given_by = {key: "core" for key in summary}
+    full: list[EpisodeResult] | None = None
     for name, entry in run.pm.catalog("metrics").items():
-        for key, value in (entry.load()(results, run.config) or {}).items():
+        given = results
+        if entry.meta.get("transcripts"):
+            full = run.store.results(run.run_id) if full is None else full
+            given = full
+        for key, value in (entry.load()(given, run.config) or {}).items():
             if key in given_by:
                 raise RunError(f"metric '{name}' (plugin '{entry.owner}') and '{given_by[key]}' both give "
                                f"summary key '{key}'")
@@ -385,27 +396,30 @@ def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
 
 
 def stored_results(run: Run) -> list[EpisodeResult]:
-    """The run's stored trials as `store.results` gives them (one per task and trial, by task id and trial).
+    """The run's stored trials as `store.results` gives them (one per task and trial, by task id and trial),
+    without their transcripts (`messages` empty).
 
-    A run whose every row was written by this process summarises what it wrote instead of parsing
-    every stored transcript back (at 200 steps an episode that was most of the run's end): each result
-    makes the JSON round trip a stored row makes, so metrics see what a re-read gives, except its
-    messages, which are reused as they are (the same transcript, already bounded for storing). A
-    resumed run, or a result whose round trip fails, reads the store.
+    Holding every transcript of a run at once is what a summary must not do: 256 episodes of 200
+    steps are hundreds of MB, and parsing them back cost more CPU than running them. A run whose
+    every row was written by this process summarises the results it kept (`Run.results`); each
+    makes the JSON round trip a stored row makes, so metrics see what a re-read gives. A resumed
+    run, or a result whose round trip fails (the store lists such a row as an error), reads the store.
     """
     if run.prior_rows:
-        return run.store.results(run.run_id)
+        return [_without_transcript(r) for r in run.store.results(run.run_id)]
     latest = {(r.task_id, r.trial): r for r in run.results}  # a row rewritten later replaces the earlier
     out = []
     for key in sorted(latest):
-        written = latest[key]
         try:
-            result = EpisodeResult.model_validate_json(written.model_dump_json(exclude={"messages"}))
+            out.append(EpisodeResult.model_validate_json(latest[key].model_dump_json(exclude={"messages"})))
         except ValueError:  # what the store would list as an unreadable row: let it say so
-            return run.store.results(run.run_id)
-        result.messages = written.messages
-        out.append(result)
+            return [_without_transcript(r) for r in run.store.results(run.run_id)]
     return out
+
+
+def _without_transcript(result: EpisodeResult) -> EpisodeResult:
+    result.messages = []
+    return result
 
 
 @contextmanager
@@ -435,7 +449,13 @@ async def execute(run: Run) -> dict[str, Any]:
 
 async def _execute(run: Run) -> dict[str, Any]:
     executor = run.pm.catalog("executors").get(run.config.executor)(run.config.concurrency)
-    run.pm.hook.tau_run_start(run=run)
+    try:
+        run.pm.hook.tau_run_start(run=run)  # model endpoints are checked here (preflight)
+    except BaseException:
+        if not run.prior_rows:  # a run that never started (a dead endpoint) is not left behind in `tau runs`
+            with suppress(Exception):
+                run.store.delete_run(run.run_id)
+        raise
     loop = asyncio.get_running_loop()
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tau-store")
 
@@ -447,7 +467,8 @@ async def _execute(run: Run) -> dict[str, Any]:
         except Exception as exc:  # this result cannot be serialised (depth, a foreign object): store why
             result = failed_result(result.task_id, result.domain, result.trial, "storing the result", exc)
             await loop.run_in_executor(writer, run.store.save_result, run.run_id, result)
-        run.results.append(result)
+        # kept for the summary without its transcript, which is in the store (memory: 200-step runs)
+        run.results.append(result.model_copy(update={"messages": []}))
 
     writes: list[asyncio.Task[None]] = []
 
