@@ -127,6 +127,8 @@ class OpenAIClient:
                         "Accept: application/json\r\nUser-Agent: tau-emotion\r\n").encode()
         self.model = wire_model(settings.model)
         self._wire: dict[int, tuple[Any, bytes]] = {}
+        #: (first message, last message, count, encoded parts) of the last history sent
+        self._sent: tuple[Any, Any, int, list[bytes]] = (None, None, 0, [])
 
     async def _attempt(self, content: bytes) -> Any:
         status, payload = await origin(self.url).request("POST", self.path, self.headers, content)
@@ -150,16 +152,24 @@ class OpenAIClient:
         args = dict(self.settings.args)
         extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
         head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
-        encoded = self._encoded
-        parts = [json.dumps(head).encode()[:-1] + b', "messages": [']
-        for message in messages:
-            parts += (encoded(message) if message.get("role") != "system" else _shared_encoded(message), b", ")
-        if messages:
-            parts.pop()
-        parts.append(b"]")
+        parts = [json.dumps(head).encode()[:-1] + b', "messages": [', *self._history(messages), b"]"]
         if tools:
             parts += [b', "tools": ', _shared_encoded(tools)]
         parts.append(b"}")
+        return parts
+
+    def _history(self, messages: list[dict[str, Any]]) -> list[bytes]:
+        """The messages' encoded parts with their separators. A history that grew from the last one sent (the
+        same first and last objects at the same places: histories are appended to, never edited) adds only
+        its new messages, so a 200-step episode does not look up 400 messages on every step."""
+        first, last, count, parts = self._sent
+        if not (count and len(messages) >= count and messages[0] is first and messages[count - 1] is last):
+            count, parts = 0, []
+        for message in messages[count:]:
+            if parts:
+                parts.append(b", ")
+            parts.append(self._encoded(message) if message.get("role") != "system" else _shared_encoded(message))
+        self._sent = (messages[0], messages[-1], len(messages), parts) if messages else (None, None, 0, [])
         return parts
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Message:

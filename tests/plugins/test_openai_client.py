@@ -42,6 +42,11 @@ def test_body_is_the_chat_request_and_history_is_encoded_once():
     history.append(Message(role="user", content="more"))
     json.loads(b"".join(client.body([system, *to_chat(history)], tools)))
     assert len(client._wire) == encoded + 1  # only the new message was encoded
+    other = [system, *to_chat(history[2:])]  # not a growth of the last history: built afresh
+    assert json.loads(b"".join(client.body(other)))["messages"] == other
+    assert json.loads(b"".join(client.body([])))["messages"] == []
+    grown = [*other, {"role": "user", "content": "again"}]
+    assert json.loads(b"".join(client.body(grown, tools)))["messages"] == grown
 
 
 def test_chunked_reply_and_keep_alive_reuse():
