@@ -425,8 +425,9 @@ def _without_transcript(result: EpisodeResult) -> EpisodeResult:
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """Keep the objects that exist before the trials start (modules, domains, tasks) out of garbage collection
-    while they run: they live for the whole run, and full collections traversing them were ~20% of the
-    harness's CPU at 256 concurrent episodes. Nothing is frozen when another caller froze the heap already."""
+    while they run: they live for the whole run, and collections traversing them again and again cost ~10% of
+    the harness's CPU at 256 concurrent episodes (`benchmarks/load.py`). Nothing is frozen when another
+    caller froze the heap already."""
     if gc.get_freeze_count():
         yield
         return
