@@ -362,6 +362,9 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
             except Exception:  # noqa: BLE001 - the trial is already an error; its row says why
                 pass
         return failed
+    finally:
+        if ep is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
+            ep.release()
     return result
 
 

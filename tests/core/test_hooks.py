@@ -228,3 +228,27 @@ def test_metrics_get_results_without_transcripts_unless_they_ask(tmp_path):
     assert all(r.messages == [] for r in seen["light"]) and all(r.messages == [] for r in run.results)
     assert [r.model_dump() for r in seen["full"]] == [r.model_dump() for r in stored]
     assert all(r.messages for r in seen["full"])
+
+
+def test_a_finished_episode_is_freed_without_a_garbage_collection(tmp_path):
+    """The scripted user holds its episode (a cycle): the runner releases what a finished episode holds, so
+    its transcript does not wait for a full collection (256 x 200-step transcripts did, wave over wave)."""
+    import gc
+    import weakref
+
+    kept = []
+
+    class Watch:
+        @hookimpl
+        def tau_episode_end(self, episode, result):
+            kept.append(weakref.ref(episode.messages[0]))
+
+    pm = get_plugin_manager(["mock"], extra=[Watch()])
+    config = RunConfig(plugins=["mock"], trials=1, agent="oracle", options={"progress": {"no_progress": True}})
+    run = prepare_run(config, str(tmp_path / "x.sqlite"), pm=pm)
+    gc.disable()
+    try:
+        run_sync(run)
+        assert kept and all(ref() is None for ref in kept)
+    finally:
+        gc.enable()
