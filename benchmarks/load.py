@@ -12,7 +12,9 @@ loop, tools on copy-on-write state, scoring, the SQLite writer. Prints one JSON 
 - `ideal_rps`: concurrency / latency, what the server could serve if the client cost nothing;
 - `rps`: model calls served / wall seconds of the run (episodes start and end inside that window);
 - `ratio`: rps / ideal_rps;
-- `client_cpu_ms_per_call`: CPU seconds of the harness process (all threads) during the run / calls;
+- `client_cpu_ms_per_call`: CPU seconds of the harness process (all threads) during the run / calls; the
+  window holds everything `run_sync` does: building the episodes, the store writes on their thread,
+  and the end-of-run summary (metrics over the results without their transcripts, bootstrap included);
 - `peak_rss_mb`: the harness process's peak resident memory (imports included);
 - `load`: the machine's 1-minute load average before the run (other users of the machine count).
 
@@ -147,7 +149,7 @@ def main() -> None:
             summary = run_sync(run)
             wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             calls = served(base) - calls0
-            errors = sum(1 for r in run.store.results(run.run_id) if r.status != "ok")
+            errors = summary["errors"]  # not by reading every stored transcript back: that would be the peak RSS
     finally:
         proc.terminate()
         proc.wait()

@@ -72,6 +72,9 @@ def tau_register_metrics(register: Register) -> None:
     """Register metrics: `register("name", fn)`, a `protocols.Metric`: `fn(results, config) -> dict`.
 
     Each metric's keys join the run summary; two metrics giving the same top-level key is an error.
+    `results` come without their transcripts (`messages` empty), so a summary never holds a whole
+    run's conversations in memory; `register("name", fn, transcripts=True)` gets them (read back
+    from the store, at a cost in time and memory that grows with the run).
     """
 
 

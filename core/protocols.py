@@ -93,7 +93,8 @@ class Executor(Protocol):
 
 
 class Metric(Protocol):
-    """`fn(results, config) -> dict`: top-level summary keys (unique across metrics)."""
+    """`fn(results, config) -> dict`: top-level summary keys (unique across metrics). The results have no
+    transcripts (`messages` empty) unless the metric was registered with `transcripts=True`."""
 
     def __call__(self, results: list[EpisodeResult], config: RunConfig) -> dict[str, Any]: ...
 

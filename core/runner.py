@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import functools
+import gc
 import inspect
 import os
 import secrets
@@ -52,9 +53,12 @@ class Run:
     domains: dict[str, Domain]
     tasks: list[Task]
     pending: list[tuple[Task, int]] = field(default_factory=list)
+    #: this process's stored results, without their transcripts (`messages`: read them from the store)
     results: list[EpisodeResult] = field(default_factory=list)
     #: tasks dropped by --skip-broken, with why their gold does not replay
     skipped: list[str] = field(default_factory=list)
+    #: the store may hold rows of this run that this process did not write (a resumed run)
+    prior_rows: bool = True
 
     @property
     def total(self) -> int:
@@ -174,13 +178,14 @@ def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: 
     for kind, name in (("agents", config.agent), ("users", config.user), ("executors", config.executor)):
         pm.catalog(kind).entry(name)
     store = open_store(pm, config.store, db_path)
+    prior_rows = run_id is not None
     if run_id is None:
         run_id = new_run_id()
         # keys, tokens and passwords are used for this run but never stored
         store.create_run(run_id, config.model_copy(update={"options": redact_options(config.options)}))
     done = store.done_trials(run_id)
     run = Run(run_id=run_id, config=config, pm=pm, store=store, domains=domains, tasks=tasks,
-              skipped=list(broken.values()))
+              skipped=list(broken.values()), prior_rows=prior_rows)
     run.pending = [(t, k) for t in tasks for k in range(config.trials) if (t.id, k) not in done]
     return run
 
@@ -357,10 +362,18 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
             except Exception:  # noqa: BLE001 - the trial is already an error; its row says why
                 pass
         return failed
+    finally:
+        if ep is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
+            ep.release()
     return result
 
 
 def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
+    """The run summary: core counts plus every metric's keys, over `results` (the run's stored trials).
+
+    `results` may come without their transcripts (`stored_results`); a metric registered with
+    `transcripts=True` gets them, read back from the store once.
+    """
     summary: dict[str, Any] = {
         "run_id": run.run_id,
         "plugins": run.config.plugins,
@@ -369,8 +382,13 @@ def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
     }
     summary["errors"] = sum(r.status == "error" for r in results)
     given_by = {key: "core" for key in summary}
+    full: list[EpisodeResult] | None = None
     for name, entry in run.pm.catalog("metrics").items():
-        for key, value in (entry.load()(results, run.config) or {}).items():
+        given = results
+        if entry.meta.get("transcripts"):
+            full = run.store.results(run.run_id) if full is None else full
+            given = full
+        for key, value in (entry.load()(given, run.config) or {}).items():
             if key in given_by:
                 raise RunError(f"metric '{name}' (plugin '{entry.owner}') and '{given_by[key]}' both give "
                                f"summary key '{key}'")
@@ -380,14 +398,68 @@ def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
     return summary
 
 
+def stored_results(run: Run) -> list[EpisodeResult]:
+    """The run's stored trials as `store.results` gives them (one per task and trial, by task id and trial),
+    without their transcripts (`messages` empty).
+
+    Holding every transcript of a run at once is what a summary must not do: 256 episodes of 200
+    steps are hundreds of MB, and parsing them back cost more CPU than running them. A run whose
+    every row was written by this process summarises the results it kept (`Run.results`); each
+    makes the JSON round trip a stored row makes, so metrics see what a re-read gives. A resumed
+    run, or a result whose round trip fails (the store lists such a row as an error), reads the store.
+    """
+    if run.prior_rows:
+        return [_without_transcript(r) for r in run.store.results(run.run_id)]
+    latest = {(r.task_id, r.trial): r for r in run.results}  # a row rewritten later replaces the earlier
+    out = []
+    for key in sorted(latest):
+        try:
+            out.append(EpisodeResult.model_validate_json(latest[key].model_dump_json(exclude={"messages"})))
+        except ValueError:  # what the store would list as an unreadable row: let it say so
+            return [_without_transcript(r) for r in run.store.results(run.run_id)]
+    return out
+
+
+def _without_transcript(result: EpisodeResult) -> EpisodeResult:
+    result.messages = []
+    return result
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects that exist before the trials start (modules, domains, tasks) out of garbage collection
+    while they run: they live for the whole run, and collections traversing them again and again cost ~10% of
+    the harness's CPU at 256 concurrent episodes (`benchmarks/load.py`). Nothing is frozen when another
+    caller froze the heap already."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 async def execute(run: Run) -> dict[str, Any]:
     """Run every pending trial, store each as it ends, and return the summary over all stored trials.
 
     Store writes run on one writer thread, so a slow disk or a busy database never blocks the event
     loop (and the episodes in flight); a result that cannot be serialised is stored as that trial's error.
     """
+    with frozen_heap():
+        return await _execute(run)
+
+
+async def _execute(run: Run) -> dict[str, Any]:
     executor = run.pm.catalog("executors").get(run.config.executor)(run.config.concurrency)
-    run.pm.hook.tau_run_start(run=run)
+    try:
+        run.pm.hook.tau_run_start(run=run)  # model endpoints are checked here (preflight)
+    except BaseException:
+        if not run.prior_rows:  # a run that never started (a dead endpoint) is not left behind in `tau runs`
+            with suppress(Exception):
+                run.store.delete_run(run.run_id)
+        raise
     loop = asyncio.get_running_loop()
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tau-store")
 
@@ -399,7 +471,8 @@ async def execute(run: Run) -> dict[str, Any]:
         except Exception as exc:  # this result cannot be serialised (depth, a foreign object): store why
             result = failed_result(result.task_id, result.domain, result.trial, "storing the result", exc)
             await loop.run_in_executor(writer, run.store.save_result, run.run_id, result)
-        run.results.append(result)
+        # kept for the summary without its transcript, which is in the store (memory: 200-step runs)
+        run.results.append(result.model_copy(update={"messages": []}))
 
     writes: list[asyncio.Task[None]] = []
 
@@ -418,8 +491,7 @@ async def execute(run: Run) -> dict[str, Any]:
             if not pending.done():
                 pending.cancel()
         writer.shutdown(wait=True)
-        stored = run.store.results(run.run_id)
-        summary = summarize(run, stored)
+        summary = summarize(run, stored_results(run))
         if run.skipped:
             summary["skipped_tasks"] = run.skipped
         run.store.save_summary(run.run_id, summary)

@@ -9,6 +9,7 @@ so a plugin that tags results (`tau_task_tags`) gets its breakdown without a met
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -65,13 +66,28 @@ def score_group(results: Iterable[EpisodeResult], k_max: int, seed: int = 0) -> 
 
 
 def breakdown(results: list[EpisodeResult], key: Callable[[EpisodeResult], str | None], k_max: int,
-              seed: int = 0) -> dict[str, Any]:
+              seed: int = 0, score: Callable[..., dict[str, Any]] = score_group) -> dict[str, Any]:
     groups: dict[str, list[EpisodeResult]] = defaultdict(list)
     for r in results:
         name = key(r)
         if name is not None:
             groups[name].append(r)
-    return {name: score_group(rs, k_max, seed) for name, rs in sorted(groups.items())}
+    return {name: score(rs, k_max, seed) for name, rs in sorted(groups.items())}
+
+
+def _scored_once() -> Callable[..., dict[str, Any]]:
+    """`score_group`, computed once per group of the same results in the same order (the one domain of a run,
+    a tag every result has alike): the bootstrap is most of a summary's time, and its figures depend only
+    on the group and the seed."""
+    memo: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def score(results: list[EpisodeResult], k_max: int, seed: int = 0) -> dict[str, Any]:
+        key = (*map(id, results), k_max, seed)
+        if key not in memo:
+            memo[key] = score_group(results, k_max, seed)
+        return copy.deepcopy(memo[key])
+
+    return score
 
 
 def conversation_stats(results: list[EpisodeResult]) -> dict[str, Any]:
@@ -90,11 +106,12 @@ def conversation_stats(results: list[EpisodeResult]) -> dict[str, Any]:
 
 
 def core_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, Any]:
-    overall = score_group(results, config.trials, config.seed)
+    score = _scored_once()
+    overall = score(results, config.trials, config.seed)
     overall.pop("n_tasks", None)
-    overall["by_domain"] = breakdown(results, lambda r: r.domain, config.trials, config.seed)
+    overall["by_domain"] = breakdown(results, lambda r: r.domain, config.trials, config.seed, score)
     tags = sorted({key for r in results for key in r.tags})
-    overall["by_tag"] = {tag: breakdown(results, lambda r, tag=tag: r.tags.get(tag), config.trials, config.seed)
+    overall["by_tag"] = {tag: breakdown(results, lambda r, tag=tag: r.tags.get(tag), config.trials, config.seed, score)
                          for tag in tags}
     overall["conversation"] = conversation_stats(results)
     return overall

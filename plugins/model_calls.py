@@ -114,7 +114,8 @@ async def with_retries(settings: ModelSettings, retry: RetryOptions,
     attempt = 0
     while True:
         try:
-            response = await asyncio.wait_for(attempt_call(), timeout=retry.model_timeout)
+            async with asyncio.timeout(retry.model_timeout):  # no task per attempt, as wait_for makes
+                response = await attempt_call()
             return response, message_of(response)
         except Exception as exc:
             if not is_retryable(exc) or attempt >= retry.max_retries:

@@ -80,6 +80,30 @@ def _namespace(obj: dict[str, Any]) -> SimpleNamespace:
     return SimpleNamespace(**obj)
 
 
+#: built once: `json.loads(..., object_hook=)` builds a decoder on every call
+_DECODER = json.JSONDecoder(object_hook=_namespace)
+
+
+def _reply(payload: bytes) -> Any:
+    """A reply's JSON (as `json.loads` reads bytes) as attribute objects."""
+    return _DECODER.decode(payload.decode(json.detect_encoding(payload), "surrogatepass"))
+
+
+#: wire forms of the objects every episode of a run sends alike (the agent's system message, the tool
+#: list), shared by all clients; bounded, as a caller may build new ones per episode
+_shared: dict[int, tuple[Any, bytes]] = {}
+SHARED_MAX = 256
+
+
+def _shared_encoded(obj: Any) -> bytes:
+    hit = _shared.get(id(obj))
+    if hit is None or hit[0] is not obj:
+        if len(_shared) >= SHARED_MAX:
+            _shared.clear()
+        hit = _shared[id(obj)] = (obj, json.dumps(obj).encode())
+    return hit[1]
+
+
 def status_error(status: int, payload: bytes) -> APIStatusError:
     """An HTTP error reply as one line: the server's error message when it sent one (429 and 5xx are retried)."""
     try:
@@ -103,12 +127,14 @@ class OpenAIClient:
                         "Accept: application/json\r\nUser-Agent: tau-emotion\r\n").encode()
         self.model = wire_model(settings.model)
         self._wire: dict[int, tuple[Any, bytes]] = {}
+        #: (first message, last message, count, encoded parts) of the last history sent
+        self._sent: tuple[Any, Any, int, list[bytes]] = (None, None, 0, [])
 
     async def _attempt(self, content: bytes) -> Any:
         status, payload = await origin(self.url).request("POST", self.path, self.headers, content)
         if status >= 400:
             raise status_error(status, payload)
-        return json.loads(payload, object_hook=_namespace)
+        return _reply(payload)
 
     def _encoded(self, obj: Any) -> bytes:
         """`obj`'s JSON, encoded once per object: a caller's history (`Message.chat()` dicts, the same
@@ -119,17 +145,31 @@ class OpenAIClient:
         return hit[1]
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[bytes]:
-        """The request body as parts (joined, they are the JSON object): nothing is copied into one buffer."""
+        """The request body as parts (joined, they are the JSON object): nothing is copied into one buffer.
+
+        A system message and the tool list go through a cache every client shares (each episode's
+        agent sends the same ones); the rest of the history through this client's own."""
         args = dict(self.settings.args)
         extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
         head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
-        parts = [json.dumps(head).encode()[:-1], b', "messages": [']
-        for i, message in enumerate(messages):
-            parts += [b", ", self._encoded(message)] if i else [self._encoded(message)]
-        parts.append(b"]")
+        parts = [json.dumps(head).encode()[:-1] + b', "messages": [', *self._history(messages), b"]"]
         if tools:
-            parts += [b', "tools": ', self._encoded(tools)]
+            parts += [b', "tools": ', _shared_encoded(tools)]
         parts.append(b"}")
+        return parts
+
+    def _history(self, messages: list[dict[str, Any]]) -> list[bytes]:
+        """The messages' encoded parts with their separators. A history that grew from the last one sent (the
+        same first and last objects at the same places: histories are appended to, never edited) adds only
+        its new messages, so a 200-step episode does not look up 400 messages on every step."""
+        first, last, count, parts = self._sent
+        if not (count and len(messages) >= count and messages[0] is first and messages[count - 1] is last):
+            count, parts = 0, []
+        for message in messages[count:]:
+            if parts:
+                parts.append(b", ")
+            parts.append(self._encoded(message) if message.get("role") != "system" else _shared_encoded(message))
+        self._sent = (messages[0], messages[-1], len(messages), parts) if messages else (None, None, 0, [])
         return parts
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Message:

@@ -205,3 +205,50 @@ def test_catalog_hooks_plug_in_users_agents_metrics_executors_and_stores(tmp_pat
     assert summary["count"] == 4 and Sequential.used
     assert summary["terminations"] == {"user_stop": 4}
     assert summary["avg_at_k"] == 0.0  # nothing was done, every db differs from gold
+
+
+def test_metrics_get_results_without_transcripts_unless_they_ask(tmp_path):
+    """A summary never holds a whole run's conversations: a metric gets them only with `transcripts=True`,
+    and then the same trials as the store holds; every other field is what the store gives back."""
+    seen = {}
+
+    class Metrics:
+        @hookimpl
+        def tau_register_metrics(self, register):
+            register("light", lambda results, config: seen.setdefault("light", results) and {})
+            register("full", lambda results, config: seen.setdefault("full", results) and {}, transcripts=True)
+
+    pm = get_plugin_manager(["mock"], extra=[Metrics()])
+    config = RunConfig(plugins=["mock"], trials=2, agent="oracle", options={"progress": {"no_progress": True}})
+    run = prepare_run(config, str(tmp_path / "x.sqlite"), pm=pm)
+    run_sync(run)
+    stored = run.store.results(run.run_id)
+    assert [r.model_dump(exclude={"messages"}) for r in seen["light"]] == \
+        [r.model_dump(exclude={"messages"}) for r in stored]
+    assert all(r.messages == [] for r in seen["light"]) and all(r.messages == [] for r in run.results)
+    assert [r.model_dump() for r in seen["full"]] == [r.model_dump() for r in stored]
+    assert all(r.messages for r in seen["full"])
+
+
+def test_a_finished_episode_is_freed_without_a_garbage_collection(tmp_path):
+    """The scripted user holds its episode (a cycle): the runner releases what a finished episode holds, so
+    its transcript does not wait for a full collection (256 x 200-step transcripts did, wave over wave)."""
+    import gc
+    import weakref
+
+    kept = []
+
+    class Watch:
+        @hookimpl
+        def tau_episode_end(self, episode, result):
+            kept.append(weakref.ref(episode.messages[0]))
+
+    pm = get_plugin_manager(["mock"], extra=[Watch()])
+    config = RunConfig(plugins=["mock"], trials=1, agent="oracle", options={"progress": {"no_progress": True}})
+    run = prepare_run(config, str(tmp_path / "x.sqlite"), pm=pm)
+    gc.disable()
+    try:
+        run_sync(run)
+        assert kept and all(ref() is None for ref in kept)
+    finally:
+        gc.enable()

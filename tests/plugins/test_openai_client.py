@@ -42,6 +42,11 @@ def test_body_is_the_chat_request_and_history_is_encoded_once():
     history.append(Message(role="user", content="more"))
     json.loads(b"".join(client.body([system, *to_chat(history)], tools)))
     assert len(client._wire) == encoded + 1  # only the new message was encoded
+    other = [system, *to_chat(history[2:])]  # not a growth of the last history: built afresh
+    assert json.loads(b"".join(client.body(other)))["messages"] == other
+    assert json.loads(b"".join(client.body([])))["messages"] == []
+    grown = [*other, {"role": "user", "content": "again"}]
+    assert json.loads(b"".join(client.body(grown, tools)))["messages"] == grown
 
 
 def test_chunked_reply_and_keep_alive_reuse():
@@ -97,6 +102,19 @@ def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
                  "--agent-api-base", "http://127.0.0.1:9/v1", "--user", "scripted", "--tasks", "3", "--no-progress")
     assert result.exit_code != 0 and "127.0.0.1:9" in result.output
     assert time.monotonic() - start < 10
+    assert json.loads(tau("runs", "--json").output) == []  # the refused run is not left behind, empty
+
+
+def test_a_resumed_run_whose_preflight_fails_is_kept(openai_server, tmp_path):
+    config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="scripted",
+                       options={"tool_calling": {"agent_model": "openai/m", "agent_api_base": "http://127.0.0.1:9/v1"},
+                                "progress": {"no_progress": True}})
+    db = str(tmp_path / "r.sqlite")
+    run = prepare_run(config, db)
+    run.prior_rows = True  # as `resume_run` prepares it
+    with pytest.raises(ModelCallError):
+        run_sync(run)
+    assert run.store.run_ids() == [run.run_id]
 
 
 def test_model_args_reach_the_server(openai_server, tmp_path):
