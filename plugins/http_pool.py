@@ -39,6 +39,8 @@ class Origin:
         self.tls = parts.scheme == "https"
         self.host = parts.hostname or "localhost"
         self.port = parts.port or (443 if self.tls else 80)
+        # the Host header as the URL wrote it (an IPv6 literal keeps its brackets), without user info
+        self.authority = parts.netloc.rpartition("@")[2]
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self.context = ssl.create_default_context() if self.tls else None
 
@@ -53,7 +55,7 @@ class Origin:
         """(status, body) of one exchange; `headers` are extra `Name: value\\r\\n` lines. A body given as parts
         is written part by part, never joined (a 200-step history is ~250 kB per request in flight)."""
         parts = [body] if isinstance(body, bytes) else body
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.authority}\r\n"
                 f"Content-Length: {sum(map(len, parts))}\r\n").encode() + headers + b"\r\n"
         data = [head, *parts]
         while self.idle:

@@ -73,6 +73,31 @@ def test_chunked_reply_and_keep_alive_reuse():
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_the_host_header_is_the_urls_authority(host):
+    """`Host: [::1]:PORT` for an IPv6 endpoint (a bare `::1:PORT` is not a valid Host), `127.0.0.1:PORT` for IPv4."""
+    async def main():
+        heads = []
+
+        async def handle(reader, writer):
+            heads.append(await reader.readuntil(b"\r\n\r\n"))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+            writer.close()
+
+        try:
+            server = await asyncio.start_server(handle, host, 0)
+        except OSError:
+            pytest.skip(f"cannot listen on {host} here")
+        port = server.sockets[0].getsockname()[1]
+        authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        assert await origin(f"http://{authority}/v1").request("POST", "/v1/x", b"", b"{}") == (200, b"ok")
+        assert f"Host: {authority}\r\n".encode() in heads[0]
+        server.close()
+
+    asyncio.run(main())
+
+
 def test_keep_alive_connections_are_shared(openai_server):
     async def main():
         client = OpenAIClient(ModelSettings(model="openai/m", api_base=openai_server.base_url))
