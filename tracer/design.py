@@ -1,7 +1,7 @@
 """Emotion as a designed variable: a seeded, stratified assignment of conditions to a split's tasks.
 
-The condition of task k is drawn before any task is known, so it cannot depend on the task's
-structure (its intents, its events, its length). Within a split every emotion appears
+The conditions are drawn before any task is known, so they cannot depend on the tasks' structure
+(their intents, their events, their length); the build only decides which task takes which of them. Within a split every emotion appears
 `n // 22` or one more times, every politeness, urgency and trust value `n // 3` or one more times,
 and no condition appears twice while the split is no larger than the 594 conditions. The feelings
 text is then written *for* the assigned condition and must be read back to the same family and
@@ -10,8 +10,14 @@ emotion by the emotion pack's classifier (`build.py` retries and finally rejects
 Occasions carry a valence (a pack may declare `(text, stakes, valence)`): a funeral is never paired
 with an enjoyment emotion, and sorrow only with an occasion that gives reason for it, so the
 feelings fit the occasion. The intents' own events carry one too (`Mood.valence`, `Mood.stakes`): an
-enjoyment condition takes no task with a misfortune, a negative event of stakes 3 (`events_fit`); the
-build rejects the candidate and offers the condition to the next one.
+enjoyment condition takes no task with a misfortune, a negative event of stakes 3 (`events_fit`).
+
+Policy challenges are stratified by family (`challenge_fits`): whether a task is a challenge is the
+grounder's draw, independent of the condition, so a small split could give one family none of them and
+its scores would measure task difficulty, not emotion. A candidate that does not fit its condition (its
+events, an occasion the emotion needs, or its family's challenge count) takes the first later condition
+of the design it fits, swapped into place; only when none fits is it rejected (`feelings`, `balance`).
+The design keeps every condition once, so the balance above holds whatever the order.
 """
 
 from __future__ import annotations
@@ -125,3 +131,29 @@ def pick_occasion(occasions: list[tuple[str, int, str]], condition: dict[str, st
         return None
     text, stakes, _ = rng.choice(fitting)
     return text, stakes
+
+
+#: how far (in tasks) a family's policy challenges may stray from the split's running share times the
+#: family's size when the build accepts a task (`build.py`, rejection `balance`)
+CHALLENGE_SLACK = 1.0
+
+
+def challenge_fits(counts: dict[str, list[int]], family: str, challenge: bool,
+                   slack: float = CHALLENGE_SLACK) -> bool:
+    """Whether accepting a task of `family` (a policy challenge or not) keeps the family's challenges
+    within `slack` tasks of the split's running challenge share times the family's size.
+
+    `counts` maps each family to [tasks, challenge tasks] accepted so far. The grounder decides whether a
+    task is a challenge independently of its emotion condition, so without this a small split can give one
+    family none (retail test: 0 of 9 enjoyment tasks against 43% for the others) and the family's scores
+    would measure task difficulty, not emotion. A task is either a challenge or not, so one of the two
+    always fits: a condition waits for a candidate of the kind its family needs. A family the running share
+    has left further away than `slack` (the share moves as other families take tasks) takes any task that
+    brings it closer: one more task without a challenge may not be enough on its own to bring it back.
+    """
+    total = sum(n for n, _ in counts.values())
+    challenges = sum(c for _, c in counts.values())
+    n, c = counts.get(family, [0, 0])
+    after = abs(c + int(challenge) - (challenges + int(challenge)) / (total + 1) * (n + 1))
+    before = abs(c - challenges / total * n) if total else 0.0
+    return after <= slack or after < before
