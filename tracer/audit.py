@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tau_emotion.tracer.design import INTENT_STRATA
+
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
     from tau_emotion.core.models import Task
@@ -26,8 +28,9 @@ MAX_KIND_SHARE = 0.4
 MIN_RULE_SHARE = 0.2
 #: challenge kinds a split should use when the domain declares at least this many
 MIN_KINDS = 4
-#: how many tasks a family's policy challenges may be from the split's challenge share times the family's
-#: size (1.5 of 12 tasks in a 58-task split; the build keeps each within 1 of the running share)
+#: how many tasks a family's policy challenges (and its tasks of 1, 2, 3+ intents) may be from the split's
+#: share times the family's size (1.5 of 12 tasks in a 58-task split; the build keeps each within 1 of the
+#: running share)
 CHALLENGE_TOLERANCE = 1.5
 
 
@@ -132,6 +135,16 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None)
             by_family[b["family"]][1] += int(bool(t.meta.get("policy_challenge")))
     result.tables["challenges by family"] = {"all": f"{challenges}/{n}",
                                             **{f: f"{c}/{k}" for f, (k, c) in by_family.items()}}
+    intents_of = {f: Counter() for f in FAMILIES}
+    for t, b in zip(tasks, blocks, strict=True):
+        if b:
+            intents_of[b["family"]][min(len(t.user.intents), INTENT_STRATA)] += 1
+    strata = range(1, INTENT_STRATA + 1)
+    all_intents = Counter(min(len(t.user.intents), INTENT_STRATA) for t in tasks)
+    label = {k: f"{k}+" if k == INTENT_STRATA else str(k) for k in strata}
+    result.tables["intents by family"] = {"intents": "/".join(label[k] for k in strata),
+                                          "all": "/".join(str(all_intents[k]) for k in strata),
+                                          **{f: "/".join(str(intents_of[f][k]) for k in strata) for f in FAMILIES}}
     decisions = [d for t in tasks for d in t.meta.get("decisions", [])]
     with_rule = sum(1 for t in tasks if t.meta.get("decisions"))
     result.tables["decision rules"] = {"tasks": f"{with_rule}/{n}",
@@ -180,6 +193,12 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None)
     result.check("challenge balance", not off_share,
                  f"each family's policy challenges within {CHALLENGE_TOLERANCE:g} task(s) of the split's share "
                  f"({challenges}/{n}, {share:.0%}) times its size" + (f"; off: {off_share}" if off_share else ""))
+    off_intents = {f: result.tables["intents by family"][f] for f in FAMILIES
+                   if any(abs(intents_of[f][k] - all_intents[k] / n * by_family[f][0]) > CHALLENGE_TOLERANCE
+                          for k in strata)}
+    result.check("intent balance", not off_intents,
+                 f"each family's tasks of 1, 2 and {INTENT_STRATA}+ intents within {CHALLENGE_TOLERANCE:g} task(s) of "
+                 f"the split's share times its size" + (f"; off: {off_intents}" if off_intents else ""))
     repeated = [seq for seq, c in sequences.items() if c > 1]
     result.check("write sequences", not repeated,
                  "no two tasks share a write sequence" + (f"; e.g. {repeated[0]}" if repeated else ""))

@@ -21,13 +21,14 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.tracer.audit import task_user, writes, written_entities
 from tau_emotion.tracer.design import (
-    challenge_fits,
+    INTENT_STRATA,
     design_conditions,
     events_fit,
     needs_occasion,
     normalise_occasions,
     occasion_fits,
     pick_occasion,
+    share_fits,
 )
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
@@ -165,7 +166,8 @@ def build_tasks(
                                 "density": round(graph.density, 4)})
     accepted: list[Candidate] = []
     readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
-    family_challenges: dict[str, list[int]] = {}  # family -> [tasks, policy challenges] accepted
+    # per stratified variable, family -> Counter of the accepted tasks' values
+    strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}}
     limit = max_candidates or max(500, 60 * n)
     index = 0
     while len(accepted) < n and index < limit:
@@ -176,7 +178,7 @@ def build_tasks(
             if (cand.persona.entity or cand.persona.name) in reserved_users:
                 raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
             allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
-            condition = take_condition(design, len(accepted), cand, family_challenges, occasions, allowed)
+            condition = take_condition(design, len(accepted), cand, strata, occasions, allowed)
             occasion = pick_occasion(occasions, condition, rng, allowed=allowed)
             if occasion is not None:
                 cand.occasion, cand.occasion_stakes = occasion
@@ -201,9 +203,8 @@ def build_tasks(
         sequences.add(sequence)
         accepted.append(cand)
         readings.append((condition, reading, tries))
-        tally = family_challenges.setdefault(condition["family"], [0, 0])
-        tally[0] += 1
-        tally[1] += int(bool(cand.policy_challenge))
+        for name, value in stratum(cand).items():
+            strata[name].setdefault(condition["family"], Counter())[value] += 1
         if on_accept is not None:
             on_accept(len(accepted))
     report.candidates = index
@@ -225,33 +226,43 @@ def build_tasks(
     return report
 
 
-def condition_misfit(condition: dict[str, str], cand: Candidate, family_challenges: dict[str, list[int]],
+def stratum(cand: Candidate) -> dict[str, Any]:
+    """What the build balances across emotion families: whether the task is a policy challenge, and how many
+    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`)."""
+    intents = sum(1 + int(bool(d.refused and d.on_refusal == "transfer")) for d in cand.drafts)
+    return {"challenge": bool(cand.policy_challenge), "intents": min(intents, INTENT_STRATA)}
+
+
+def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[str, dict[str, Counter]],
                      occasions: list[tuple[str, int, str]], allowed: bool) -> Reject | None:
     """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
-    emotion that needs an occasion the task cannot have, or a family with enough (or too few) challenges."""
+    emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
+    policy challenges, or tasks of its number of intents (`design.share_fits`)."""
     moods = [(d.mood.valence, d.mood.stakes) for d in cand.drafts]
     if not events_fit(moods, condition):
         bad = next(d.mood.event for d in cand.drafts if not events_fit([(d.mood.valence, d.mood.stakes)], condition))
         return Reject("feelings", f"{condition['emotion']} does not fit a misfortune ({say(bad, FIRST)})")
     if needs_occasion(condition) and not (allowed and any(occasion_fits(o[2], condition) for o in occasions)):
         return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
-    if not challenge_fits(family_challenges, condition["family"], cand.policy_challenge):
-        kind = "a policy challenge" if cand.policy_challenge else "no policy challenge"
-        return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's running "
-                                 f"challenge share")
+    for name, value in stratum(cand).items():
+        if not share_fits(strata[name], condition["family"], value):
+            kind = {"challenge": "a policy challenge" if value else "no policy challenge",
+                    "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)"}[name]
+            return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's "
+                                     f"running share")
     return None
 
 
-def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, family_challenges: dict[str, list[int]],
+def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
                    occasions: list[tuple[str, int, str]], allowed: bool) -> dict[str, str]:
     """The condition task `k` gets: the design's condition `k` when the candidate can take it, else the first
     later one it can take, swapped into place (the design keeps every condition once; a condition the candidate
     cannot take waits for a candidate that can); a Reject when none fits."""
-    first = condition_misfit(design[k], cand, family_challenges, occasions, allowed)
+    first = condition_misfit(design[k], cand, strata, occasions, allowed)
     if first is None:
         return design[k]
     for j in range(k + 1, len(design)):
-        if condition_misfit(design[j], cand, family_challenges, occasions, allowed) is None:
+        if condition_misfit(design[j], cand, strata, occasions, allowed) is None:
             design[k], design[j] = design[j], design[k]
             return design[k]
     raise first

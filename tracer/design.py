@@ -12,10 +12,11 @@ with an enjoyment emotion, and sorrow only with an occasion that gives reason fo
 feelings fit the occasion. The intents' own events carry one too (`Mood.valence`, `Mood.stakes`): an
 enjoyment condition takes no task with a misfortune, a negative event of stakes 3 (`events_fit`).
 
-Policy challenges are stratified by family (`challenge_fits`): whether a task is a challenge is the
-grounder's draw, independent of the condition, so a small split could give one family none of them and
-its scores would measure task difficulty, not emotion. A candidate that does not fit its condition (its
-events, an occasion the emotion needs, or its family's challenge count) takes the first later condition
+Policy challenges and intents per task (1, 2, 3+) are stratified by family (`share_fits`): both are the
+grounder's draw, independent of the condition, so a small split could give one family none of the
+challenges, or most of the single-intent tasks, and its scores would measure task difficulty, not
+emotion. A candidate that does not fit its condition (its events, an occasion the emotion needs, or its
+family's count of challenges or of tasks with its number of intents) takes the first later condition
 of the design it fits, swapped into place; only when none fits is it rejected (`feelings`, `balance`).
 The design keeps every condition once, so the balance above holds whatever the order.
 """
@@ -133,9 +134,35 @@ def pick_occasion(occasions: list[tuple[str, int, str]], condition: dict[str, st
     return text, stakes
 
 
-#: how far (in tasks) a family's policy challenges may stray from the split's running share times the
-#: family's size when the build accepts a task (`build.py`, rejection `balance`)
+#: how far (in tasks) a family's count of a stratum (policy challenges; tasks of 1, 2 or 3+ intents) may
+#: stray from the split's running share of it times the family's size when the build accepts a task
+#: (`build.py`, rejection `balance`)
 CHALLENGE_SLACK = 1.0
+#: intents per task are stratified as 1, 2 and this many or more
+INTENT_STRATA = 3
+
+
+def share_fits(counts: dict[str, Counter], family: str, value: Any, slack: float = CHALLENGE_SLACK) -> bool:
+    """Whether accepting a task of `family` whose stratum is `value` keeps the family's count of every
+    stratum within `slack` tasks of the split's running share of it times the family's size.
+
+    `counts` maps each family to a Counter of the strata of its tasks accepted so far. A family the running
+    shares have left further away than `slack` (they move as other families take tasks) takes any task that
+    brings it closer: one more task of another stratum may not be enough on its own to bring it back.
+    """
+    totals: Counter = Counter()
+    for tally in counts.values():
+        totals.update(tally)
+    total = sum(totals.values())
+    mine = counts.get(family, Counter())
+    size = sum(mine.values())
+    strata = set(totals) | {value}
+
+    def worst(tally: Counter, everyone: Counter, n: int, members: int) -> float:
+        return max((abs(tally[k] - everyone[k] / n * members) for k in strata), default=0.0) if n else 0.0
+
+    after = worst(mine + Counter([value]), totals + Counter([value]), total + 1, size + 1)
+    return after <= slack or after < worst(mine, totals, total, size)
 
 
 def challenge_fits(counts: dict[str, list[int]], family: str, challenge: bool,
@@ -146,14 +173,8 @@ def challenge_fits(counts: dict[str, list[int]], family: str, challenge: bool,
     `counts` maps each family to [tasks, challenge tasks] accepted so far. The grounder decides whether a
     task is a challenge independently of its emotion condition, so without this a small split can give one
     family none (retail test: 0 of 9 enjoyment tasks against 43% for the others) and the family's scores
-    would measure task difficulty, not emotion. A task is either a challenge or not, so one of the two
-    always fits: a condition waits for a candidate of the kind its family needs. A family the running share
-    has left further away than `slack` (the share moves as other families take tasks) takes any task that
-    brings it closer: one more task without a challenge may not be enough on its own to bring it back.
+    would measure task difficulty, not emotion. A task is either a challenge or not, so from a balanced
+    family one of the two always fits: a condition waits for a candidate of the kind its family needs.
     """
-    total = sum(n for n, _ in counts.values())
-    challenges = sum(c for _, c in counts.values())
-    n, c = counts.get(family, [0, 0])
-    after = abs(c + int(challenge) - (challenges + int(challenge)) / (total + 1) * (n + 1))
-    before = abs(c - challenges / total * n) if total else 0.0
-    return after <= slack or after < before
+    return share_fits({f: Counter({True: c, False: n - c}) for f, (n, c) in counts.items()}, family,
+                      bool(challenge), slack)

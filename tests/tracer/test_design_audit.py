@@ -161,7 +161,6 @@ def _family_challenges(tasks):
 def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, seed, rate):
     from tau_emotion.tracer.audit import CHALLENGE_TOLERANCE
     from tau_emotion.tracer.build import build_tasks
-
     from tau_emotion.tracer.feelings import EmotionLabeler
 
     report = build_tasks(domains.get(pack), "test", 40, seed, challenge_rate=rate,
@@ -171,6 +170,12 @@ def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, 
     assert share > 0.1
     for family, (n, c) in _family_challenges(tasks).items():
         assert abs(c - share * n) <= CHALLENGE_TOLERANCE, (family, c, n, share)
+    # and so are the tasks of 1, 2 and 3+ intents
+    strata = Counter(min(len(t.user.intents), 3) for t in tasks)
+    for family, (n, _) in _family_challenges(tasks).items():
+        mine = Counter(min(len(t.user.intents), 3) for t in tasks if t.blocks["emotion"]["family"] == family)
+        for k in (1, 2, 3):
+            assert abs(mine[k] - strata[k] / len(tasks) * n) <= CHALLENGE_TOLERANCE, (family, k, mine, strata)
     # the emotion design is still balanced: the build only reorders it
     emotions = Counter(t.blocks["emotion"]["emotion"] for t in tasks)
     assert set(emotions) == set(EMOTIONS) and max(emotions.values()) - min(emotions.values()) <= 1
@@ -203,3 +208,15 @@ def test_a_family_the_share_left_behind_takes_what_brings_it_back():
 
     counts = {"anger": [40, 6], "fear": [463, 48]}
     assert challenge_fits(counts, "anger", False) and not challenge_fits(counts, "anger", True)
+
+
+def test_audit_fails_a_split_whose_families_differ_in_intents(airline, monkeypatch):
+    """Every anger task cut to its first intent: anger holds the single-intent tasks the others lack."""
+    skewed = [t.model_copy(update={"user": t.user.model_copy(update={"intents": t.user.intents[:1]})})
+              if t.split == "test" and t.blocks["emotion"]["family"] == "anger" else t for t in airline.tasks(None)]
+    monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: skewed if split is None else
+                        [t for t in skewed if t.split == split])
+    result = audit_split(airline, "test", transfer_tool="transfer_to_human_agents")
+    failed = {name: detail for name, ok, detail in result.checks if not ok}
+    assert "intent balance" in failed and "anger" in failed["intent balance"]
+    assert "challenge balance" not in failed
