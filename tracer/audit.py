@@ -4,7 +4,8 @@ The tables (families, emotions, dimension values, distinct conditions, gold call
 challenge kinds, write sequences, label agreement, user overlap) let a researcher see a split at a
 glance; the checks turn the issue's promises into exit codes: the emotion design is balanced, the
 feelings agree with the assigned condition, test and train share no user and no written entity,
-no two tasks repeat a write sequence, and policy challenges come in several kinds. Only Tracer-built
+no two tasks repeat a write sequence, policy challenges come in several kinds, and every emotion family
+holds about the split's share of them (so no family's scores reflect easier or harder tasks). Only Tracer-built
 tasks (`meta.source == "tracer"`) are audited; hand-written splits have no design to check.
 """
 
@@ -14,6 +15,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from tau_emotion.tracer.design import INTENT_STRATA
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
@@ -25,6 +28,10 @@ MAX_KIND_SHARE = 0.4
 MIN_RULE_SHARE = 0.2
 #: challenge kinds a split should use when the domain declares at least this many
 MIN_KINDS = 4
+#: how many tasks a family's policy challenges (and its tasks of 1, 2, 3+ intents) may be from the split's
+#: share times the family's size (1.5 of 12 tasks in a 58-task split; the build keeps each within 1 of the
+#: running share)
+CHALLENGE_TOLERANCE = 1.5
 
 
 @dataclass
@@ -120,6 +127,24 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None)
     result.tables["intent kinds"] = dict(Counter(k for t in tasks for k in t.meta.get("intents", [])).most_common())
     kinds = Counter(k for t in tasks for k in challenge_kinds(domain, t))
     result.tables["challenge kinds"] = dict(kinds.most_common())
+    challenges = sum(1 for t in tasks if t.meta.get("policy_challenge"))
+    by_family = {f: [0, 0] for f in FAMILIES}
+    for t, b in zip(tasks, blocks, strict=True):
+        if b:
+            by_family[b["family"]][0] += 1
+            by_family[b["family"]][1] += int(bool(t.meta.get("policy_challenge")))
+    result.tables["challenges by family"] = {"all": f"{challenges}/{n}",
+                                            **{f: f"{c}/{k}" for f, (k, c) in by_family.items()}}
+    intents_of = {f: Counter() for f in FAMILIES}
+    for t, b in zip(tasks, blocks, strict=True):
+        if b:
+            intents_of[b["family"]][min(len(t.user.intents), INTENT_STRATA)] += 1
+    strata = range(1, INTENT_STRATA + 1)
+    all_intents = Counter(min(len(t.user.intents), INTENT_STRATA) for t in tasks)
+    label = {k: f"{k}+" if k == INTENT_STRATA else str(k) for k in strata}
+    result.tables["intents by family"] = {"intents": "/".join(label[k] for k in strata),
+                                          "all": "/".join(str(all_intents[k]) for k in strata),
+                                          **{f: "/".join(str(intents_of[f][k]) for k in strata) for f in FAMILIES}}
     decisions = [d for t in tasks for d in t.meta.get("decisions", [])]
     with_rule = sum(1 for t in tasks if t.meta.get("decisions"))
     result.tables["decision rules"] = {"tasks": f"{with_rule}/{n}",
@@ -162,6 +187,18 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None)
     if split == "test" or n >= 50:
         result.check("decision rules", with_rule >= MIN_RULE_SHARE * n,
                      f"{with_rule}/{n} tasks carry a decision rule (at least {MIN_RULE_SHARE:.0%})")
+    share = challenges / n
+    off_share = {f: f"{c}/{k} ({c / k:.0%})" for f, (k, c) in by_family.items()
+                 if k and abs(c - share * k) > CHALLENGE_TOLERANCE}
+    result.check("challenge balance", not off_share,
+                 f"each family's policy challenges within {CHALLENGE_TOLERANCE:g} task(s) of the split's share "
+                 f"({challenges}/{n}, {share:.0%}) times its size" + (f"; off: {off_share}" if off_share else ""))
+    off_intents = {f: result.tables["intents by family"][f] for f in FAMILIES
+                   if any(abs(intents_of[f][k] - all_intents[k] / n * by_family[f][0]) > CHALLENGE_TOLERANCE
+                          for k in strata)}
+    result.check("intent balance", not off_intents,
+                 f"each family's tasks of 1, 2 and {INTENT_STRATA}+ intents within {CHALLENGE_TOLERANCE:g} task(s) of "
+                 f"the split's share times its size" + (f"; off: {off_intents}" if off_intents else ""))
     repeated = [seq for seq, c in sequences.items() if c > 1]
     result.check("write sequences", not repeated,
                  "no two tasks share a write sequence" + (f"; e.g. {repeated[0]}" if repeated else ""))

@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.tracer.audit import task_user, writes, written_entities
-from tau_emotion.tracer.design import design_conditions, events_fit, needs_occasion, normalise_occasions, pick_occasion
+from tau_emotion.tracer.design import (
+    INTENT_STRATA,
+    design_conditions,
+    events_fit,
+    needs_occasion,
+    normalise_occasions,
+    occasion_fits,
+    pick_occasion,
+    share_fits,
+)
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
@@ -157,6 +166,8 @@ def build_tasks(
                                 "density": round(graph.density, 4)})
     accepted: list[Candidate] = []
     readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
+    # per stratified variable, family -> Counter of the accepted tasks' values
+    strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}}
     limit = max_candidates or max(500, 60 * n)
     index = 0
     while len(accepted) < n and index < limit:
@@ -166,17 +177,11 @@ def build_tasks(
             cand = grounder.ground(rng, index - 1, split)
             if (cand.persona.entity or cand.persona.name) in reserved_users:
                 raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
-            condition = design[len(accepted)]
-            if not events_fit([(d.mood.valence, d.mood.stakes) for d in cand.drafts], condition):
-                bad = next(d.mood.event for d in cand.drafts if not events_fit([(d.mood.valence, d.mood.stakes)],
-                                                                                condition))
-                raise Reject("feelings", f"{condition['emotion']} does not fit a misfortune ({say(bad, FIRST)})")
             allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
+            condition = take_condition(design, len(accepted), cand, strata, occasions, allowed)
             occasion = pick_occasion(occasions, condition, rng, allowed=allowed)
             if occasion is not None:
                 cand.occasion, cand.occasion_stakes = occasion
-            elif needs_occasion(condition):
-                raise Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
             refined = refiner.refine(cand, rng)
             cand.task = make_task(cand, refined, getattr(refined, "source", None) or getattr(refiner, "name", "template"),
                                   seed)
@@ -198,6 +203,8 @@ def build_tasks(
         sequences.add(sequence)
         accepted.append(cand)
         readings.append((condition, reading, tries))
+        for name, value in stratum(cand).items():
+            strata[name].setdefault(condition["family"], Counter())[value] += 1
         if on_accept is not None:
             on_accept(len(accepted))
     report.candidates = index
@@ -217,6 +224,48 @@ def build_tasks(
         report.tasks.append(cand.task)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def stratum(cand: Candidate) -> dict[str, Any]:
+    """What the build balances across emotion families: whether the task is a policy challenge, and how many
+    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`)."""
+    intents = sum(1 + int(bool(d.refused and d.on_refusal == "transfer")) for d in cand.drafts)
+    return {"challenge": bool(cand.policy_challenge), "intents": min(intents, INTENT_STRATA)}
+
+
+def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[str, dict[str, Counter]],
+                     occasions: list[tuple[str, int, str]], allowed: bool) -> Reject | None:
+    """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
+    emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
+    policy challenges, or tasks of its number of intents (`design.share_fits`)."""
+    moods = [(d.mood.valence, d.mood.stakes) for d in cand.drafts]
+    if not events_fit(moods, condition):
+        bad = next(d.mood.event for d in cand.drafts if not events_fit([(d.mood.valence, d.mood.stakes)], condition))
+        return Reject("feelings", f"{condition['emotion']} does not fit a misfortune ({say(bad, FIRST)})")
+    if needs_occasion(condition) and not (allowed and any(occasion_fits(o[2], condition) for o in occasions)):
+        return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
+    for name, value in stratum(cand).items():
+        if not share_fits(strata[name], condition["family"], value):
+            kind = {"challenge": "a policy challenge" if value else "no policy challenge",
+                    "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)"}[name]
+            return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's "
+                                     f"running share")
+    return None
+
+
+def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
+                   occasions: list[tuple[str, int, str]], allowed: bool) -> dict[str, str]:
+    """The condition task `k` gets: the design's condition `k` when the candidate can take it, else the first
+    later one it can take, swapped into place (the design keeps every condition once; a condition the candidate
+    cannot take waits for a candidate that can); a Reject when none fits."""
+    first = condition_misfit(design[k], cand, strata, occasions, allowed)
+    if first is None:
+        return design[k]
+    for j in range(k + 1, len(design)):
+        if condition_misfit(design[j], cand, strata, occasions, allowed) is None:
+            design[k], design[j] = design[j], design[k]
+            return design[k]
+    raise first
 
 
 def write_feelings(feelings: Any, labeler: EmotionLabeler | None, cand: Candidate, condition: dict[str, str],

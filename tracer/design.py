@@ -1,7 +1,7 @@
 """Emotion as a designed variable: a seeded, stratified assignment of conditions to a split's tasks.
 
-The condition of task k is drawn before any task is known, so it cannot depend on the task's
-structure (its intents, its events, its length). Within a split every emotion appears
+The conditions are drawn before any task is known, so they cannot depend on the tasks' structure
+(their intents, their events, their length); the build only decides which task takes which of them. Within a split every emotion appears
 `n // 22` or one more times, every politeness, urgency and trust value `n // 3` or one more times,
 and no condition appears twice while the split is no larger than the 594 conditions. The feelings
 text is then written *for* the assigned condition and must be read back to the same family and
@@ -10,8 +10,15 @@ emotion by the emotion pack's classifier (`build.py` retries and finally rejects
 Occasions carry a valence (a pack may declare `(text, stakes, valence)`): a funeral is never paired
 with an enjoyment emotion, and sorrow only with an occasion that gives reason for it, so the
 feelings fit the occasion. The intents' own events carry one too (`Mood.valence`, `Mood.stakes`): an
-enjoyment condition takes no task with a misfortune, a negative event of stakes 3 (`events_fit`); the
-build rejects the candidate and offers the condition to the next one.
+enjoyment condition takes no task with a misfortune, a negative event of stakes 3 (`events_fit`).
+
+Policy challenges and intents per task (1, 2, 3+) are stratified by family (`share_fits`): both are the
+grounder's draw, independent of the condition, so a small split could give one family none of the
+challenges, or most of the single-intent tasks, and its scores would measure task difficulty, not
+emotion. A candidate that does not fit its condition (its events, an occasion the emotion needs, or its
+family's count of challenges or of tasks with its number of intents) takes the first later condition
+of the design it fits, swapped into place; only when none fits is it rejected (`feelings`, `balance`).
+The design keeps every condition once, so the balance above holds whatever the order.
 """
 
 from __future__ import annotations
@@ -125,3 +132,49 @@ def pick_occasion(occasions: list[tuple[str, int, str]], condition: dict[str, st
         return None
     text, stakes, _ = rng.choice(fitting)
     return text, stakes
+
+
+#: how far (in tasks) a family's count of a stratum (policy challenges; tasks of 1, 2 or 3+ intents) may
+#: stray from the split's running share of it times the family's size when the build accepts a task
+#: (`build.py`, rejection `balance`)
+CHALLENGE_SLACK = 1.0
+#: intents per task are stratified as 1, 2 and this many or more
+INTENT_STRATA = 3
+
+
+def share_fits(counts: dict[str, Counter], family: str, value: Any, slack: float = CHALLENGE_SLACK) -> bool:
+    """Whether accepting a task of `family` whose stratum is `value` keeps the family's count of every
+    stratum within `slack` tasks of the split's running share of it times the family's size.
+
+    `counts` maps each family to a Counter of the strata of its tasks accepted so far. A family the running
+    shares have left further away than `slack` (they move as other families take tasks) takes any task that
+    brings it closer: one more task of another stratum may not be enough on its own to bring it back.
+    """
+    totals: Counter = Counter()
+    for tally in counts.values():
+        totals.update(tally)
+    total = sum(totals.values())
+    mine = counts.get(family, Counter())
+    size = sum(mine.values())
+    strata = set(totals) | {value}
+
+    def worst(tally: Counter, everyone: Counter, n: int, members: int) -> float:
+        return max((abs(tally[k] - everyone[k] / n * members) for k in strata), default=0.0) if n else 0.0
+
+    after = worst(mine + Counter([value]), totals + Counter([value]), total + 1, size + 1)
+    return after <= slack or after < worst(mine, totals, total, size)
+
+
+def challenge_fits(counts: dict[str, list[int]], family: str, challenge: bool,
+                   slack: float = CHALLENGE_SLACK) -> bool:
+    """Whether accepting a task of `family` (a policy challenge or not) keeps the family's challenges
+    within `slack` tasks of the split's running challenge share times the family's size.
+
+    `counts` maps each family to [tasks, challenge tasks] accepted so far. The grounder decides whether a
+    task is a challenge independently of its emotion condition, so without this a small split can give one
+    family none (retail test: 0 of 9 enjoyment tasks against 43% for the others) and the family's scores
+    would measure task difficulty, not emotion. A task is either a challenge or not, so from a balanced
+    family one of the two always fits: a condition waits for a candidate of the kind its family needs.
+    """
+    return share_fits({f: Counter({True: c, False: n - c}) for f, (n, c) in counts.items()}, family,
+                      bool(challenge), slack)

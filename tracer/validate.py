@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tau_emotion.core.models import Task
 
 CHECKS = ("ungroundable", "length", "refine", "replay", "provenance", "ambiguous", "policy", "trivial", "leak",
-          "consistency", "duplicate", "split", "rollout", "feelings")
+          "consistency", "duplicate", "split", "rollout", "feelings", "balance")
 _ID = re.compile(r"^[A-Za-z0-9_\-]{5,}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]")
