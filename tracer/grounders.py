@@ -22,6 +22,22 @@ T = TypeVar("T")
 _indexes: dict[Callable[..., Any], weakref.WeakKeyDictionary] = {}
 
 
+def join_and(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c' (empty items left out): how a fact list is said."""
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def fact_values(value: Any) -> list[Any]:
+    """A fact's values, flat: when two intents share a fact key, the merged fact is a list (of lists, for lists);
+    a pack's `fact_phrase` words each value."""
+    if isinstance(value, list):
+        return [x for v in value for x in fact_values(v)]
+    return [value]
+
+
 def money(value: float) -> str:
     """An amount as a gold output says it: '150', '12.50'."""
     value = round(value, 2)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from tau_emotion.tracer.decisions import rule_text
+from tau_emotion.tracer.grounders import join_and
 from tau_emotion.tracer.grounding import Candidate, Reject, plural_key
 from tau_emotion.tracer.hints import load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
@@ -43,13 +44,6 @@ IDENTITY_SKIP = ("first_name", "last_name", "name", "full_name")
 
 def capfirst(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def join_and(items: list[str]) -> str:
-    items = [i for i in items if i]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 @cache

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau_emotion.tracer.grounders import money, name_instrument, per_database, pick_fresh
+from tau_emotion.tracer.grounders import fact_values, join_and, money, name_instrument, per_database, pick_fresh
 from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
 
 ENTRY_TOOLS = ["find_user_id_by_email", "find_user_id_by_name_zip"]
@@ -192,15 +192,6 @@ def _diff_expression(new: float, old: float) -> str:
 # --------------------------------------------------------------------------- wording of facts
 
 
-def _and(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
-
-
-def _each(value: Any) -> list[Any]:
-    """The values of a fact, flat: a merge of two intents' facts makes a list (of lists, for lists)."""
-    if isinstance(value, list):
-        return [x for v in value for x in _each(v)]
-    return [value]
 
 
 def _address(a: dict) -> str:
@@ -213,13 +204,13 @@ _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "
 
 def fact_phrase(key: str, value: Any) -> str | None:
     """The instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")."""
-    values = _each(value)
+    values = fact_values(value)
     many = len(values) > 1
     the = [f"the {v}" for v in values]
     if key in ("order_id", "order_ids"):
-        return f"your order number{'s are' if many else ' is'} {_and([str(v) for v in values])}"
+        return f"your order number{'s are' if many else ' is'} {join_and([str(v) for v in values])}"
     if key in ("new_address", "new_addresses"):
-        return f"your new address is {_and([_address(a) for a in values])}"
+        return f"your new address is {join_and([_address(a) for a in values])}"
     # two intents, two methods: named in the intents' order
     yours = " and your ".join(str(v) for v in values) + (" respectively" if many else "")
     if key in ("refund_to", "refunds_to"):
@@ -229,18 +220,18 @@ def fact_phrase(key: str, value: Any) -> str | None:
     if key in ("new_payment_method", "new_payment_methods"):
         return f"you want to pay with your {yours} instead"
     if key in ("cancellation_reason", "cancellation_reasons"):
-        return f"you are cancelling because {_and([_REASONS.get(v, v) for v in values])}"
+        return f"you are cancelling because {join_and([_REASONS.get(v, v) for v in values])}"
     if key.endswith(("item_to_return", "items_to_return")):
-        return f"you are {'also ' if key.startswith('second') else ''}sending back {_and(the)}"
+        return f"you are {'also ' if key.startswith('second') else ''}sending back {join_and(the)}"
     if key.endswith(("item_to_change", "items_to_change")):
         first = "the first item" if key.startswith("first") else "the second item" if key.startswith("second") else \
             "the item"
-        return f"{first}{'s are' if many else ' is'} {_and(the)}"
+        return f"{first}{'s are' if many else ' is'} {join_and(the)}"
     if key.startswith("wanted_options") or key == "options":
-        wanted = _and([f"the {v} version" for v in values])
+        wanted = join_and([f"the {v} version" for v in values])
         return f"you want {wanted}" + (" respectively" if many else "")
     if key in ("product", "products"):
-        return f"you are asking about {_and(the)}"
+        return f"you are asking about {join_and(the)}"
     return None
 
 

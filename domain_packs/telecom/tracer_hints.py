@@ -25,7 +25,7 @@ from tau_emotion.domain_packs.telecom.rules import (
     violations,
 )
 from tau_emotion.domain_packs.telecom.tools import CYCLE_START, DEDUCTIBLE, PROTECTION_ADDON, TODAY
-from tau_emotion.tracer.grounders import money, name_instrument, per_database, pick_fresh
+from tau_emotion.tracer.grounders import fact_values, join_and, money, name_instrument, per_database, pick_fresh
 from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
 
 ENTRY_TOOLS = ["find_customer_by_phone"]
@@ -151,15 +151,6 @@ def _days_to_cycle_end() -> int:
 # --------------------------------------------------------------------------- wording of facts
 
 
-def _and(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
-
-
-def _each(value: Any) -> list[Any]:
-    """The values of a fact, flat (a merge of two intents' facts makes a list)."""
-    if isinstance(value, list):
-        return [x for v in value for x in _each(v)]
-    return [value]
 
 
 # the caller's own words for a suspension (the known fact) -> the instruction's second person
@@ -169,32 +160,32 @@ _SUSPENSION_WORDS = {"my phone was stolen": "your phone was stolen", "I am trave
 
 def fact_phrase(key: str, value: Any) -> str | None:
     """The instruction's wording of a known fact ("the line is 305-555-1799", "your February bill")."""
-    values = [str(v) for v in _each(value)]
+    values = [str(v) for v in fact_values(value)]
     many = len(values) > 1
     if key in ("line_phone_number", "line_phone_numbers"):
-        return f"the line{'s are' if many else ' is'} {_and(values)}"
+        return f"the line{'s are' if many else ' is'} {join_and(values)}"
     if key in ("new_plan", "new_plans"):
-        return f"the plan you want is {_and(values)}"
+        return f"the plan you want is {join_and(values)}"
     if key in ("add_on", "adds_on"):
-        return f"the add-on{'s you want are' if many else ' you want is'} {_and(values)}"
+        return f"the add-on{'s you want are' if many else ' you want is'} {join_and(values)}"
     if key in ("add_on_to_remove", "adds_on_to_remove"):
-        return f"the add-on{'s' if many else ''} to remove {'are' if many else 'is'} {_and(values)}"
+        return f"the add-on{'s' if many else ''} to remove {'are' if many else 'is'} {join_and(values)}"
     if key in ("new_phone_model", "new_phone_models"):
-        return f"the phone you want is the {_and(values)}"
+        return f"the phone you want is the {join_and(values)}"
     if key in ("payment_method", "payment_methods"):  # two intents, two methods: in the intents' order
         return f"you pay with your {' and your '.join(values)}" + (" respectively" if many else "")
     if key == "payment_last_four_digits":
         return ""  # the payment method's words say it already ("credit card ending in 3132")
     if key in ("suspension_reason", "suspension_reasons"):
-        return f"the reason is that {_and([_SUSPENSION_WORDS.get(v, v) for v in values])}"
+        return f"the reason is that {join_and([_SUSPENSION_WORDS.get(v, v) for v in values])}"
     if key == "suspension_days":
-        return f"you want it suspended for {_and(values)} days" + (" respectively" if many else "")
+        return f"you want it suspended for {join_and(values)} days" + (" respectively" if many else "")
     if key in ("problem", "problems"):  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
-        return "the problem is " + _and([v if v.startswith(("no ", "very ")) else f"that {v}" for v in values])
+        return "the problem is " + join_and([v if v.startswith(("no ", "very ")) else f"that {v}" for v in values])
     if key in ("bill_month", "bill_months"):
-        return f"the bill is your {_and(values)} bill" if not many else f"the bills are your {_and(values)} bills"
+        return f"the bill is your {join_and(values)} bill" if not many else f"the bills are your {join_and(values)} bills"
     if key in ("disputed_charge", "disputed_charges"):
-        return f"the charge you dispute is {_and(values)}"
+        return f"the charge you dispute is {join_and(values)}"
     return None
 
 

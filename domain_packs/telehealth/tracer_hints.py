@@ -38,7 +38,7 @@ from tau_emotion.domain_packs.telehealth.tools import (
     coverage,
     hours_until,
 )
-from tau_emotion.tracer.grounders import days_between, money, month_day, per_database, settle
+from tau_emotion.tracer.grounders import days_between, fact_values, join_and, money, month_day, per_database, settle
 from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
 
 ENTRY_TOOLS = ["verify_patient_identity"]
@@ -249,15 +249,6 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
 # --------------------------------------------------------------------------- wording
 
 
-def _each(value: Any) -> list[Any]:
-    """The values of a fact, flat (a merge of two intents' facts makes a list)."""
-    if isinstance(value, list):
-        return [x for v in value for x in _each(v)]
-    return [value]
-
-
-def _and(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
 
 
 def _mode(value: str) -> str:
@@ -269,7 +260,7 @@ def fact_phrase(key: str, value: Any) -> str | None:
 
     A plural key is two intents' facts merged, in the intents' order ("... respectively").
     """
-    values = [str(v) for v in _each(value)]
+    values = [str(v) for v in fact_values(value)]
     many = len(values) > 1
     resp = " respectively" if many else ""
     one = {
@@ -300,7 +291,7 @@ def fact_phrase(key: str, value: Any) -> str | None:
         values = [_mode(v) for v in values]
     elif base == "family_member_relationship" and many:
         values = [values[0], *(f"your {v}" for v in values[1:])]
-    return one[base][many].format(_and(values)) + resp
+    return one[base][many].format(join_and(values)) + resp
 
 
 # --------------------------------------------------------------------------- persona
