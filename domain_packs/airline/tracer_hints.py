@@ -117,6 +117,128 @@ def _future(ctx: GroundingContext, res: dict) -> bool:
         _status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in res["flights"])
 
 
+def _each(value: Any) -> list[Any]:
+    """The values of a fact, flat (a merge of two intents' facts makes a list, of lists for lists)."""
+    if isinstance(value, list):
+        return [x for v in value for x in _each(v)]
+    return [value]
+
+
+def _and(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _birthday(date: str) -> str:
+    """'1990-12-24' -> 'December 24, 1990'."""
+    return f"{month_day(date)}, {date[:4]}"
+
+
+def _person(p: Any) -> str:
+    """A passenger fact ({first_name, last_name, dob}) as a person names one: 'Sofia Lindqvist, born December 24, 1990'."""
+    if isinstance(p, dict) and "first_name" in p:
+        name = f"{p['first_name']} {p['last_name']}"
+        return f"{name}, born {_birthday(p['dob'])}" if p.get("dob") else name
+    return str(p)
+
+
+def _bags(n: Any) -> str:
+    n = int(n)
+    return "no checked bags" if n == 0 else "1 checked bag" if n == 1 else f"{n} checked bags"
+
+
+def _yours(method: str) -> str:
+    """'the Visa credit card' / 'gift card ending in 2799' -> 'your Visa credit card' / 'your gift card ending in 2799'."""
+    method = str(method)
+    method = method[4:] if method.startswith("the ") else method
+    return "your " + method.replace(", the rest on the ", ", the rest on your ")
+
+
+_CANCEL_REASONS = {"change of plans": "your plans changed",
+                   "health: doctor advised not to fly": "your doctor advised you not to fly",
+                   "weather: a storm is forecast": "a storm is forecast",
+                   "the airline cancelled a flight": "the airline cancelled a flight"}
+
+# key -> (one value, several values); {} takes the values said as `_WORDING` says them, joined with "and"
+_FACTS = {
+    "reservation_id": ("your reservation number is {}", "your reservation numbers are {}"),
+    "trip_origin": ("the trip starts in {}", "the trips start in {}"),
+    "trip_destination": ("the trip goes to {}", "the trips go to {}"),
+    "trip_date": ("the trip is on {}", "the trips are on {}"),
+    "new_travel_date": ("you want to fly on {} instead", "the new dates are {}"),
+    "new_cabin": ("you want to switch to {}", "you want to switch to {}"),
+    "total_checked_bags": ("you want {} in total", "you want {} in total"),
+    "checked_bags": ("you want {}", "you want {}"),
+    "checked_bags_wanted": ("you want {}", "you want {}"),
+    "cancellation_reason": ("you are cancelling because {}", "you are cancelling because {}"),
+    "payment_method": ("you use {}", "you use {}"),
+    "payment": ("you pay with {}", "you pay with {}"),
+    "origin": ("you fly out of {}", "you fly out of {}"),
+    "destination": ("you are going to {}", "you are going to {}"),
+    "travel_date": ("you leave on {}", "you leave on {}"),
+    "return_date": ("you come back on {}", "you come back on {}"),
+    "cabin": ("you fly {}", "you fly {}"),
+    "trip_type": ("{}", "{}"),
+    "companion": ("you travel with {}", "you travel with {}"),
+    "companion_name": ("you travel with {}", "you travel with {}"),
+    "new_passenger": ("the new passenger is {}", "the new passengers are {}"),
+    "passenger_to_replace": ("the passenger to replace is {}", "the passengers to replace are {}"),
+    "passenger_to_correct": ("the passenger whose details are wrong is {}", "the passengers whose details are wrong are {}"),
+    "correct_dob": ("the correct date of birth is {}", "the correct dates of birth are {}"),
+    "flight_number": ("the flight number is {}", "the flight numbers are {}"),
+    "flight_date": ("the flight is on {}", "the flights are on {}"),
+}
+_PLURALS = {"passengers_to_replace": "passenger_to_replace", "passengers_to_correct": "passenger_to_correct",
+            "correct_dobs": "correct_dob", "trip_types": "trip_type", "travel_insurances": "travel_insurance",
+            "checked_bags_wanted": "checked_bags_wanted", "checked_bags": "checked_bags",
+            "total_checked_bags": "total_checked_bags", "companions": "companion"}
+_DATES = ("trip_date", "new_travel_date", "travel_date", "return_date", "flight_date")
+
+
+def _word(base: str, value: Any) -> str:
+    if base in _DATES:
+        return month_day(str(value))
+    if base == "correct_dob":
+        return _birthday(str(value))
+    if base in ("total_checked_bags", "checked_bags", "checked_bags_wanted"):
+        return _bags(value)
+    if base in ("payment_method", "payment"):
+        return _yours(value)
+    if base in ("new_cabin", "cabin"):
+        return "business class" if value == "business" else str(value)
+    if base == "trip_type":
+        return "the trip is one-way" if value == "one way" else "it is a round trip" if value == "round trip" \
+            else f"the trip is {value}"
+    if base == "cancellation_reason":
+        return _CANCEL_REASONS.get(str(value), str(value))
+    if base in ("companion", "new_passenger"):
+        return _person(value)
+    return str(value)
+
+
+def fact_phrase(key: str, value: Any) -> str | None:
+    """The instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift card ending in 2799").
+
+    A plural key is several intents' facts merged, each value once: said without "respectively", since
+    the values need not line up with the intents (each intent's own line names its trip, date or card).
+    A card's last four digits go unsaid: the payment method's words say them ("gift card ending in 2799").
+    """
+    if key == "card_last_four_digits":
+        return ""
+    base = _PLURALS.get(key) or (key if key in _FACTS or key == "travel_insurance"
+                                 else key[:-1] if key.endswith("s") and key[:-1] in _FACTS else None)
+    if base is None:
+        return None
+    values = _each(value)
+    if base == "travel_insurance":
+        said = {"you want travel insurance" if str(v) == "yes" else "no travel insurance" if str(v) == "no"
+                else f"travel insurance: {v}" for v in values}
+        return said.pop() if len(said) == 1 else "you want travel insurance on some bookings and not on others"
+    words = [_word(base, v) for v in values]
+    if base == "trip_type":
+        return _and(words)
+    return _FACTS[base][len(values) > 1].format(_and(words))
+
+
 # --------------------------------------------------------------------------- shared pieces
 
 

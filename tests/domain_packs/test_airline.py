@@ -378,6 +378,47 @@ def test_tracer_hints_are_declared(domain):
     assert {"book_reservation", "cancel_reservation", "send_certificate"} <= set(hints.goals)
 
 
+def test_instructions_are_worded_as_a_traveller_would(domain):
+    """The hints' `fact_phrase` says facts in plain words: dates as "May 17", no form field names, a card once."""
+    import re
+
+    from tau_emotion.domain_packs.airline.tracer_hints import fact_phrase
+
+    assert fact_phrase("reservation_ids", ["UN9DQT", "0NDGD6"]) == "your reservation numbers are UN9DQT and 0NDGD6"
+    assert fact_phrase("payment_method", "gift card ending in 2799") == "you use your gift card ending in 2799"
+    assert fact_phrase("card_last_four_digits", "2799") == ""  # the payment method's words say it
+    assert fact_phrase("payment", "the Visa credit card") == "you pay with your Visa credit card"
+    assert fact_phrase("travel_date", "2024-05-17") == "you leave on May 17"
+    assert fact_phrase("new_travel_date", "2024-05-21") == "you want to fly on May 21 instead"
+    assert fact_phrase("travel_insurance", "yes") == "you want travel insurance"
+    assert fact_phrase("travel_insurance", "no") == "no travel insurance"
+    assert fact_phrase("checked_bags", 0) == "you want no checked bags"
+    assert fact_phrase("total_checked_bags", 2) == "you want 2 checked bags in total"
+    assert fact_phrase("trip_type", "one way") == "the trip is one-way"
+    assert fact_phrase("trip_type", "round trip") == "it is a round trip"
+    assert fact_phrase("cabin", "business") == "you fly business class"
+    assert fact_phrase("new_passenger", {"first_name": "Sofia", "last_name": "Lindqvist", "dob": "1990-12-24"}) == \
+        "the new passenger is Sofia Lindqvist, born December 24, 1990"
+    assert fact_phrase("flight_number", "SKY386") == "the flight number is SKY386"
+    assert fact_phrase("first_name", "Ana") is None  # the Tracer's own wording
+    tasks = [t for t in domain.tasks(None) if t.split in ("test", "train")]
+    assert tasks
+    for task in tasks:
+        sentences = re.findall(r"If the agent needs to know[^.]*\.|For more than one of these[^.]*\.",
+                               task.user.instruction)
+        facts = " ".join(sentences)
+        for mechanical in ("the payment method is", "card last four digits", "the travel date", "the trip type",
+                           "the checked bags", "the travel insurance", "the reservation id", "the new cabin",
+                           "the trip destination", "the trip origin", "the new travel date", " dob "):
+            assert mechanical not in facts, (task.id, mechanical)
+        assert not re.search(r"\b2024-\d\d-\d\d\b", facts), task.id  # dates read as a person says them
+        for sentence in sentences:  # a card said once per intent: no separate "last four digits"
+            for card in re.findall(r"ending in (\d{4})", sentence):
+                assert sentence.count(card) == 1, (task.id, card)
+        for value in (v for k, v in task.user.known.items() if k in ("reservation_id", "flight_number")):
+            assert value in task.user.instruction, (task.id, value)  # ids stay verbatim
+
+
 def test_pack_import_is_light():
     heavy = {"torch", "transformers", "trl", "vllm", "ray"}
     assert not heavy & set(sys.modules)

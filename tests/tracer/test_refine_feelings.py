@@ -61,7 +61,9 @@ def test_template_refiner_writes_one_line_per_intent_and_varies(airline, candida
 def test_a_pack_words_the_instruction_facts(airline, candidate, monkeypatch):
     """`fact_phrase` in the hints: a pack's own wording, the generic one on None, nothing said on ''."""
     hints = load_hints(airline)
+    monkeypatch.setattr(hints, "fact_phrase", None)  # a pack without fact_phrase: the Tracer's generic wording
     generic = TemplateRefiner(airline).refine(candidate, random.Random(1))
+    assert "If the agent needs to know" in generic.instruction
     keys = [k for k in generic.known if k not in candidate.persona.facts and k != "preferences"]
     assert keys
     monkeypatch.setattr(hints, "fact_phrase", lambda key, value: f"<{key}>")
