@@ -22,6 +22,8 @@ from tau_emotion.domain_packs.airline.tools import BAG_FEE, FLOWN, FREE_BAGS, IN
 from tau_emotion.tracer.grounders import (
     day_period,
     days_between,
+    fact_values,
+    join_and,
     money,
     month_day,
     name_instrument,
@@ -117,15 +119,6 @@ def _future(ctx: GroundingContext, res: dict) -> bool:
         _status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in res["flights"])
 
 
-def _each(value: Any) -> list[Any]:
-    """The values of a fact, flat (a merge of two intents' facts makes a list, of lists for lists)."""
-    if isinstance(value, list):
-        return [x for v in value for x in _each(v)]
-    return [value]
-
-
-def _and(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
 
 
 def _birthday(date: str) -> str:
@@ -228,15 +221,15 @@ def fact_phrase(key: str, value: Any) -> str | None:
                                  else key[:-1] if key.endswith("s") and key[:-1] in _FACTS else None)
     if base is None:
         return None
-    values = _each(value)
+    values = fact_values(value)
     if base == "travel_insurance":
         said = {"you want travel insurance" if str(v) == "yes" else "no travel insurance" if str(v) == "no"
                 else f"travel insurance: {v}" for v in values}
         return said.pop() if len(said) == 1 else "you want travel insurance on some bookings and not on others"
     words = [_word(base, v) for v in values]
     if base == "trip_type":
-        return _and(words)
-    return _FACTS[base][len(values) > 1].format(_and(words))
+        return join_and(words)
+    return _FACTS[base][len(values) > 1].format(join_and(words))
 
 
 # --------------------------------------------------------------------------- shared pieces
