@@ -92,6 +92,15 @@ def intent_fact_keys(cand: Candidate, draft: IntentDraft) -> list[str]:
     return keys
 
 
+def own_fact(draft: IntentDraft, known_key: str) -> tuple[str, Any]:
+    """(key, value) of this intent's own fact behind `known_key` (the singular key when several intents' values
+    were merged into a plural one)."""
+    for key, value in draft.facts.items():
+        if known_key in (key, plural_key(key)):
+            return key, value
+    raise KeyError(known_key)
+
+
 def fact_phrase(key: str, value: Any) -> str:
     """'reservation_id', '7HEXVD' -> 'the reservation id is 7HEXVD' (facts said as a person says them)."""
     verb = "are" if isinstance(value, list) or key.endswith("s") else "is"
@@ -171,13 +180,19 @@ class TemplateRefiner:
         prefs = [say(p, FIRST) for d in cand.drafts for p in d.preferences]
         if prefs:
             known.setdefault("preferences", "; ".join(prefs))
-        # Facts grouped by the intent that needs them; one several intents need is said once, marked shared.
+        # Facts grouped by the intent that needs them; one several intents need with the same value is said
+        # once, marked shared. When their values differ (two bag requests paid with two cards), each intent
+        # says its own: a merged list ("your cards ending in 5667 and 2863") would not say which is whose.
         groups = [[k for k in intent_fact_keys(cand, d) if k not in persona.facts] for d in cand.drafts]
         owners = Counter(k for g in groups for k in g)
+        own = [{k: own_fact(d, k) for k in g} for d, g in zip(cand.drafts, groups, strict=True)]
+        alike = {k for k in owners if owners[k] > 1 and len({json.dumps(o[k][1], sort_keys=True, default=str)
+                                                             for o in own if k in o}) == 1}
         intents = [self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)]
-        for it, group in zip(intents, groups, strict=True):
-            it["facts"] = [p for k in group if owners[k] == 1 if (p := self._fact(k, known[k]))]
-        shared = [p for k in owners if owners[k] > 1 if (p := self._fact(k, known[k]))]
+        for it, group, mine in zip(intents, groups, own, strict=True):
+            it["facts"] = [p for k in group if k not in alike
+                           if (p := self._fact(*(mine[k] if owners[k] > 1 else (k, known[k]))))]
+        shared = [p for k in owners if k in alike if (p := self._fact(k, known[k]))]
         grouped = set(owners)
         rest = [p for k, v in known.items()
                 if k not in persona.facts and k != "preferences" and k not in grouped if (p := self._fact(k, v))]

@@ -77,6 +77,29 @@ def test_a_pack_words_the_instruction_facts(airline, candidate, monkeypatch):
     assert unsaid.known == generic.known
 
 
+def test_a_fact_whose_values_differ_by_request_is_said_in_each_request(airline, monkeypatch):
+    """Two requests with two reservations (or cards): each request's facts name its own, never a merged
+    "your reservation numbers are A and B" that does not say which is whose."""
+    from tau_emotion.tracer.grounding import plural_key
+
+    def merged(c):
+        return any(isinstance(c.known.get(plural_key(k)), list) and plural_key(k) != k
+                   for d in c.drafts for k in d.facts)
+
+    cand = _grounded(airline, lambda c: len(c.drafts) >= 2 and merged(c))
+    monkeypatch.setattr(load_hints(airline), "fact_phrase", lambda key, value: f"<{key}={value}>")
+    instruction = TemplateRefiner(airline).refine(cand, random.Random(1)).instruction
+    checked = 0
+    for draft in cand.drafts:
+        for key, value in draft.facts.items():
+            plural = plural_key(key)
+            if plural != key and isinstance(cand.known.get(plural), list) and key not in cand.persona.facts:
+                assert f"<{key}={value}>" in instruction, (key, value, instruction)
+                assert f"<{plural}=" not in instruction, instruction
+                checked += 1
+    assert checked >= 2
+
+
 def test_llm_refiner_is_checked_against_the_grounded_task(airline, candidate, openai_server):
     template = TemplateRefiner(airline).refine(candidate, random.Random(2))
     rewrite = {"instruction": "You are a traveller with a few requests.", "known": template.known,
