@@ -131,11 +131,21 @@ class UserStyle:
         return f"Thank you, that is everything I needed. {STOP_TOKEN}"
 
 
+def singular(word: str) -> str:
+    """'specialties' -> 'specialty', 'methods' -> 'method' ('address' stays): a question and a fact key match
+    whether either says one or several."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
 def key_terms(key: str) -> list[set[str]]:
     terms = []
     for token in key.lower().split("_"):
         if token and token not in _STOPWORDS:
-            terms.append(_SYNONYMS.get(token, {token}) | {token})
+            terms.append({singular(t) for t in _SYNONYMS.get(token, {token}) | {token}})
     return terms
 
 
@@ -315,7 +325,7 @@ class ScriptedUser:
     # ----------------------------------------------------------------- answers
 
     def _asked_keys(self, text: str) -> list[str]:
-        words = set(_WORD.findall(text.lower()))
+        words = {singular(w) for w in _WORD.findall(text.lower())}
         known = [k for k in self.task.user.known if k != "preferences"]
         keys = [k for k in known if all(terms & words for terms in key_terms(k))]
         if not keys:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic

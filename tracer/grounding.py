@@ -99,10 +99,14 @@ _PREPOSITIONS = ("to", "for", "of", "on", "in")
 
 
 def plural_key(key: str) -> str:
-    """'reservation_id' -> 'reservation_ids', 'passenger_to_correct' -> 'passengers_to_correct'."""
+    """'reservation_id' -> 'reservation_ids', 'passenger_to_correct' -> 'passengers_to_correct',
+    'specialty' -> 'specialties'."""
     words = key.split("_")
     at = next((i - 1 for i, w in enumerate(words) if w in _PREPOSITIONS and i > 0), len(words) - 1)
-    if not words[at].endswith("s"):
+    word = words[at]
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        words[at] = word[:-1] + "ies"  # 'specialty' -> 'specialties'
+    elif not word.endswith("s"):
         words[at] += "s"
     return "_".join(words)
 

@@ -39,6 +39,7 @@ from tau_emotion.domain_packs.telehealth.tools import (
     hours_until,
 )
 from tau_emotion.tracer.grounders import days_between, fact_values, join_and, money, month_day, per_database, settle
+from tau_emotion.tracer.grounding import plural_key
 from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
 
 ENTRY_TOOLS = ["verify_patient_identity"]
@@ -264,7 +265,7 @@ def fact_phrase(key: str, value: Any) -> str | None:
     many = len(values) > 1
     resp = " respectively" if many else ""
     one = {
-        "medical_field": ("the specialty is {}", "the specialties are {}"),
+        "specialty": ("the specialty is {}", "the specialties are {}"),
         "provider": ("you want to see {}", "you want to see {}"),
         "appointment_provider": ("the appointment is with {}", "the appointments are with {}"),
         "appointment_date": ("the appointment is on {}", "the appointments are on {}"),
@@ -282,7 +283,7 @@ def fact_phrase(key: str, value: Any) -> str | None:
         "representative": ("the person whose permission you withdraw is {}", "the people whose permission you "
                                                                              "withdraw are {}"),
     }
-    base = key if key in one else key[:-1] if key.endswith("s") and key[:-1] in one else None
+    base = next((k for k in one if key in (k, plural_key(k))), None)
     if base is None:
         return None
     if base in ("appointment_date", "new_date", "visit_date"):
@@ -417,7 +418,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     when = f"on {month_day(slot['date'])} at {slot['time']}"
     request = [f"book {mode} appointment{who.for_} with {provider['name']} ({SPECIALIST[specialty]}) {when}",
                f"see {provider['name']}, a {SPECIALIST[specialty]}, {when}{who.for_}, as {mode} visit"]
-    facts = {"medical_field": SPECIALTY_WORDS[specialty], "provider": provider["name"], "appointment_date": slot["date"],
+    facts = {"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"], "appointment_date": slot["date"],
              "appointment_time": slot["time"], "visit_mode": args["mode"].replace("_", " ")}
     reads = {"search_providers": [{"specialty": specialty}],
              "get_provider_details": [{"provider_id": provider["provider_id"]}],
@@ -606,7 +607,7 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     return _draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                   [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
                    f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
-                  facts={"medical_field": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
+                  facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
                   reads={"search_providers": [{"specialty": specialty}]},
                   choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
                   outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],

@@ -101,3 +101,21 @@ def test_a_structured_fact_is_said_in_words_not_json():
     address = task.user.known["new_address"]
     assert "{" not in reply and all(str(v) in reply for v in address.values() if v)
     assert f"{address['address1']}, " in reply
+
+
+@pytest.mark.parametrize(("pack", "key", "question"), [
+    ("telehealth", "specialty", "Which specialty are you looking for?"),
+    ("airline", "payment_methods", "Which payment method would you like to use?"),  # a merged, plural fact
+    ("telehealth", "specialties", "What specialty is the doctor?"),
+])
+def test_a_question_in_the_singular_finds_its_fact(pack, key, question):
+    pm = get_plugin_manager([pack])
+    domain = pm.catalog("domains").get(pack)
+    task = next((t for split in ("test", "train") for t in domain.tasks(split) if key in t.user.known), None)
+    assert task is not None, f"no {pack} task knows {key}"
+    user = ScriptedUser(Episode(task=task, domain=domain, trial=0, config=RunConfig(), pm=pm))
+    asyncio.run(user.start())
+    reply = _say(user, user.episode, question)
+    values = task.user.known[key]
+    assert any(str(v) in reply for v in (values if isinstance(values, list) else [values])), reply
+    assert "don't know" not in reply and "do not know" not in reply
