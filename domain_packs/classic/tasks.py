@@ -108,10 +108,12 @@ def link_no_emotion_twins(tasks: list[Task]) -> None:
             if twin is None:
                 _note(task, f"{task.id}: no no-emotion twin at index {task.meta['task_index']} of {split}; "
                             "not linked for the control arm")
-            elif task.meta.get("user_id") != twin.meta.get("user_id") or task.gold != twin.gold:
-                what = " and ".join(w for w, differs in (("user", task.meta.get("user_id") != twin.meta.get("user_id")),
-                                                         ("gold", task.gold != twin.gold)) if differs)
-                _note(task, f"{task.id}: its no-emotion twin {twin.id} has another {what}; not linked for the control arm")
+                continue
+            differs = [what for what, same in (("user", task.meta.get("user_id") == twin.meta.get("user_id")),
+                                               ("gold", task.gold == twin.gold)) if not same]
+            if differs:
+                _note(task, f"{task.id}: its no-emotion twin {twin.id} has another {' and '.join(differs)}; "
+                            "not linked for the control arm")
             else:
                 task.meta["emotion_control_user"] = {"task": twin.id, "instruction": twin.user.instruction,
                                                      "known": dict(twin.user.known)}

@@ -30,7 +30,7 @@ from tau_emotion.domain_packs.classic import emotions
 from tau_emotion.domain_packs.classic.source import _no_emotion_twins
 from tau_emotion.domain_packs.classic.tasks import convert_task, link_no_emotion_twins
 from tau_emotion.emotion_pack import CONTROL_SUFFIX, control_copy
-from tau_emotion.emotion_pack.taxonomy import EmotionBlock
+from tau_emotion.emotion_pack.taxonomy import DIMENSIONS, EmotionBlock
 from tests.domain_packs.classic_parity import STOP, native_env, native_reward, our_reward, their_gold_trajectory
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tauemo_fixture"
@@ -153,8 +153,7 @@ def test_values_outside_our_vocabulary_are_noted_not_guessed():
     block, source, notes = emotions.emotion_block({**fields, "emotion_leaf": "worry"}.get, "x-test-002")
     assert block is None and source["unmapped_leaf"] and notes == [
         "x-test-002: emotion leaf 'worry' is none of ours; no emotion block"]
-    assert set(emotions.DIMENSION_FIELDS) == set(__import__(
-        "tau_emotion.emotion_pack.taxonomy", fromlist=["DIMENSIONS"]).DIMENSIONS)
+    assert set(emotions.DIMENSION_FIELDS) == set(DIMENSIONS)
 
 
 def _raw(user, instruction, actions=(("cancel", {"id": "a"}),), emotional=True):
