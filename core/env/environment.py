@@ -336,8 +336,11 @@ class TauVectorEnv(_Sync):
         return tuple(list(column) for column in zip(*out, strict=True))  # type: ignore[return-value]
 
     def close(self) -> None:
+        async def all_close() -> None:
+            await asyncio.gather(*(env.aclose() for env in self.envs))
+
         if not self._loop.is_closed():
-            self._run(asyncio.gather(*(env.aclose() for env in self.envs)))
+            self._run(all_close())
         self._close_loop()
 
 

@@ -110,8 +110,10 @@ def prepare(domain: str, *, split: str = "test", user: str = "scripted", seed: i
     pm.hook.tau_configure(config=config)
     catalog = pm.catalog("domains")
     if domain not in catalog.names():
-        raise EnvError(f"unknown domain '{domain}'.{suggest(domain, catalog.names())} "
-                       f"Installed: {', '.join(catalog.names()) or 'none'}")
+        from tau_emotion.core.plugins import load_all_plugins
+
+        known = sorted({*catalog.names(), *load_all_plugins().catalog("domains").names()})
+        raise EnvError(f"unknown domain '{domain}'.{suggest(domain, known)} Installed: {', '.join(known) or 'none'}")
     pm.catalog("users").entry(user)  # an unknown user fails here, naming the nearest
     domains = selected_domains(pm, config)
     tasks = select_tasks(pm, config, domains)

@@ -68,6 +68,6 @@ def terms(result: EpisodeResult, phrases: tuple[str, ...] = NOT_KNOWN) -> dict[s
     negative = result.termination.negative and not result.success
     return {
         "negative_end": -1.0 if negative else 0.0,
-        "unanswered": -float(unanswered_questions(messages, phrases)),
+        "unanswered": float(-unanswered_questions(messages, phrases)),
         "balance": (calls - questions) / (calls + questions) if calls + questions else 0.0,
     }
