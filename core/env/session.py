@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau_emotion.core.domain import Domain
-from tau_emotion.env.bridge import AGENT, EnvError, EnvHooks
 from tau_emotion.core.models import RunConfig, Task
 from tau_emotion.core.registry import suggest
 from tau_emotion.core.runner import (
@@ -29,6 +28,7 @@ from tau_emotion.core.runner import (
     select_tasks,
     selected_domains,
 )
+from tau_emotion.env.bridge import AGENT, EnvError, EnvHooks
 
 #: plugins a run without a store or a terminal does not want: the progress bar draws per run
 QUIET = ("no:progress",)
