@@ -118,7 +118,7 @@ def prepare(domain: str, *, split: str = "test", user: str = "scripted", seed: i
     domains = selected_domains(pm, config)
     tasks = select_tasks(pm, config, domains)
     if not tasks:
-        raise RunError(f"no tasks in split '{split}' of domain '{domain}' (splits: {', '.join(domains[domain].splits())})")
+        raise RunError(f"no tasks in split '{split}' of domain '{domain}' (splits: {', '.join(domains[domain].splits) or 'none'})")
     broken = broken_gold(domains, tasks)
     if broken and not skip_broken:
         raise RunError(f"{len(broken)} task(s) have gold that does not replay, so they cannot be scored: "
