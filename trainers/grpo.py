@@ -178,11 +178,11 @@ class EnvRollout:
         while len(self.envs) < n:
             self.envs.append(AsyncTauEnv(self.session))
         envs = self.envs[:n]
-        if not hasattr(trainer, "_generate_single_turn"):  # TRL's generation backend (transformers or vLLM), 1.13-1.16
+        if not hasattr(trainer, "_generate_single_turn"):  # TRL's generation backend (transformers or vLLM), TRL 1.16
             import trl
 
             raise TrainError(f"TRL {trl.__version__} has no GRPOTrainer._generate_single_turn, which the rollout "
-                             "generates with: use trl 1.13-1.16 (pip install -e '.[train]')")
+                             "generates with (tested with trl 1.16): pip install -e '.[train]'")
         trials = {}
         for task_id in dict.fromkeys(task_ids):  # a group shares its trial: the same user for every rollout
             trials[task_id] = self.visits[task_id]

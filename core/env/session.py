@@ -14,7 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau_emotion.core.domain import Domain
+from pydantic import ValidationError
+
+from tau_emotion.core.domain import Domain, format_validation_error
 from tau_emotion.core.models import RunConfig, Task
 from tau_emotion.core.registry import suggest
 from tau_emotion.core.runner import (
@@ -104,8 +106,8 @@ def prepare(domain: str, *, split: str = "test", user: str = "scripted", seed: i
                            seed=seed, trials=1, max_steps=max_steps, max_tool_errors=max_tool_errors,
                            tool_timeout=tool_timeout, task_ids=list(task_ids), n_tasks=n_tasks,
                            skip_broken=skip_broken, options=grouped)
-    except ValueError as exc:
-        raise EnvError(f"bad environment setting: {exc}") from None
+    except ValidationError as exc:
+        raise EnvError(f"bad environment setting: {format_validation_error(exc)}") from None
     check_options(pm, config)
     pm.hook.tau_configure(config=config)
     catalog = pm.catalog("domains")

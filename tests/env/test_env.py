@@ -2,8 +2,7 @@
 
 The parity tests drive the environment with the actions of the oracle and null agent plugins
 themselves (their `act()` builds each action; the test passes it to `step()` in chat form) and run
-the same tasks through the runner (`prepare_run` + `run_sync`, what `tau run` calls): rewards,
-terminations and the whole transcripts must match.
+the same tasks through `tau run`: rewards, terminations, conditions and the whole transcripts must match.
 """
 
 import asyncio
@@ -14,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tau_emotion.core.models import RunConfig
-from tau_emotion.core.runner import prepare_run, run_sync
+from tau_emotion.core.plugins import get_plugin_manager
+from tau_emotion.core.runner import open_store
 from tau_emotion.env import EnvError, Shaping, make, make_async, make_vec, to_message
 from tau_emotion.plugins.null_agent import NullAgent
 from tau_emotion.plugins.oracle_agent import OracleAgent
@@ -40,13 +39,15 @@ def _play(env, agent_cls, task_id):
     raise AssertionError("the episode did not end")
 
 
-def _tau_run(tmp_path, agent):
-    config = RunConfig(plugins=["airline", "emotion"], domains=["airline"], split="test", task_ids=AIRLINE, trials=1,
-                       agent=agent, user="scripted", seed=0, options={"emotion": {"emotion": "random"},
-                                                                      "progress": {"no_progress": True}})
-    run = prepare_run(config, str(tmp_path / f"{agent}.sqlite"))
-    run_sync(run)
-    return {r.task_id: r for r in run.store.results(run.run_id)}
+def _tau_run(tau, tmp_path, agent):
+    """The same tasks through `tau run` itself; its stored trials by task id."""
+    db = str(tmp_path / f"{agent}.sqlite")
+    result = tau("run", "--plugins", "airline,emotion", "--emotion", "random", "--agent", agent, "--user", "scripted",
+                 "--split", "test", "--task-ids", ",".join(AIRLINE), "--trials", "1", "--seed", "0", "--no-progress",
+                 "--db", db)
+    assert result.exit_code == 0, result.output
+    store = open_store(get_plugin_manager(), None, db, create=False)
+    return {r.task_id: r for r in store.results(store.run_ids()[-1])}
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +58,8 @@ def airline_env():
 
 
 @pytest.mark.parametrize(("agent_cls", "name", "expected"), [(OracleAgent, "oracle", 1.0), (NullAgent, "null", -1.0)])
-def test_oracle_and_null_actions_score_as_tau_run_scores_them(airline_env, tmp_path, agent_cls, name, expected):
-    stored = _tau_run(tmp_path, name)
+def test_oracle_and_null_actions_score_as_tau_run_scores_them(tau, airline_env, tmp_path, agent_cls, name, expected):
+    stored = _tau_run(tau, tmp_path, name)
     for task_id in AIRLINE:
         reward, info, result = _play(airline_env, agent_cls, task_id)
         assert reward == expected, (task_id, info)
