@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Message, Termination
-
-if TYPE_CHECKING:
-    from tau_emotion.core.episode import Episode
 
 #: the agent name the environment's runs use
 AGENT = "env"
@@ -40,7 +37,6 @@ class Channel:
         self.turn: asyncio.Future[list[Message]] = self.loop.create_future()
         self.action: asyncio.Future[Message] | None = None
         self.cut = False
-        self.episode: Episode | None = None
 
     async def act(self, messages: list[Message]) -> Message:
         self.action = self.loop.create_future()
@@ -59,11 +55,10 @@ class Channel:
 class BridgeAgent:
     """The `env` agent: each step is the action the environment's caller passes to `step()`."""
 
-    def __init__(self, episode: Episode):
+    def __init__(self, episode: Any):  # the episode's view is not needed: the caller sees the observations
         channel = CHANNEL.get()
         if channel is None:
             raise EnvError(f"agent '{AGENT}' is played by the caller of tau_emotion.env, not by `tau run`")
-        channel.episode = episode
         self.channel = channel
 
     async def act(self, messages: list[Message]) -> Message:
