@@ -90,3 +90,49 @@ def test_a_bad_domain_is_one_line(tau, tiny):
     assert result.exit_code == 1 and "unknown domain 'mokc'. Did you mean 'mock'?" in result.output
     result = tau("train", "grpo", "--model", str(model), "--data", "mock", "--out", str(root / "x"))
     assert result.exit_code == 1 and "no tasks in split 'train' of domain 'mock'" in result.output
+
+
+class ScriptedPolicy:
+    """Stands in for the trainer's generation backend: each episode's k-th turn is the k-th scripted text."""
+
+    def __init__(self, tokenizer, turns):
+        self.tokenizer, self.turns, self.calls = tokenizer, turns, []
+
+    def _generate_single_turn(self, prompts, images, multimodal, num_generations=1):
+        self.calls.append(prompts)
+        turn = len(self.calls) - 1
+        eos = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        return [self.tokenizer.encode(self.turns[turn], add_special_tokens=False) + [eos] for _ in prompts], None
+
+
+def test_the_rollout_parses_tool_calls_masks_observations_and_scores_with_the_environment(tiny, tmp_path):
+    from transformers import AutoTokenizer
+
+    from tau_emotion.env import prepare
+    from tau_emotion.trainers.grpo import EnvRollout, GRPOOptions
+
+    _, model = tiny
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    session = prepare("mock", split="test", emotion="random", max_steps=10)
+    gold = ('<tool_call>{"name": "find_owner", "arguments": {"name": "Ben Ortiz"}}</tool_call>'
+            '<tool_call>{"name": "freeze_account", "arguments": {"account_id": "acc-3", "reason": "stolen card"}}</tool_call>')
+    policy = ScriptedPolicy(tokenizer, [gold, "Done: account acc-3 is frozen."])
+    log = tmp_path / "episodes.jsonl"
+    rollout = EnvRollout(session, tokenizer, GRPOOptions(model="m", max_turn_tokens=200), log)
+    out = rollout(["mock-002", "mock-002"], policy)
+    rollout.close()
+
+    assert out["env_task"] == [1.0, 1.0] and out["logprobs"] is None and len(policy.calls) == 2
+    prompt = tokenizer.decode(out["prompt_ids"][0])
+    assert "# Mock bank policy" in prompt and "freeze_account" in prompt and prompt.endswith("<|im_start|>assistant\n")
+    ids, mask = out["completion_ids"][0], out["env_mask"][0]
+    assert len(ids) == len(mask)
+    trained = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
+    masked = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if not m])
+    assert trained.count("<tool_call>") == 2 and "acc-3 is frozen" in trained and trained.endswith("<|im_end|>")
+    assert "<tool_response>" in masked and "own-2" in masked and "acc-3 is frozen" not in masked
+    # the second turn was generated after the tool results: its prompt is the first turn plus the observation
+    assert policy.calls[1][0] == out["prompt_ids"][0] + ids[: len(policy.calls[1][0]) - len(out["prompt_ids"][0])]
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["termination"]["reason"] for r in rows] == ["user_stop", "user_stop"]
+    assert [r["trial"] for r in rows] == [0, 0]  # a group meets the same user
