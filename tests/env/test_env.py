@@ -214,3 +214,25 @@ def test_to_message_reads_chat_dicts_strings_and_raw_arguments():
 def test_the_env_package_names_no_domain_vendor_or_condition():
     offences = {f"{p.name}:{line} {word}" for p in (ROOT / "core" / "env").glob("*.py") for line, word in _words(p)}
     assert not offences, sorted(offences)
+
+
+def test_the_llm_user_through_a_loopback_server_plays_the_episode(openai_server):
+    """The LLM user plugin (its model client, its prompt with the task's condition) answers the caller's actions."""
+    openai_server.script("user-model", {"content": "Please move 200 from acc-1 to acc-2."},
+                         {"content": "My name is Ada Park."}, {"content": "Thanks. ###STOP###"})
+    env = make("mock", user="llm", user_model="openai/user-model", user_api_base=openai_server.base_url,
+               emotion="emotion:anxiety")
+    observation, info = env.reset("mock-001")
+    assert observation == [{"role": "user", "content": "Please move 200 from acc-1 to acc-2."}]
+    assert info["condition"]["emotion.emotion"] == "anxiety" and "llm_user" in info["plugins"]
+    observation, *_ = env.step("What is your full name?")
+    assert observation == [{"role": "user", "content": "My name is Ada Park."}]
+    observation, reward, terminated, truncated, info = env.step({"tool_calls": [
+        {"function": {"name": "find_owner", "arguments": {"name": "Ada Park"}}},
+        {"function": {"name": "transfer", "arguments": {"from_account": "acc-1", "to_account": "acc-2", "amount": 200}}}]})
+    assert [m["role"] for m in observation] == ["tool", "tool"] and not terminated
+    observation, reward, terminated, truncated, info = env.step("Done. The new balance of acc-2 is 235.5.")
+    assert (reward, terminated, info["termination"]["reason"]) == (1.0, True, "user_stop")
+    user_prompt = openai_server.requests[0]["messages"][0]["content"]
+    assert "anxi" in user_prompt.lower()  # the emotion plugin conditioned the LLM user's prompt
+    env.close()
