@@ -92,6 +92,13 @@ def test_a_gymnasium_env_when_installed_a_plain_object_otherwise():
     env = make("mock")
     assert isinstance(env, gymnasium.Env)
     env.close()
+    # gymnasium.make through an entry point (no fixed-shape spaces: its passive checker is off)
+    gymnasium.register("tau-emotion-test/Env-v0", entry_point="tau_emotion.env:make", disable_env_checker=True)
+    env = gymnasium.make("tau-emotion-test/Env-v0", domain="mock", max_steps=5)
+    observation, info = env.reset(seed=3)
+    assert info["task_id"].startswith("mock-") and observation[0]["role"] == "user"
+    assert env.step("Hello.")[1:4] == (0.0, False, False)
+    env.close()
     script = ("import sys\nsys.modules['gymnasium'] = None\nfrom tau_emotion.env import make\n"
               "e = make('mock')\nprint(type(e).__mro__[-2].__name__, e.reset('mock-001')[1]['task_id'])\ne.close()\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
