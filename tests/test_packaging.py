@@ -12,10 +12,14 @@ def test_every_python_folder_is_a_listed_package():
     listed = set(setuptools["packages"])
     mapping = setuptools["package-dir"]
     found = set()
+    mapped = {(ROOT / folder).resolve() for folder in mapping.values()}
     for namespace, folder in mapping.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
             if "__pycache__" in rel.parts:
+                continue
+            # a folder mapped to a name of its own (core/env is tau_emotion.env) belongs to that name only
+            if any((ROOT / folder / Path(*rel.parts[:i])).resolve() in mapped for i in range(1, len(rel.parts) + 1)):
                 continue
             found.add(".".join([namespace, *rel.parts]) if rel.parts else namespace)
     assert found - listed == set(), f"folders missing from [tool.setuptools] packages: {sorted(found - listed)}"

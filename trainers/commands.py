@@ -42,7 +42,8 @@ def _params(model: type[BaseModel]) -> list[click.Option]:
         elif info.is_required():
             params.append(click.Option([flag, name], type=kind, required=True, help=info.description))
         else:
-            params.append(click.Option([flag, name], type=kind, default=info.get_default(), show_default=True,
+            params.append(click.Option([flag, name], type=kind, default=info.get_default(call_default_factory=True),
+                                       show_default=True,
                                        help=info.description))
     return params
 
@@ -70,7 +71,8 @@ def trainer_command(name: str, entry: Any) -> click.Command:
         click.echo(f"{name}: {record.get('global_step')} step(s) on {record.get('train_rows')} row(s), {trend} "
                    f"({record.get('device')}); model saved to {out}")
 
-    params = [click.Option(["--data"], required=True, help="An exported dataset folder (tau export-sft)."),
+    data_help = getattr(trainer_cls, "data_help", "An exported dataset folder (tau export-sft).")
+    params = [click.Option(["--data"], required=True, help=data_help),
               click.Option(["--out"], required=True, help="Folder for the fine-tuned model."),
               *_params(options_model),
               click.Option(["--option", "-o", "raw_options"], multiple=True,
