@@ -114,7 +114,20 @@ def tau_register_options(register: Register) -> None:
     Each field becomes `--field-name` (its description is the help; `bool` fields are flags), and
     also `-o field_name=VALUE`. Values land in `config.options["group"]`; read them with
     `config.options_for("group", Model)`. Setting an option of a plugin the run does not load is
-    an error naming the plugin to add.
+    an error naming the plugin to add. A field marked `Field(json_schema_extra=models.defines_run())`
+    defines the run: `--resume` refuses to change it. A plugin reads and writes only its own groups
+    (role model options go through `core.roles`).
+    """
+
+
+@hookspec
+def tau_register_roles(register: Register) -> None:
+    """Register a role a chat model plays: `register("judge", roles.Role("the judge"))`.
+
+    Each role gets the one role-model option set (`--judge-model`, `--judge-api-base`, `--judge-api-key`,
+    `--judge-temperature`, `--judge-client`, `--judge-args`) in option group `judge`, owned by the
+    registering plugin; read it with `roles.role_settings(config, "judge")`. The core registers `agent`
+    and `user`.
     """
 
 

@@ -26,7 +26,7 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.registry import Register, Registry, resolve_target, suggest
 
 CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites",
-            "model_clients", "options", "blocks")
+            "model_clients", "options", "blocks", "roles")
 
 
 class PluginError(TauError):
@@ -108,7 +108,17 @@ class PluginManager(pluggy.PluginManager):
             for impl in hook.get_hookimpls():
                 if hasattr(impl.function, "__code__"):
                     owners.setdefault(impl.function.__code__, []).append((impl.plugin, impl.plugin_name))
+            if kind == "roles":  # the roles of every episode are the core's own
+                from tau_emotion.core.roles import CORE_ROLES, Role
+
+                for role, description in CORE_ROLES.items():
+                    registry.add(role, Role(description), owner="core")
             hook(register=Register(registry, owners))
+            if kind == "options":  # each role's model options: one option set, owned by the role's plugin
+                from tau_emotion.core.roles import role_options_model
+
+                for role, entry in self.catalog("roles").items():
+                    registry.add(role, role_options_model(role, entry.load().description), owner=entry.owner)
             self._catalogs[kind] = registry
         return self._catalogs[kind]
 

@@ -44,11 +44,16 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def models(options: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """The model and endpoint options of every plugin (`agent_model`, `user_api_base`, ...), flat."""
-    return {name: str(value) for values in options.values() for name, value in values.items()
-            if value not in (None, "") and (name.endswith("_model") or name.endswith("_api_base"))
-            and not is_secret_name(name)}
+def models(run: Any) -> dict[str, str]:
+    """The model and endpoint of every role the run gives one (`agent_model`, `user_api_base`, ...), flat, as the
+    roles contract reads them (a role `serve` pointed at its server shows that server)."""
+    from tau_emotion.core.roles import role_options
+
+    out: dict[str, str] = {}
+    for role in run.pm.catalog("roles").names():
+        o = role_options(run.config, role)
+        out.update({f"{role}_{k}": str(v) for k, v in (("model", o.model), ("api_base", o.api_base)) if v})
+    return out
 
 
 def start_meta(run: Any, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -59,7 +64,7 @@ def start_meta(run: Any, previous: dict[str, Any] | None) -> dict[str, Any]:
     meta.update({
         "agent": config.agent,
         "user": config.user,
-        "models": models(config.options),
+        "models": models(run),
         "options": redact(config.options),
         "plugins": list(config.plugins),
         "seed": config.seed,

@@ -91,9 +91,9 @@ def test_no_unsatisfied_ablates_the_terminator(tmp_path):
 
 def _llm_config(server, **kw):
     return dict(agent="tool_calling", user="llm", trials=1, task_ids=["mock-001"],
-                options={"tool_calling": {"agent_model": "openai/agent", "agent_api_base": server.base_url},
-                         "llm_user": {"user_model": "openai/user", "user_api_base": server.base_url},
-                         "litellm": {"retry_wait": 0.01}, "emotion": {"emotion": "fear.anxiety/warm/high/cautious"}},
+                options={"agent": {"agent_model": "openai/agent", "agent_api_base": server.base_url},
+                         "user": {"user_model": "openai/user", "user_api_base": server.base_url},
+                         "model_calls": {"retry_wait": 0.01}, "emotion": {"emotion": "fear.anxiety/warm/high/cautious"}},
                 **kw)
 
 

@@ -118,7 +118,7 @@ def test_preflight_names_the_url_fast(openai_server):
     assert time.monotonic() - start < 5
     preflight(ModelSettings(model="openai/x", api_base=openai_server.base_url), config, "agent")  # answers: fine
     preflight(ModelSettings(model="openai/x", api_base="http://127.0.0.1:9/v1"),
-              RunConfig(options={"litellm": {"no_preflight": True}}), "agent")  # skipped
+              RunConfig(options={"model_calls": {"no_preflight": True}}), "agent")  # skipped
 
 
 def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
@@ -132,7 +132,7 @@ def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
 
 def test_a_resumed_run_whose_preflight_fails_is_kept(openai_server, tmp_path):
     config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="scripted",
-                       options={"tool_calling": {"agent_model": "openai/m", "agent_api_base": "http://127.0.0.1:9/v1"},
+                       options={"agent": {"agent_model": "openai/m", "agent_api_base": "http://127.0.0.1:9/v1"},
                                 "progress": {"no_progress": True}})
     db = str(tmp_path / "r.sqlite")
     run = prepare_run(config, db)
@@ -145,9 +145,9 @@ def test_a_resumed_run_whose_preflight_fails_is_kept(openai_server, tmp_path):
 def test_model_args_reach_the_server(openai_server, tmp_path):
     openai_server.script("user-model", {"content": "I need help."})
     config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="llm",
-                       options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": openai_server.base_url,
+                       options={"agent": {"agent_model": "openai/agent-model", "agent_api_base": openai_server.base_url,
                                                  "agent_args": '{"max_tokens": 512, "extra_body": {"top_k": 20}}'},
-                                "llm_user": {"user_model": "openai/user-model", "user_api_base": openai_server.base_url,
+                                "user": {"user_model": "openai/user-model", "user_api_base": openai_server.base_url,
                                              "user_args": {"max_tokens": 64}},
                                 "progress": {"no_progress": True}})
     run_sync(prepare_run(config, str(tmp_path / "r.sqlite")))
