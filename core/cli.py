@@ -356,31 +356,24 @@ def check_option_owners(pm: PluginManager, options: dict[str, dict[str, Any]],
 
 
 def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> None:
-    """The summary as a table: all tasks, each domain, then the rows plugins add (`tau_summary_rows`)."""
+    """The summary as a table whose rows (`tau_summary_rows`) and columns (`tau_summary_columns`) plugins give,
+    then the core's own counts: errored trials and terminations."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"run {summary.get('run_id')}")
-    table.add_column("scope", no_wrap=True)
-    table.add_column("tasks", justify="right")
-    table.add_column("Avg@k", justify="right")
-    for k in summary.get("pass_hat_k", {}):
-        table.add_column(f"Pass^{k}", justify="right")
-    table.add_column("mean reward", justify="right")
-    table.add_column("neg. end", justify="right")
-
-    def row(name: str, s: dict[str, Any]) -> None:
-        table.add_row(name, str(s.get("n_tasks", "")), f"{s.get('avg_at_k', float('nan')):.3f}",
-                      *(f"{s.get('pass_hat_k', {}).get(k, float('nan')):.3f}" for k in summary.get("pass_hat_k", {})),
-                      f"{s.get('mean_reward', float('nan')):+.3f}", f"{s.get('negative_end_rate', 0):.1%}")
-
-    row("all", summary)
-    for name, s in summary.get("by_domain", {}).items():
-        row(name, s)
-    for rows in (pm.hook.tau_summary_rows(summary=summary) if pm is not None else []):
-        for name, s in rows or []:
-            row(name, s)
-    Console().print(table)
+    columns = [c for cols in (pm.hook.tau_summary_columns(summary=summary) if pm is not None else []) for c in cols or []]
+    rows = [r for got in (pm.hook.tau_summary_rows(summary=summary) if pm is not None else []) for r in got or []]
+    if rows and columns:
+        table = Table(title=f"run {summary.get('run_id')}")
+        table.add_column("scope", no_wrap=True)
+        for header, _ in columns:
+            table.add_column(header, justify="right")
+        for name, group in rows:
+            table.add_row(Text(str(name)), *(Text(cell(group)) for _, cell in columns))
+        Console().print(table)
+    else:
+        click.echo(f"run {summary.get('run_id')}: no plugin gives summary rows (the metrics plugin is not loaded)")
     if summary.get("errors"):
         click.echo(f"errors: {summary['errors']} trial(s) ended in error (counted as failures above, not as scores)")
     click.echo("terminations: " + ", ".join(f"{k}={v}" for k, v in summary.get("terminations", {}).items()))
@@ -513,60 +506,45 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return
     runs = opened.runs()
+    pm = command_pm(extra_plugins)
+    rows = [run_row(pm, r) for r in runs]
     if as_json:
-        click.echo(json.dumps([{**r, "status": run_status(r)} for r in runs], indent=2))
+        click.echo(json.dumps([{**r, **{k: v for k, v in row.items() if k not in CORE_RUN_COLUMNS}}
+                               for r, row in zip(runs, rows, strict=True)], indent=2))
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"runs in {db_path}")
-    for name in ("run", "started", "status", "agent", "user", "models", "plugins", "trials", "errors", "Avg@k"):
-        table.add_column(name, justify="right" if name in ("trials", "errors", "Avg@k") else "left")
-    for r in runs:
-        meta, s, config = r.get("meta") or {}, r["summary"] or {}, r["config"]
-        started = meta.get("started") or r.get("created")
-        expected = (meta.get("n_tasks") or s.get("n_tasks") or 0) * config.get("trials", 0)
-        table.add_row(r["run_id"], _when(started), run_status(r), config.get("agent", "?"), config.get("user", "?"),
-                      " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
-                      ",".join(config.get("plugins", [])), f"{r['n_trials']}/{expected or '?'}",
-                      str(s.get("errors", "-")), f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-")
+    names = list(dict.fromkeys(name for row in rows for name in row)) or list(CORE_RUN_COLUMNS)
+    for name in names:
+        table.add_column(name, justify="right" if name in ("trials", "errors") else "left")
+    for row in rows:
+        table.add_row(*(Text(row.get(name, "-")) for name in names))
     Console(width=200).print(table)
 
 
-def _when(stamp: float | None) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "-"
+#: the `tau runs` columns the core fills from what the store keeps of every run
+CORE_RUN_COLUMNS = ("run", "agent", "user", "plugins", "trials", "errors")
 
 
-def _died(meta: dict[str, Any]) -> bool:
-    """A run recorded as running by a process of this host that no longer exists (killed, e.g. SIGKILL)."""
-    import socket
-
-    if meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
-        return False
-    try:
-        os.kill(meta["pid"], 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def run_status(run: dict[str, Any]) -> str:
-    """running, complete, interrupted or errored (from the run's metadata; older runs from their summary)."""
-    meta = run.get("meta") or {}
-    if meta.get("status") == "running" and _died(meta):
-        return "interrupted"
-    if meta.get("status"):
-        return meta["status"]
-    s = run.get("summary")
-    if not s:
-        return "unknown"
-    if run.get("n_trials", 0) < s.get("n_tasks", 0) * s.get("trials", 0):
-        return "interrupted"
-    return "errored" if s.get("errors") else "complete"
+def run_row(pm: PluginManager, run: dict[str, Any]) -> dict[str, str]:
+    """One run's `tau runs` cells: the core's, then what plugins add (`tau_run_row`)."""
+    s, config = run.get("summary") or {}, run.get("config") or {}
+    planned = (s.get("n_tasks") or 0) * config.get("trials", 0)
+    row = {"run": run["run_id"], "agent": config.get("agent", "?"), "user": config.get("user", "?"),
+           "plugins": ",".join(config.get("plugins", [])), "trials": f"{run.get('n_trials', 0)}/{planned or '?'}",
+           "errors": str(s.get("errors", "-"))}
+    first = {"run": row.pop("run")}
+    extra: dict[str, str] = {}
+    for cells in pm.hook.tau_run_row(run=run):
+        for name, value in (cells or {}).items():
+            if name in row:
+                row[name] = str(value)
+            else:
+                extra.setdefault(name, str(value))
+    return {**first, **extra, **row}
 
 
 @cli.command("show")
@@ -589,13 +567,12 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
             {"task_id": r.task_id, "trial": r.trial, "reward": r.reward, "status": r.status,
              "termination": r.termination.reason, "error": r.error} for r in results]}, indent=2))
         return
-    if meta:
-        models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
-        click.echo(f"run {run_id}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
-                   f"{models} seed={meta.get('seed')} started {_when(meta.get('started'))} ended {_when(meta.get('ended'))}"
-                   f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}".rstrip())
+    record = next((r for r in store.runs() if r["run_id"] == run_id), {"run_id": run_id})
+    for lines in command_pm(extra_plugins).hook.tau_run_header(run=record):
+        for line in lines or []:
+            click.echo(line)
     if summary:
-        print_summary(summary, command_pm())
+        print_summary(summary, command_pm(extra_plugins))
     for r in results:
         if r.status == "error":  # an errored trial is not a score of 0
             click.echo(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}")

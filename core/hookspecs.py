@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     import click
 
@@ -168,7 +168,31 @@ def tau_task_tags(task: Task) -> dict[str, str] | None:
 
 @hookspec
 def tau_summary_rows(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
-    """Extra rows for the printed summary table: `[(label, group), ...]`, a group as `score_group` makes it."""
+    """Rows for the printed summary table: `[(label, group), ...]`, a group as the metric that gives the columns
+    makes it (the `metrics` plugin: "all", each domain, then its breakdowns). Every non-None joins, in hook order."""
+
+
+@hookspec
+def tau_summary_columns(summary: dict[str, Any]) -> list[tuple[str, Callable[[dict[str, Any]], str]]] | None:
+    """Columns for the printed summary table: `[(header, cell), ...]`; `cell(group)` is the text of one row's group.
+
+    The core prints a `scope` column and what plugins give here; every non-None joins, in hook order.
+    """
+
+
+@hookspec
+def tau_run_row(run: dict[str, Any]) -> dict[str, str] | None:
+    """Cells for one stored run in `tau runs` (and fields of `tau runs --json`): `{"status": "complete", ...}`.
+
+    `run` is the run as `Store.runs()` lists it (run_id, config, summary, meta, n_trials). The core gives
+    run, agent, user, plugins, trials and errors; a plugin that knows better (the planned number of trials of
+    a run still going) may give one of these too. Every non-None joins, in hook order.
+    """
+
+
+@hookspec
+def tau_run_header(run: dict[str, Any]) -> list[str] | None:
+    """Lines `tau show RUN` prints above the run's summary (`run` as in `tau_run_row`); every non-None joins."""
 
 
 @hookspec
