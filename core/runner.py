@@ -27,8 +27,8 @@ from tau_emotion.core.domain import Domain, format_validation_error
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.errors import DataError, TauError
 from tau_emotion.core.limits import MAX_ERROR_TEXT, REDACTED, redact_options, scrub, truncate
+from tau_emotion.core.manager import PluginManager, Selection, get_plugin_manager, installed_entry_points
 from tau_emotion.core.models import EpisodeResult, RunConfig, Task, Termination
-from tau_emotion.core.plugins import PluginManager, Selection, get_plugin_manager, installed_entry_points
 from tau_emotion.core.registry import suggest
 from tau_emotion.core.roles import defining_changes, env_api_key
 

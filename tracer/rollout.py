@@ -26,8 +26,8 @@ class RolloutCheck:
     def __init__(self, domain: Domain, model: str, api_base: str | None = None, *, max_steps: int = ROLLOUT_STEPS,
                  options: dict[str, dict[str, Any]] | None = None, pm: Any = None):
         """`options`: extra plugin options by group (e.g. `{"model_calls": {"retry_wait": 0.01}}`)."""
+        from tau_emotion.core.manager import get_plugin_manager
         from tau_emotion.core.models import RunConfig
-        from tau_emotion.core.plugins import get_plugin_manager
 
         self.domain = domain
         self.model = model

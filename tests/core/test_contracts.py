@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.manager import PluginManager, get_plugin_manager
 from tau_emotion.core.models import Message, ModelSettings, RunConfig
-from tau_emotion.core.plugins import PluginManager, get_plugin_manager
 from tau_emotion.core.runner import RunError, prepare_run, run_sync
 
 ROOT = Path(__file__).resolve().parents[2]

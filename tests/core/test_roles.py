@@ -4,8 +4,8 @@ import pytest
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import RunConfig
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.roles import Role, point_role, role_options, role_settings
 from tau_emotion.core.runner import check_resume_changes, restore_secrets
 
