@@ -3,7 +3,9 @@ options through `tau_register_options`.
 
 `main()` builds one plugin manager with every installed plugin (so `--help` is complete) and
 hands it to the command as click's `obj`; `tau run` narrows that same manager to the plugins the
-run selects. A `TauError` is printed as one line; anything else is a bug and keeps its traceback.
+run selects. `build_cli` makes a new `tau` group per call, so nothing is patched per process.
+A `TauError` is printed as one line; anything else is a bug and keeps its traceback. Plugins that
+add commands use `tau_emotion.core.plugin_cli`, not this module.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tau_emotion.core.limits import is_secret_name
 from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.plugin_cli import (
+    all_domains,
     command_pm,
     db_option,
     debug_option,
@@ -32,8 +35,10 @@ from tau_emotion.core.plugin_cli import (
     guarded,
     insert_params,
     model_params,
+    open_results,
     plugins_option,
     raw_plugin_options,
+    require_run,
     store_option,
 )
 
@@ -269,11 +274,6 @@ def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> N
     click.echo("terminations: " + ", ".join(f"{k}={v}" for k, v in summary.get("terminations", {}).items()))
 
 
-def all_domains(extra: tuple[str, ...] = ()) -> Any:
-    """The domains catalog of the command's manager (every installed plugin, plus `extra` module paths)."""
-    return command_pm(extra).catalog("domains")
-
-
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True)
 @debug_option
@@ -365,19 +365,6 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
     click.echo(f"{len(tasks)} task(s)", err=True)
 
 
-def _store(db_path: str, store: str | None, extra: tuple[str, ...] = ()) -> Any:
-    """Open the results for reading through the stores catalog; nothing is created."""
-    from tau_emotion.core.runner import open_store
-
-    return open_store(command_pm(extra), store, db_path, create=False)
-
-
-def _run_exists(store: Any, run_id: str, db_path: str) -> None:
-    if store.run_config(run_id) is None:
-        known = ", ".join(store.run_ids()[-5:]) or "none"
-        raise click.ClickException(f"no run '{run_id}' in {db_path} (latest runs: {known})")
-
-
 @click.command("runs")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, metadata included.")
 @click.option("--delete", "delete_id", default=None, metavar="RUN", help="Delete this run and its trials.")
@@ -389,9 +376,9 @@ def _run_exists(store: Any, run_id: str, db_path: str) -> None:
 def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str | None,
                  extra_plugins: tuple[str, ...]) -> None:
     """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
-    opened = _store(db_path, store, extra_plugins)
+    opened = open_results(db_path, store, extra_plugins)
     if delete_id:
-        _run_exists(opened, delete_id, db_path)
+        require_run(opened, delete_id, db_path)
         opened.delete_run(delete_id)
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return
@@ -447,8 +434,8 @@ def run_row(pm: PluginManager, run: dict[str, Any]) -> dict[str, str]:
 @guarded
 def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Show a run's summary and per-trial results."""
-    store = _store(db_path, store, extra_plugins)
-    _run_exists(store, run_id, db_path)
+    store = open_results(db_path, store, extra_plugins)
+    require_run(store, run_id, db_path)
     summary = store.summary(run_id) or {}
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     results = store.results(run_id)
@@ -482,8 +469,8 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
 def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: str | None,
                    extra_plugins: tuple[str, ...]) -> None:
     """Export a run's trials (messages included) as JSON lines."""
-    store = _store(db_path, store, extra_plugins)
-    _run_exists(store, run_id, db_path)
+    store = open_results(db_path, store, extra_plugins)
+    require_run(store, run_id, db_path)
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:

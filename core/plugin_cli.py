@@ -7,7 +7,8 @@ commands; `model_params` turns a pydantic model into click options (how `tau run
 `tau train NAME` flags are made); `insert_params` adds options to another command by name;
 `role_model_params` and `role_settings_from` give a command one role's model flags (`--judge-model`,
 `--judge-api-base`, ...) from the roles contract; `raw_plugin_options` reads `-o KEY=VALUE` items and
-`execute_run` runs a prepared run as `tau run` does (for commands that run trials). Everything here is stable API: plugins import it,
+`execute_run` runs a prepared run as `tau run` does (for commands that run trials); `open_results`,
+`require_run` and `all_domains` are how the reading commands reach stored runs and domains. Everything here is stable API: plugins import it,
 never `tau_emotion.core.cli`.
 """
 
@@ -26,9 +27,9 @@ from pydantic import BaseModel
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
 
-__all__ = ["DEFAULT_DB", "bounded_type", "command_pm", "db_option", "debug_option", "execute_run", "fail", "field_type",
-           "guarded", "insert_params", "model_params", "plugins_option", "raw_plugin_options", "role_model_params",
-           "role_settings_from", "store_option"]
+__all__ = ["DEFAULT_DB", "all_domains", "bounded_type", "command_pm", "db_option", "debug_option", "execute_run", "fail",
+           "field_type", "guarded", "insert_params", "model_params", "open_results", "plugins_option",
+           "raw_plugin_options", "require_run", "role_model_params", "role_settings_from", "store_option"]
 
 DEFAULT_DB = os.environ.get("TAU_DB", ".tau/runs.db")
 
@@ -113,6 +114,25 @@ def raw_plugin_options(pm: PluginManager, items: tuple[str, ...] | list[str]) ->
                                      param_hint="--option")
         parsed.append((group, name, value, key))
     return parsed
+
+
+def all_domains(extra: tuple[str, ...] = ()) -> Any:
+    """The domains catalog of the command's manager (every installed plugin, plus `extra` module paths)."""
+    return command_pm(extra).catalog("domains")
+
+
+def open_results(db_path: str, store: str | None, extra: tuple[str, ...] = ()) -> Any:
+    """Open the results for reading through the stores catalog (`--store`, `--db`); nothing is created."""
+    from tau_emotion.core.runner import open_store
+
+    return open_store(command_pm(extra), store, db_path, create=False)
+
+
+def require_run(store: Any, run_id: str, db_path: str) -> None:
+    """A one-line usage error naming the latest runs when `store` holds no run `run_id`."""
+    if store.run_config(run_id) is None:
+        known = ", ".join(store.run_ids()[-5:]) or "none"
+        raise click.ClickException(f"no run '{run_id}' in {db_path} (latest runs: {known})")
 
 
 def field_type(annotation: Any) -> Any:
