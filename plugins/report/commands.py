@@ -138,7 +138,7 @@ by_option = click.option("--by", default="emotion.family", show_default=True,
 @click.command("analyze")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
-@role_model_params("judge", "the judge (asked, per failed trial, about intent misreading and emotion neglect)")
+@role_model_params("judge")
 @by_option
 @store_option
 @db_option
