@@ -206,6 +206,12 @@ def tau_run_end(run: Run, summary: dict[str, Any]) -> None:
 
 
 @hookspec
+def tau_live_counters(run: Run) -> dict[str, int] | None:
+    """Counters a plugin keeps while `run` goes, for live displays: `{"retry": 3}`. Called at each refresh (a few
+    times a second): answer from memory. Every non-None is shown."""
+
+
+@hookspec
 def tau_run_episode(episode: Episode) -> EpisodeResult | Awaitable[EpisodeResult | None] | None:
     """Run one episode and return its result, or None to leave it to the next implementation.
 

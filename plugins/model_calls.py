@@ -26,7 +26,7 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import scrub
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
 
-#: process-wide counters the progress line shows (read through sys.modules, never imported for it)
+#: process-wide counters, shown live through `tau_live_counters`
 stats = {"retries": 0}
 
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError", "InternalServerError",
@@ -62,6 +62,12 @@ def retry_options(config: Any) -> RetryOptions:
 @hookimpl
 def tau_register_options(register):
     register(GROUP, RetryOptions)
+
+
+@hookimpl
+def tau_live_counters(run):
+    """Model-call retries so far, for the progress line."""
+    return {"retry": stats["retries"]}
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | str:

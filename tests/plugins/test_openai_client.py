@@ -157,13 +157,16 @@ def test_model_args_reach_the_server(openai_server, tmp_path):
 
 
 def test_progress_line_shows_flight_retries_errors_within_80_columns():
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.plugins import model_calls
     from tau_emotion.plugins.progress import _live
 
+    pm = get_plugin_manager()
     before = model_calls.stats["retries"]
     model_calls.stats["retries"] = 12345
-    try:
-        line = _live({"n": 9999, "ok": 9998, "reward": 9998.0, "errors": 9999, "flying": 1024})
+    try:  # the counter reaches the progress line through the tau_live_counters hook, as the bar reads it
+        counters = {k: v for got in pm.hook.tau_live_counters(run=None) for k, v in (got or {}).items()}
+        line = _live({"n": 9999, "ok": 9998, "reward": 9998.0, "errors": 9999, "flying": 1024}, counters)
     finally:
         model_calls.stats["retries"] = before
     assert "run 1024" in line and "retry 12345" in line and "err 9999" in line
