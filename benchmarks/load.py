@@ -139,7 +139,7 @@ def main() -> None:
             config = RunConfig(plugins=["airline"], split="train", n_tasks=n_tasks, trials=trials, agent="tool_calling",
                                user="scripted", max_steps=args.steps, concurrency=args.concurrency, seed=0,
                                options={"agent": {"agent_model": "openai/scripted", "agent_api_base": base,
-                                                         "agent_client": args.client},
+                                                  "agent_client": args.client},
                                         "progress": {"no_progress": True},
                                         "model_calls": {"max_retries": 0, "model_timeout": 60}})
             run = prepare_run(config, os.path.join(tmp, "load.sqlite"))
