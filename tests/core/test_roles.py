@@ -66,3 +66,12 @@ def test_only_fields_marked_by_their_owner_define_a_run():
     check_resume_changes("r1", config, {}, {"judge": {"judge_api_base": "http://x", "judge_temperature": 1.0}}, pm)
     with pytest.raises(TauError, match=r"--judge-model 'a' -> 'b'"):
         check_resume_changes("r1", config, {}, {"judge": {"judge_model": "b"}}, pm)
+
+
+def test_a_pointed_role_travels_to_ray_workers():
+    from tau_emotion.plugins.ray_executor import EpisodeWorker
+
+    config = RunConfig(plugins=["mock"], options={"agent": {"agent_model": "hosted_vllm/x"}})
+    point_role(config, "agent", "hosted_vllm/x", "http://127.0.0.1:4321/v1")
+    worker = EpisodeWorker("r1", config.model_dump_json(), dict(config.role_endpoints))  # the actor, built in-process
+    assert role_settings(worker.run.config, "agent").api_base == "http://127.0.0.1:4321/v1"
