@@ -31,7 +31,7 @@ GENERIC_WORDS = {"update", "modify", "manage", "details", "info", "items", "item
 def load_domain(name: str, plugins: list[str] | tuple[str, ...] = ()) -> Domain:
     """The installed domain `name` (its plugin found through its entry point; `plugins` adds module paths)."""
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     obj = load_all_plugins(plugins).catalog("domains").get(name)
     return obj if isinstance(obj, Domain) else obj()

@@ -27,6 +27,9 @@ from tau_emotion.core.models import Message, ModelSettings, RunConfig
 from tau_emotion.plugins.http_pool import APIStatusError, origin
 from tau_emotion.plugins.model_calls import RetryOptions, retry_options, to_message, token_usage, with_retries
 
+#: the retry options and loop both clients share
+tau_requires = ["model_calls"]
+
 PREFIXES = ("openai", "hosted_vllm")
 
 

@@ -252,7 +252,7 @@ _resolved: weakref.WeakKeyDictionary[Domain, Hints] = weakref.WeakKeyDictionary(
 
 @cache
 def _installed_plugins() -> Any:
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     return load_all_plugins()
 

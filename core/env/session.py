@@ -72,7 +72,7 @@ def _option_groups(options: dict[str, Any], pm: Any) -> tuple[dict[str, dict[str
     fields: dict[str, tuple[str, str]] = {}
     for catalog_pm in (pm, None):
         if catalog_pm is None:  # a field no selected plugin owns: look through every installed plugin
-            from tau_emotion.core.plugins import load_all_plugins
+            from tau_emotion.core.manager import load_all_plugins
 
             catalog_pm = load_all_plugins()
         for group, entry in catalog_pm.catalog("options").items():
@@ -112,7 +112,7 @@ def prepare(domain: str, *, split: str = "test", user: str = "scripted", seed: i
     pm.hook.tau_configure(config=config)
     catalog = pm.catalog("domains")
     if domain not in catalog.names():
-        from tau_emotion.core.plugins import load_all_plugins
+        from tau_emotion.core.manager import load_all_plugins
 
         known = sorted({*catalog.names(), *load_all_plugins().catalog("domains").names()})
         raise EnvError(f"unknown domain '{domain}'.{suggest(domain, known)} Installed: {', '.join(known) or 'none'}")

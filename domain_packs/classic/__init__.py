@@ -22,8 +22,8 @@ from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.domain import Domain
+from tau_emotion.core.manager import PluginUnavailable
 from tau_emotion.core.models import Task
-from tau_emotion.core.plugins import PluginUnavailable
 from tau_emotion.core.state import Database
 from tau_emotion.core.tools import Toolset
 from tau_emotion.domain_packs.classic.adapter import ClassicTool, database_from

@@ -365,7 +365,7 @@ def test_send_certificate_for_a_named_reservation(domain, state):
 
 
 def test_tracer_hints_are_declared(domain):
-    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.domain_packs.airline import tracer_hints
     from tau_emotion.tracer.hints import load_hints
 

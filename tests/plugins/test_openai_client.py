@@ -118,7 +118,7 @@ def test_preflight_names_the_url_fast(openai_server):
     assert time.monotonic() - start < 5
     preflight(ModelSettings(model="openai/x", api_base=openai_server.base_url), config, "agent")  # answers: fine
     preflight(ModelSettings(model="openai/x", api_base="http://127.0.0.1:9/v1"),
-              RunConfig(options={"litellm": {"no_preflight": True}}), "agent")  # skipped
+              RunConfig(options={"model_calls": {"no_preflight": True}}), "agent")  # skipped
 
 
 def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
@@ -132,7 +132,7 @@ def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
 
 def test_a_resumed_run_whose_preflight_fails_is_kept(openai_server, tmp_path):
     config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="scripted",
-                       options={"tool_calling": {"agent_model": "openai/m", "agent_api_base": "http://127.0.0.1:9/v1"},
+                       options={"agent": {"agent_model": "openai/m", "agent_api_base": "http://127.0.0.1:9/v1"},
                                 "progress": {"no_progress": True}})
     db = str(tmp_path / "r.sqlite")
     run = prepare_run(config, db)
@@ -145,9 +145,9 @@ def test_a_resumed_run_whose_preflight_fails_is_kept(openai_server, tmp_path):
 def test_model_args_reach_the_server(openai_server, tmp_path):
     openai_server.script("user-model", {"content": "I need help."})
     config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="llm",
-                       options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": openai_server.base_url,
+                       options={"agent": {"agent_model": "openai/agent-model", "agent_api_base": openai_server.base_url,
                                                  "agent_args": '{"max_tokens": 512, "extra_body": {"top_k": 20}}'},
-                                "llm_user": {"user_model": "openai/user-model", "user_api_base": openai_server.base_url,
+                                "user": {"user_model": "openai/user-model", "user_api_base": openai_server.base_url,
                                              "user_args": {"max_tokens": 64}},
                                 "progress": {"no_progress": True}})
     run_sync(prepare_run(config, str(tmp_path / "r.sqlite")))
@@ -157,13 +157,16 @@ def test_model_args_reach_the_server(openai_server, tmp_path):
 
 
 def test_progress_line_shows_flight_retries_errors_within_80_columns():
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.plugins import model_calls
     from tau_emotion.plugins.progress import _live
 
+    pm = get_plugin_manager()
     before = model_calls.stats["retries"]
     model_calls.stats["retries"] = 12345
-    try:
-        line = _live({"n": 9999, "ok": 9998, "reward": 9998.0, "errors": 9999, "flying": 1024})
+    try:  # the counter reaches the progress line through the tau_live_counters hook, as the bar reads it
+        counters = {k: v for got in pm.hook.tau_live_counters(run=None) for k, v in (got or {}).items()}
+        line = _live({"n": 9999, "ok": 9998, "reward": 9998.0, "errors": 9999, "flying": 1024}, counters)
     finally:
         model_calls.stats["retries"] = before
     assert "run 1024" in line and "retry 12345" in line and "err 9999" in line

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tau_emotion.core.episode import Episode
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, RunConfig, Task
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.plugins.scripted_user import NEUTRAL_PATIENCE, ScriptedUser
 
 # Two airline tasks frozen from an earlier Tracer build (the database they rest on is unchanged), so these
