@@ -15,21 +15,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau_emotion.tracer.grounders import fact_values, join_and, money, name_instrument, per_database, pick_fresh
-from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
+from tau_emotion.tracer.hints import (
+    Choice,
+    GroundingContext,
+    IntentDraft,
+    Mood,
+    Option,
+    Output,
+    Persona,
+    Reference,
+    TracerHints,
+    draft,
+    fact_values,
+    join_and,
+    money,
+    name_instrument,
+    per_database,
+    pick_fresh,
+)
 
-ENTRY_TOOLS = ["find_user_id_by_email", "find_user_id_by_name_zip"]
-HANDOFF_TOOL = "transfer_to_human_agents"
-GOAL_WEIGHTS = {"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
-                "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5, "cancel_pending_order": 0.7}
-POLICY_EDGES = [
-    ("find_user_id_by_email", "get_user_details"),
-    ("find_user_id_by_name_zip", "get_user_details"),
-    ("get_order_details", "cancel_pending_order"),
-    ("get_order_details", "modify_pending_order_items"),
-    ("get_order_details", "return_delivered_order_items"),
-    ("get_order_details", "exchange_delivered_order_items"),
-]
 OCCASIONS = [
     ("it is a birthday present for {{my}} daughter", 2, "positive"),
     ("{{I}} {{am}} moving to a new flat next week", 2, "neutral"),
@@ -41,7 +45,6 @@ OCCASIONS = [
     ("{{I}} {{am}} recovering from surgery and stuck at home", 3, "negative"),
     ("it is just a little treat", 0, "positive"),
 ]
-OCCASION_INTENTS = ["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"]
 
 NEW_ADDRESSES = [
     {"address1": "48 Harbor View Rd", "address2": "", "city": "Portland", "state": "ME", "country": "USA", "zip": "04101"},
@@ -83,8 +86,8 @@ def _addr_facts(a: dict) -> dict:
 
 def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
     """The address a user gives: the one an earlier request of the task named (one move), else a new one."""
-    for draft in ctx.history:
-        said = draft.facts.get("new_address")
+    for earlier in ctx.history:
+        said = earlier.facts.get("new_address")
         if said is not None:
             new = next(a for a in NEW_ADDRESSES if {k: v for k, v in a.items() if v} == said)
             return None if new == current else new
@@ -95,14 +98,11 @@ def _addr_args(a: dict) -> dict:
     return {("state_code" if k == "state" else k): v for k, v in a.items()}
 
 
-def _draft(kind: str, goal: str, order: dict | None, arguments: dict, request: list[str], **kw: Any) -> IntentDraft:
-    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
-    if order is not None:
-        oid = order["order_id"]
-        draft.facts = {"order_id": oid, **draft.facts}
-        draft.reads = {"get_order_details": [{"order_id": oid}], **draft.reads}
-        draft.evidence = ["get_order_details", *[e for e in draft.evidence if e != "get_order_details"]]
-    return draft
+def _order(order: dict) -> Reference:
+    """The user names an order by its id; the agent reads it before acting on it."""
+    oid = order["order_id"]
+    return Reference(facts={"order_id": oid}, reads={"get_order_details": [{"order_id": oid}]},
+                     evidence=["get_order_details"], reads_first=True)
 
 
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
@@ -263,7 +263,7 @@ def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any
     if order is None:
         return None
     oid = order["order_id"]
-    return _draft(kind, goal, order, arguments_for(order), [f"{words} order {oid}"], refused=True,
+    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order), refused=True,
                   outputs=[Output("processed", reason="not_pending")],
                   mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
 
@@ -281,8 +281,8 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     oid = order["order_id"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
     said = "{{I}} no longer need it" if reason == "no longer needed" else "{{I}} ordered it by mistake"
-    return _draft("cancel", "cancel_pending_order", order, {"order_id": oid, "reason": reason},
-                  [f"cancel order {oid}", f"cancel {{{{my}}}} order {oid} and get {{{{my}}}} money back"],
+    return draft("cancel", "cancel_pending_order", {"order_id": oid, "reason": reason},
+                  [f"cancel order {oid}", f"cancel {{{{my}}}} order {oid} and get {{{{my}}}} money back"], _order(order),
                   facts={"cancellation_reason": reason}, context=said,
                   outputs=[Output(money(paid), "the refund total", from_goal=True)],
                   mood=Mood(said, "neutral", 1))
@@ -296,9 +296,9 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
     new = _new_address(ctx, order["address"])
     if new is None:
         return None
-    return _draft("modify_address", "modify_pending_order_address", order, {"order_id": oid, **_addr_args(new)},
+    return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
                   [f"ship order {oid} to {_addr_words(new)} instead",
-                   f"change the shipping address of order {oid} to {_addr_words(new)}"],
+                   f"change the shipping address of order {oid} to {_addr_words(new)}"], _order(order),
                   facts=_addr_facts(new),
                   mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
 
@@ -321,9 +321,9 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
         options = [Option(pid, {"kind": m["source"].replace("_", " ")}) for pid, m in methods.items()]
         if sum(o.attrs["kind"] == "gift card" for o in options) != 1:
             return None
-        return _draft("gift_card_short", "modify_pending_order_payment", order,
+        return draft("gift_card_short", "modify_pending_order_payment",
                       {"order_id": oid, "payment_method_id": short[0]},
-                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], refused=True,
+                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order), refused=True,
                       evidence=["get_user_details"],
                       outputs=[Output("balance", reason="gift_card_balance")],
                       mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
@@ -331,8 +331,8 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
     if paid is None:
         return None
     pid, choice, words = paid
-    return _draft("modify_payment", "modify_pending_order_payment", order, {"order_id": oid, "payment_method_id": pid},
-                  [f"pay for order {oid} with {{{{my}}}} {words} instead"], facts={"new_payment_method": words},
+    return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
+                  [f"pay for order {oid} with {{{{my}}}} {words} instead"], _order(order), facts={"new_payment_method": words},
                   choices=[choice], outputs=[Output(money(total), "the order total")],
                   decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
 
@@ -372,10 +372,10 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
         facts.update(first_item_to_change=items[0]["name"], wanted_options_for_first=wanted[0],
                      second_item_to_change=items[1]["name"], wanted_options_for_second=wanted[1])
     what = " and ".join(i["name"] for i in items)
-    return _draft(kind, goal, order,
+    return draft(kind, goal,
                   {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
                    "payment_method_id": pid},
-                  [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"],
+                  [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"], _order(order),
                   facts=facts,
                   reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
                          "calculate": [{"expression": expression}]},
@@ -394,10 +394,10 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
         item = _item(ctx, order) if order else None
         if item is None:
             return None
-        return _draft("modify_items_not_pending", "modify_pending_order_items", order,
+        return draft("modify_items_not_pending", "modify_pending_order_items",
                       {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
                        "payment_method_id": order["payment_history"][0]["payment_id"]},
-                      [f"change the {item['name']} in order {order['order_id']} to another size or color"],
+                      [f"change the {item['name']} in order {order['order_id']} to another size or color"], _order(order),
                       refused=True, outputs=[Output("processed", reason="not_pending")],
                       mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
@@ -419,7 +419,7 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
     if goal == "exchange_delivered_order_items":
         args["new_item_ids"] = [item["item_id"]]
     args["payment_method_id"] = order["payment_history"][0]["payment_id"]
-    return _draft(kind, goal, order, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"],
+    return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
                   context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
                   mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
 
@@ -440,9 +440,9 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     named = name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options)
     if named is None:
         return None
-    return _draft("return_wrong_refund", "return_delivered_order_items", order,
+    return draft("return_wrong_refund", "return_delivered_order_items",
                   {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
-                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
+                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"], _order(order),
                   refused=True, choices=[named[0]], facts={"refund_to": named[1]},
                   outputs=[Output("original payment", reason="refund_destination")],
                   mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
@@ -455,10 +455,10 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         item = _item(ctx, order) if order else None
         if item is None:
             return None
-        return _draft("return_not_delivered", "return_delivered_order_items", order,
+        return draft("return_not_delivered", "return_delivered_order_items",
                       {"order_id": order["order_id"], "item_ids": [item["item_id"]],
                        "payment_method_id": order["payment_history"][0]["payment_id"]},
-                      [f"return the {item['name']} from order {order['order_id']}"], refused=True,
+                      [f"return the {item['name']} from order {order['order_id']}"], _order(order), refused=True,
                       outputs=[Output("delivered", reason="not_delivered")],
                       mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
     if ctx.want_challenge and kind == "again":
@@ -494,9 +494,9 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         # the total is confirmed with the customer before the return is made (policy: amounts before writes)
         reads["calculate"] = [{"expression": " + ".join(str(i["price"]) for i in items)}]
         outputs = [Output(money(refund), "the total refund")]
-    return _draft("return", "return_delivered_order_items", order,
+    return draft("return", "return_delivered_order_items",
                   {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
-                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
+                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"], _order(order),
                   facts=facts, choices=[choice], reads=reads,
                   preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
                   mood=Mood(f"the {what} did not work out", "negative", 1))
@@ -522,10 +522,10 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     new = next((v for v in product["variants"].values() if v["available"]), None)
     if new is None:
         return None
-    return _draft("exchange_other_product", "exchange_delivered_order_items", order,
+    return draft("exchange_other_product", "exchange_delivered_order_items",
                   {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
                    "payment_method_id": order["payment_history"][0]["payment_id"]},
-                  [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"],
+                  [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"], _order(order),
                   refused=True, outputs=[Output("same product", reason="same_product_only")],
                   mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
@@ -566,13 +566,27 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
                        mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
 
 
-GOALS = {
-    "cancel_pending_order": ground_cancel_pending_order,
-    "modify_pending_order_address": ground_modify_pending_order_address,
-    "modify_pending_order_payment": ground_modify_pending_order_payment,
-    "modify_pending_order_items": ground_modify_pending_order_items,
-    "return_delivered_order_items": ground_return_delivered_order_items,
-    "exchange_delivered_order_items": ground_exchange_delivered_order_items,
-    "modify_user_address": ground_modify_user_address,
-    "get_product_details": ground_get_product_details,
-}
+HINTS = TracerHints(
+    persona=persona,
+    goals={
+        "cancel_pending_order": ground_cancel_pending_order,
+        "modify_pending_order_address": ground_modify_pending_order_address,
+        "modify_pending_order_payment": ground_modify_pending_order_payment,
+        "modify_pending_order_items": ground_modify_pending_order_items,
+        "return_delivered_order_items": ground_return_delivered_order_items,
+        "exchange_delivered_order_items": ground_exchange_delivered_order_items,
+        "modify_user_address": ground_modify_user_address,
+        "get_product_details": ground_get_product_details,
+    },
+    goal_weights={"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
+                  "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5, "cancel_pending_order": 0.7},
+    entry_tools=["find_user_id_by_email", "find_user_id_by_name_zip"],
+    handoff_tool="transfer_to_human_agents",
+    policy_edges=[("find_user_id_by_email", "get_user_details"), ("find_user_id_by_name_zip", "get_user_details"),
+                  ("get_order_details", "cancel_pending_order"), ("get_order_details", "modify_pending_order_items"),
+                  ("get_order_details", "return_delivered_order_items"),
+                  ("get_order_details", "exchange_delivered_order_items")],
+    occasions=OCCASIONS,
+    occasion_intents=["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"],
+    fact_phrase=fact_phrase,
+)

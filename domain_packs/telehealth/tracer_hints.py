@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau_emotion.core.domain import Violation
 from tau_emotion.domain_packs.telehealth.rules import (
     CONTROLLED_VISIT_DAYS,
     EARLY_REFILL_DAYS,
@@ -26,9 +27,6 @@ from tau_emotion.domain_packs.telehealth.rules import (
     SCOPE,
     active_consent,
     patient_age,
-)
-from tau_emotion.domain_packs.telehealth.rules import (
-    violations as _rule_violations,
 )
 from tau_emotion.domain_packs.telehealth.tools import (
     LATE_CANCEL_FEE,
@@ -38,22 +36,26 @@ from tau_emotion.domain_packs.telehealth.tools import (
     coverage,
     hours_until,
 )
-from tau_emotion.tracer.grounders import days_between, fact_values, join_and, money, month_day, per_database, settle
-from tau_emotion.tracer.grounding import plural_key
-from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
+from tau_emotion.tracer.hints import (
+    Choice,
+    GroundingContext,
+    IntentDraft,
+    Mood,
+    Option,
+    Output,
+    Persona,
+    Reference,
+    TracerHints,
+    days_between,
+    draft,
+    fact_wording,
+    join_and,
+    money,
+    month_day,
+    per_database,
+    settle,
+)
 
-ENTRY_TOOLS = ["verify_patient_identity"]
-HANDOFF_TOOL = "transfer_to_human_agents"
-GOAL_WEIGHTS = {"book_appointment": 1.7, "request_refill": 1.2, "reschedule_appointment": 1.0,
-                "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
-                "update_contact_info": 0.5, "revoke_consent": 0.4}
-# The policy: verify first, read the appointment before changing it, the prescription before a refill.
-POLICY_EDGES = [
-    ("get_appointment_details", "reschedule_appointment"),
-    ("get_appointment_details", "cancel_appointment"),
-    ("get_prescription_details", "request_refill"),
-    ("check_coverage", "book_appointment"),
-]
 # patients are 0 to 90: no occasion that fits only some ages (a new job, a first marathon, a pregnancy)
 OCCASIONS = [
     ("{{I}} {{am}} going on a long-awaited holiday next month and want this sorted first", 2, "positive"),
@@ -66,8 +68,6 @@ OCCASIONS = [
     ("{{my}} insurance changes at the end of the year", 1, "neutral"),
     ("it is just a routine question", 0, "neutral"),
 ]
-OCCASION_INTENTS = ["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
-                    "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"]
 
 SPECIALTY_WORDS = {"family_medicine": "family medicine", "pediatrics": "pediatrics", "dermatology": "dermatology",
                    "cardiology": "cardiology", "psychiatry": "psychiatry", "physical_therapy": "physical therapy",
@@ -106,8 +106,8 @@ class _AsCaller:
         return self.session if name == "session" else self.state[name]
 
 
-def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[str]:
-    return _rule_violations(_AsCaller(ctx.state, ctx.persona.entity), goal, arguments)  # type: ignore[arg-type]
+def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[Violation]:
+    return ctx.violations(goal, arguments, _AsCaller(ctx.state, ctx.persona.entity))
 
 
 def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
@@ -140,35 +140,18 @@ def _used(ctx: GroundingContext, key: str, reads: bool = False) -> set[Any]:
     return used
 
 
-def _draft(kind: str, goal: str, arguments: dict, request: list[str], who: _Who, **kw: Any) -> IntentDraft:
-    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
-    if who.read_before:  # an earlier intent already read this family member's profile
-        who.reads, who.evidence = {}, []
-    draft.facts = {**who.facts, **draft.facts}
-    draft.choices = [*who.choices, *draft.choices]
-    for tool, sets in who.reads.items():
-        draft.reads[tool] = [*sets, *draft.reads.get(tool, [])]
-    draft.evidence = [*who.evidence, *[e for e in draft.evidence if e not in who.evidence]]
-    return draft
-
-
-class _Who:
+class _Who(Reference):
     """The patient an intent is about: the caller, or a family member named by name."""
 
     def __init__(self, ctx: GroundingContext, patient: dict, consent: dict | None = None):
+        super().__init__()
         self.patient = patient
         self.pid = patient["patient_id"]
         self.self = consent is None
-        self.read_before = any(args.get("patient_id") == self.pid for d in ctx.history
-                               for args in d.reads.get("get_patient_details", []))
-        caller = _caller(ctx)
         if self.self:
-            self.facts: dict[str, Any] = {}
-            self.choices: list[Choice] = []
-            self.reads: dict[str, list[dict]] = {}
-            self.evidence: list[str] = []
             self.me, self.my, self.for_ = "{{me}}", "{{my}}", ""
             return
+        caller = _caller(ctx)
         name = _name(patient)
         relation = RELATION[consent["relationship"]]
         options = []
@@ -177,8 +160,9 @@ class _Who:
             options.append(Option(c["patient_id"], {"name": _name(ctx.state["patients"].peek(c["patient_id"]))}))
         self.facts = {"family_member": name, "family_member_relationship": relation}
         self.choices = [Choice("patient", self.pid, options, {"name": name})]
-        self.reads = {"get_patient_details": [{"patient_id": self.pid}]}
-        self.evidence = ["get_patient_details"]
+        # unless an earlier intent already read this family member's profile
+        if not any(args.get("patient_id") == self.pid for d in ctx.history for args in d.reads.get("get_patient_details", [])):
+            self.reads, self.evidence = {"get_patient_details": [{"patient_id": self.pid}]}, ["get_patient_details"]
         first = patient["name"]["first_name"]
         self.me, self.my, self.for_ = f"{{{{my}}}} {relation} {first}", f"{first}'s", f" for {{{{my}}}} {relation} {name}"
 
@@ -252,47 +236,40 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
 
 
 
-def _mode(value: str) -> str:
-    return "a video visit" if value == "video" else "an in-person visit"
+def _word(key: str, value: Any) -> str:
+    if key in ("appointment_date", "new_date", "visit_date"):
+        return month_day(str(value))
+    if key == "visit_mode":
+        return "a video visit" if value == "video" else "an in-person visit"
+    return str(value)
 
 
-def fact_phrase(key: str, value: Any) -> str | None:
-    """The instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit").
+def _calling_for(said: list[str]) -> str:
+    return f"you are calling for your {join_and([said[0], *(f'your {v}' for v in said[1:])])}" + \
+        (" respectively" if len(said) > 1 else "")
 
-    A plural key is two intents' facts merged, in the intents' order ("... respectively").
-    """
-    values = [str(v) for v in fact_values(value)]
-    many = len(values) > 1
-    resp = " respectively" if many else ""
-    one = {
-        "specialty": ("the specialty is {}", "the specialties are {}"),
-        "provider": ("you want to see {}", "you want to see {}"),
-        "appointment_provider": ("the appointment is with {}", "the appointments are with {}"),
-        "appointment_date": ("the appointment is on {}", "the appointments are on {}"),
-        "appointment_time": ("the time is {}", "the times are {}"),
-        "new_date": ("you want to move it to {}", "you want to move them to {}"),
-        "new_time": ("the new time is {}", "the new times are {}"),
-        "visit_date": ("the visit was on {}", "the visits were on {}"),
-        "visit_provider": ("the doctor at that visit was {}", "the doctors at those visits were {}"),
-        "visit_mode": ("you want {}", "you want {}"),
-        "medication": ("the medication is {}", "the medications are {}"),
-        "family_member": ("the patient is {}", "the patients are {}"),
-        "family_member_relationship": ("you are calling for your {}", "you are calling for your {}"),
-        "new_phone": ("your new phone number is {}", "the new phone numbers are {}"),
-        "new_email": ("your new email address is {}", "the new email addresses are {}"),
-        "representative": ("the person whose permission you withdraw is {}", "the people whose permission you "
-                                                                             "withdraw are {}"),
-    }
-    base = next((k for k in one if key in (k, plural_key(k))), None)
-    if base is None:
-        return None
-    if base in ("appointment_date", "new_date", "visit_date"):
-        values = [month_day(v) for v in values]
-    elif base == "visit_mode":
-        values = [_mode(v) for v in values]
-    elif base == "family_member_relationship" and many:
-        values = [values[0], *(f"your {v}" for v in values[1:])]
-    return one[base][many].format(join_and(values)) + resp
+
+#: the instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit"); a
+#: plural key is two intents' facts merged, in the intents' order ("... respectively")
+fact_phrase = fact_wording({
+    "specialty": ("the specialty is {}", "the specialties are {} respectively"),
+    "provider": ("you want to see {}", "you want to see {} respectively"),
+    "appointment_provider": ("the appointment is with {}", "the appointments are with {} respectively"),
+    "appointment_date": ("the appointment is on {}", "the appointments are on {} respectively"),
+    "appointment_time": ("the time is {}", "the times are {} respectively"),
+    "new_date": ("you want to move it to {}", "you want to move them to {} respectively"),
+    "new_time": ("the new time is {}", "the new times are {} respectively"),
+    "visit_date": ("the visit was on {}", "the visits were on {} respectively"),
+    "visit_provider": ("the doctor at that visit was {}", "the doctors at those visits were {} respectively"),
+    "visit_mode": ("you want {}", "you want {} respectively"),
+    "medication": ("the medication is {}", "the medications are {} respectively"),
+    "family_member": ("the patient is {}", "the patients are {} respectively"),
+    "family_member_relationship": _calling_for,
+    "new_phone": ("your new phone number is {}", "the new phone numbers are {} respectively"),
+    "new_email": ("your new email address is {}", "the new email addresses are {} respectively"),
+    "representative": ("the person whose permission you withdraw is {}",
+                       "the people whose permission you withdraw are {} respectively"),
+}, _word)
 
 
 # --------------------------------------------------------------------------- persona
@@ -359,7 +336,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
     if len(violations(ctx, goal, args)) != 1:
         return None
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
-    return _draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
+    return draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
                   outputs=[Output("valid consent", reason="consent_required")],
                   mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
                             "negative", 2, None))
@@ -405,10 +382,10 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if not candidates:
         return None
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
-        kinds = sorted({_book_kind(c[3][0]) for c in candidates})
+        kinds = sorted({_book_kind(c[3][0].reason) for c in candidates})
         # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
         kind = ctx.rng.choices(kinds, weights=[0.25 if k == "book_out_of_network" else 1 for k in kinds])[0]
-        candidates = [c for c in candidates if _book_kind(c[3][0]) == kind]
+        candidates = [c for c in candidates if _book_kind(c[3][0].reason) == kind]
     provider, slot, args, found = ctx.rng.choice(candidates)
     specialty = provider["specialty"]
     peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
@@ -425,7 +402,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
              "find_available_slots": [{"provider_id": provider["provider_id"], "date": slot["date"]}],
              "check_coverage": [{"patient_id": who.pid, "provider_id": provider["provider_id"]}]}
     if ctx.want_challenge:
-        kind = _book_kind(found[0])
+        kind = _book_kind(found[0].reason)
         reason, _ = _BOOK_REASONS[kind]
         evidence = {"book_age": ["search_providers", "get_provider_details"],
                     "book_out_of_network": ["search_providers", "check_coverage"],
@@ -434,11 +411,11 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         if kind == "book_duplicate":
             dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
-        return _draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
+        return draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
                       choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
                       mood=Mood(_wish(who, specialty), "neutral", 2, None))
     cost = coverage(ctx.state, who.patient, provider)
-    return _draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
+    return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
                   facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
                   choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
                   outputs=[Output(money(cost["copay"]), "the copay of the visit")],
@@ -477,12 +454,12 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         limit = a["reschedule_count"] >= MAX_RESCHEDULES
         reason = "reschedule_limit" if limit else "reschedule_window"
-        return _draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
+        return draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
                       facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
                       evidence=["get_appointment_details"], choices=[choice], refused=True,
                       outputs=[Output(KEYWORDS[reason], reason=reason)],
                       mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
-    return _draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
+    return draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
                   evidence=["get_appointment_details"],
                   choices=[choice, _slot_choice(ctx, a["provider_id"], slot)],
                   mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
@@ -505,7 +482,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     choice, facts, phrase = ref
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     outputs = [Output(money(fee), "the cancellation fee")] if fee else []
-    return _draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
+    return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
                   [f"cancel {phrase}", f"call off {phrase}"], who, facts=facts,
                   reads={"get_appointment_details": [{"appointment_id": a["appointment_id"]}]},
                   evidence=["get_appointment_details"], choices=[choice], outputs=outputs,
@@ -574,10 +551,10 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
                 (who.patient["name"]["first_name"] + " will run out of " + med + " soon"), "negative", 2, 3)
     if ctx.want_challenge:
         reason = problems[0]
-        return _draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
+        return draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
                       reads=reads, evidence=evidence, choices=[choice], refused=True,
                       outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
-    return _draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
+    return draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
                   evidence=evidence, choices=[choice],
                   outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
                   mood=mood)
@@ -604,7 +581,7 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     specialty = provider["specialty"]
     peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
              if p["specialty"] == specialty]
-    return _draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
+    return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                   [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
                    f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
                   facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
@@ -624,7 +601,7 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
         return None
     visit = ctx.rng.choice(unique)
     provider = _provider(ctx, visit["provider_id"])
-    return _draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
+    return draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
                   [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
                    f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
                   facts={"visit_date": visit["date"], "visit_provider": provider["name"]},
@@ -648,7 +625,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
         if len(violations(ctx, "update_contact_info", args)) != 1:
             return None
         who.reads, who.evidence = {}, []
-        return _draft("contact_for_family", "update_contact_info", args,
+        return draft("contact_for_family", "update_contact_info", args,
                       [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
                       outputs=[Output("only the patient themself", reason="patient_only")],
                       mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
@@ -663,7 +640,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     else:
         email = f"{caller['name']['first_name'].lower()}.{caller['name']['last_name'].lower()}@mailbox.org"
         args, facts, what = {"patient_id": who.pid, "email": email}, {"new_email": email}, f"email address to {email}"
-    return _draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
+    return draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
                   mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
 
 
@@ -682,20 +659,35 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     if choice is None:
         return None
     who = _Who(ctx, caller)
-    return _draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
+    return draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
                   [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
                    f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], who,
                   facts={"representative": _name(rep)}, choices=[choice],
                   mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
 
 
-GOALS = {
-    "book_appointment": ground_book_appointment,
-    "reschedule_appointment": ground_reschedule_appointment,
-    "cancel_appointment": ground_cancel_appointment,
-    "request_refill": ground_request_refill,
-    "check_coverage": ground_check_coverage,
-    "list_visit_records": ground_list_visit_records,
-    "update_contact_info": ground_update_contact_info,
-    "revoke_consent": ground_revoke_consent,
-}
+HINTS = TracerHints(
+    persona=persona,
+    goals={
+        "book_appointment": ground_book_appointment,
+        "reschedule_appointment": ground_reschedule_appointment,
+        "cancel_appointment": ground_cancel_appointment,
+        "request_refill": ground_request_refill,
+        "check_coverage": ground_check_coverage,
+        "list_visit_records": ground_list_visit_records,
+        "update_contact_info": ground_update_contact_info,
+        "revoke_consent": ground_revoke_consent,
+    },
+    goal_weights={"book_appointment": 1.7, "request_refill": 1.2, "reschedule_appointment": 1.0,
+                  "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
+                  "update_contact_info": 0.5, "revoke_consent": 0.4},
+    entry_tools=["verify_patient_identity"],
+    handoff_tool="transfer_to_human_agents",
+    # the policy: verify first, read the appointment before changing it, the prescription before a refill
+    policy_edges=[("get_appointment_details", "reschedule_appointment"), ("get_appointment_details", "cancel_appointment"),
+                  ("get_prescription_details", "request_refill"), ("check_coverage", "book_appointment")],
+    occasions=OCCASIONS,
+    occasion_intents=["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
+                      "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"],
+    fact_phrase=fact_phrase,
+)
