@@ -26,8 +26,7 @@ from tau_emotion.tracer.hints import (
     Reference,
     TracerHints,
     draft,
-    fact_values,
-    join_and,
+    fact_wording,
     money,
     name_instrument,
     per_database,
@@ -202,37 +201,41 @@ def _address(a: dict) -> str:
 _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
 
 
-def fact_phrase(key: str, value: Any) -> str | None:
-    """The instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")."""
-    values = fact_values(value)
-    many = len(values) > 1
-    the = [f"the {v}" for v in values]
-    if key in ("order_id", "order_ids"):
-        return f"your order number{'s are' if many else ' is'} {join_and([str(v) for v in values])}"
-    if key in ("new_address", "new_addresses"):
-        return f"your new address is {join_and([_address(a) for a in values])}"
-    # two intents, two methods: named in the intents' order
-    yours = " and your ".join(str(v) for v in values) + (" respectively" if many else "")
-    if key in ("refund_to", "refunds_to"):
-        return f"the refund{'s go' if many else ' goes'} to your {yours}"
-    if key in ("payment_method", "payment_methods"):
-        return f"the payment method{'s are' if many else ' is'} your {yours}"
-    if key in ("new_payment_method", "new_payment_methods"):
-        return f"you want to pay with your {yours} instead"
-    if key in ("cancellation_reason", "cancellation_reasons"):
-        return f"you are cancelling because {join_and([_REASONS.get(v, v) for v in values])}"
-    if key.endswith(("item_to_return", "items_to_return")):
-        return f"you are {'also ' if key.startswith('second') else ''}sending back {join_and(the)}"
-    if key.endswith(("item_to_change", "items_to_change")):
-        first = "the first item" if key.startswith("first") else "the second item" if key.startswith("second") else \
-            "the item"
-        return f"{first}{'s are' if many else ' is'} {join_and(the)}"
-    if key.startswith("wanted_options") or key == "options":
-        wanted = join_and([f"the {v} version" for v in values])
-        return f"you want {wanted}" + (" respectively" if many else "")
-    if key in ("product", "products"):
-        return f"you are asking about {join_and(the)}"
-    return None
+def _word(key: str, value: Any) -> str:
+    if key == "new_address":
+        return _address(value)
+    if key == "cancellation_reason":
+        return _REASONS.get(value, value)
+    if key.startswith(("wanted_options", "options")):
+        return f"the {value} version"
+    return f"the {value}" if key.endswith(("item_to_return", "item_to_change")) or key == "product" else str(value)
+
+
+def _each(said: list[str]) -> str:
+    """Two intents, two methods: named in the intents' order ("credit card and your PayPal account respectively")."""
+    return " and your ".join(said) + (" respectively" if len(said) > 1 else "")
+
+
+#: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
+fact_phrase = fact_wording({
+    "order_id": ("your order number is {}", "your order numbers are {}"),
+    "new_address": ("your new address is {}", "your new address is {}"),
+    "refund_to": lambda said: f"the refund{'s go' if len(said) > 1 else ' goes'} to your {_each(said)}",
+    "payment_method": lambda said: f"the payment method{'s are' if len(said) > 1 else ' is'} your {_each(said)}",
+    "new_payment_method": lambda said: f"you want to pay with your {_each(said)} instead",
+    "cancellation_reason": ("you are cancelling because {}", "you are cancelling because {}"),
+    "item_to_return": ("you are sending back {}", "you are sending back {}"),
+    "first_item_to_return": ("you are sending back {}", "you are sending back {}"),
+    "second_item_to_return": ("you are also sending back {}", "you are also sending back {}"),
+    "item_to_change": ("the item is {}", "the items are {}"),
+    "first_item_to_change": ("the first item is {}", "the first items are {}"),
+    "second_item_to_change": ("the second item is {}", "the second items are {}"),
+    "wanted_options": ("you want {}", "you want {} respectively"),
+    "wanted_options_for_first": ("you want {}", "you want {} respectively"),
+    "wanted_options_for_second": ("you want {}", "you want {} respectively"),
+    "options": ("you want {}", "you want {} respectively"),
+    "product": ("you are asking about {}", "you are asking about {}"),
+}, _word)
 
 
 # --------------------------------------------------------------------------- persona
