@@ -6,7 +6,7 @@ nothing until a run uses it. Adapters (the classic suites) pass loader callables
 
 The policy rules contract: a pack declares the machine-checkable parts of its written policy as
 `Rule`s (the `@rule` decorator), and everyone who asks whether a call is allowed (the conformance
-suite, the Tracer's validation, the report's error analysis, a pack's own grounders) asks
+suite, task validation, error analysis, a pack's own task generators) asks
 `Domain.violations(state, action)`; nobody loops over the rules themselves.
 """
 

@@ -118,12 +118,15 @@ def per_database(ctx: GroundingContext, build: Callable[[Any], T]) -> T:
     return cache[db]
 
 
-def used_by_earlier_intents(ctx: GroundingContext, key: str, what: str | None = None) -> set[Any]:
-    """Values of `key` earlier intents of this task wrote to, stated, or had the user choose (as `what`)."""
+def used_by_earlier_intents(ctx: GroundingContext, key: str, what: str | None = None, *, reads: bool = False) -> set[Any]:
+    """Values of `key` earlier intents of this task wrote to, stated, or had the user choose (as `what`); with
+    `reads`, also the values their reads looked up (a refused request's evidence touched it too)."""
     used = set()
     for d in ctx.history:
         used.update(v for v in (d.arguments.get(key), d.facts.get(key)) if v)
         used.update(c.value for c in d.choices if what is not None and c.what == what)
+        if reads:
+            used.update(v for sets in d.reads.values() for args in sets if (v := args.get(key)))
     return used
 
 

@@ -369,23 +369,23 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood("{{my}} plans moved, so {{I}} need to fly on another day", "neutral", 1, days_between(TODAY, min(leg["date"], new_date)))
     if challenge:
         return draft("change_flight_basic_economy", "update_reservation_flights",
-                      {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
-                       "payment_id": next(iter(_user(ctx)["payment_methods"]))},
-                      request, ref, facts={"new_travel_date": new_date}, refused=True,
-                      outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
-                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
-                                days_between(TODAY, leg["date"])))
+                     {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
+                      "payment_id": next(iter(_user(ctx)["payment_methods"]))},
+                     request, ref, facts={"new_travel_date": new_date}, refused=True,
+                     outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
+                     mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
+                               days_between(TODAY, leg["date"])))
     paid = _payment(ctx, max(diff, 0), refund=diff < 0)
     if paid is None:
         return None
     pid, pay_choice, pay_facts, pay_phrase = paid
     outputs = [Output(money(abs(diff)), "the fare difference")] if diff else []
     return draft("change_flight", "update_reservation_flights",
-                  {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
-                  request, ref, facts={"new_travel_date": new_date, **pay_facts},
-                  reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
-                  choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood,
-                  decline="keep {{my}} original flight" if diff > 0 else None)
+                 {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
+                 request, ref, facts={"new_travel_date": new_date, **pay_facts},
+                 reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
+                 choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood,
+                 decline="keep {{my}} original flight" if diff > 0 else None)
 
 
 def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
@@ -402,15 +402,15 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
         flown = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
         transfer = ctx.is_last and ctx.rng.random() < 0.6
         return draft("upgrade_after_departure", "update_reservation_flights",
-                      {"reservation_id": res["reservation_id"], "cabin": "business", "flights": flights,
-                       "payment_id": next(iter(user["payment_methods"]))},
-                      [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
-                      refused=True, on_refusal="transfer" if transfer else "accept",
-                      outputs=[] if transfer else [Output("flown", reason="already_flown")],
-                      reads={"get_flight_status": [{"flight_number": flown["flight_number"], "date": flown["date"]}]},
-                      evidence=["get_reservation_details", "get_flight_status"],
-                      handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
-                      mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
+                     {"reservation_id": res["reservation_id"], "cabin": "business", "flights": flights,
+                      "payment_id": next(iter(user["payment_methods"]))},
+                     [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
+                     refused=True, on_refusal="transfer" if transfer else "accept",
+                     outputs=[] if transfer else [Output("flown", reason="already_flown")],
+                     reads={"get_flight_status": [{"flight_number": flown["flight_number"], "date": flown["date"]}]},
+                     evidence=["get_reservation_details", "get_flight_status"],
+                     handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
+                     mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
     res = _pick(ctx, items)
     if res is None:
@@ -442,15 +442,15 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     verb = "upgrade" if cabin == "business" or res["cabin"] == "basic_economy" else "change"
     words = cabin.replace("_", " ")
     return draft("change_cabin", "update_reservation_flights",
-                  {"reservation_id": res["reservation_id"], "cabin": cabin, "flights": flights, "payment_id": pid},
-                  [f"{verb} {ref.phrase} to {words} class, same flights", f"{verb} the cabin of {ref.phrase} to {words}"],
-                  ref, facts={"new_cabin": cabin, **pay_facts},
-                  reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
-                  choices=[pay_choice], outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
-                  decline="keep {{my}} current cabin" if diff > 0 else None,
-                  preferences=[pay_phrase],
-                  mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
-                            days_between(TODAY, res["flights"][0]["date"])))
+                 {"reservation_id": res["reservation_id"], "cabin": cabin, "flights": flights, "payment_id": pid},
+                 [f"{verb} {ref.phrase} to {words} class, same flights", f"{verb} the cabin of {ref.phrase} to {words}"],
+                 ref, facts={"new_cabin": cabin, **pay_facts},
+                 reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
+                 choices=[pay_choice], outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
+                 decline="keep {{my}} current cabin" if diff > 0 else None,
+                 preferences=[pay_phrase],
+                 mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
+                           days_between(TODAY, res["flights"][0]["date"])))
 
 
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
@@ -472,14 +472,14 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     if ctx.want_challenge and res["total_baggages"] >= 1:
         total = res["total_baggages"] - 1
         return draft("remove_bag", "update_reservation_baggages",
-                      {"reservation_id": res["reservation_id"], "total_baggages": total,
-                       "nonfree_baggages": min(res["nonfree_baggages"], total),
-                       "payment_id": next(iter(user["payment_methods"]))},
-                      [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
-                      ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
-                      evidence=["get_reservation_details"],
-                      mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
-                                days_between(TODAY, res["flights"][0]["date"])))
+                     {"reservation_id": res["reservation_id"], "total_baggages": total,
+                      "nonfree_baggages": min(res["nonfree_baggages"], total),
+                      "payment_id": next(iter(user["payment_methods"]))},
+                     [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
+                     ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
+                     evidence=["get_reservation_details"],
+                     mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
+                               days_between(TODAY, res["flights"][0]["date"])))
     added = ctx.rng.choice([1, 1, 2, 3])
     total = res["total_baggages"] + added
     allowance = FREE_BAGS[user["membership"]][res["cabin"]] * n
@@ -495,15 +495,15 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     outputs = [Output(money(fee), "the bag fee")] if fee else []
     reads = {"calculate": [{"expression": f"{BAG_FEE} * {nonfree - res['nonfree_baggages']}"}]} if fee else {}
     return draft("add_bags", "update_reservation_baggages",
-                  {"reservation_id": res["reservation_id"], "total_baggages": total, "nonfree_baggages": nonfree,
-                   "payment_id": pid},
-                  [f"add {bags} to {ref.phrase}" + (f", {total} in total" if total != added else ""),
-                   f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
-                  ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
-                  outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
-                  decline="travel with the bags {{I}} already {{have}}" if fee else None,
-                  mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
-                            days_between(TODAY, res["flights"][0]["date"])))
+                 {"reservation_id": res["reservation_id"], "total_baggages": total, "nonfree_baggages": nonfree,
+                  "payment_id": pid},
+                 [f"add {bags} to {ref.phrase}" + (f", {total} in total" if total != added else ""),
+                  f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
+                 ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
+                 outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
+                 decline="travel with the bags {{I}} already {{have}}" if fee else None,
+                 mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
+                           days_between(TODAY, res["flights"][0]["date"])))
 
 
 _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11-02"), ("Mina", "Park", "1993-07-21"),
@@ -523,12 +523,12 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
     mood = Mood("someone else has to travel on {{my}} booking", "negative", 1, days_between(TODAY, res["flights"][0]["date"]))
     if ctx.want_challenge and len(passengers) < 5:
         return draft("add_passenger", "update_reservation_passengers",
-                      {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
-                      [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
-                      facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
-                      evidence=["get_reservation_details"],
-                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
-                                days_between(TODAY, res["flights"][0]["date"])))
+                     {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
+                     [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
+                     facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
+                     evidence=["get_reservation_details"],
+                     mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
+                               days_between(TODAY, res["flights"][0]["date"])))
     k = ctx.rng.randrange(len(passengers))
     old = passengers[k]
     if ctx.rng.random() < 0.5:
@@ -545,8 +545,8 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
         request = [f"replace {old['first_name']} {old['last_name']} with {first} {last} (born {dob}) on {ref.phrase}"]
         kind = "replace_passenger"
     return draft(kind, "update_reservation_passengers",
-                  {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
-                  mood=mood)
+                 {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
+                 mood=mood)
 
 
 # --------------------------------------------------------------------------- cancel and compensate
@@ -590,18 +590,18 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
             leg = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
             transfer = ctx.is_last and ctx.rng.random() < 0.6
             return draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
-                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
-                          refused=True, on_refusal="transfer" if transfer else "accept",
-                          outputs=[] if transfer else [Output("flown", reason="already_flown")],
-                          reads={"get_flight_status": [{"flight_number": leg["flight_number"], "date": leg["date"]}]},
-                          evidence=["get_reservation_details", "get_flight_status"], context=reason,
-                          handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
-                          mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
+                         [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
+                         refused=True, on_refusal="transfer" if transfer else "accept",
+                         outputs=[] if transfer else [Output("flown", reason="already_flown")],
+                         reads={"get_flight_status": [{"flight_number": leg["flight_number"], "date": leg["date"]}]},
+                         evidence=["get_reservation_details", "get_flight_status"], context=reason,
+                         handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
+                         mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
-                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
-                      refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
-                      mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
-                                days_between(TODAY, res["flights"][0]["date"])))
+                     [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
+                     refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
+                     mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
+                               days_between(TODAY, res["flights"][0]["date"])))
     items = [r for r in unflown if _cancel_grounds(ctx, r)]
     res = _pick(ctx, items)
     if res is None:
@@ -618,11 +618,11 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         evidence.append("get_flight_status")
     stakes = 3 if grounds in ("airline", "insured") else 1
     return draft("cancel", "cancel_reservation", {"reservation_id": res["reservation_id"]},
-                  [f"cancel {ref.phrase}", f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref,
-                  facts={"cancellation_reason": said}, reads=reads, evidence=evidence, context=reason,
-                  outputs=[Output(money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
-                  mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes,
-                            days_between(TODAY, res["flights"][0]["date"])))
+                 [f"cancel {ref.phrase}", f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref,
+                 facts={"cancellation_reason": said}, reads=reads, evidence=evidence, context=reason,
+                 outputs=[Output(money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
+                 mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes,
+                           days_between(TODAY, res["flights"][0]["date"])))
 
 
 def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
@@ -652,10 +652,10 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
                "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay")]
     if ctx.want_challenge:
         return draft("compensation_not_eligible", "send_certificate",
-                      {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
-                      request, ref, refused=True, outputs=[Output("insurance", reason="compensation_not_eligible")], context=context,
-                      reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
-                      mood=mood)
+                     {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
+                     request, ref, refused=True, outputs=[Output("insurance", reason="compensation_not_eligible")], context=context,
+                     reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
+                     mood=mood)
     amount = per * n
     options = [Option(per * n, {"reason": status})]
     other = [s for s in {_status(ctx, f["flight_number"], f["date"]) for f in res["flights"]} if s in ("cancelled", "delayed")
@@ -664,11 +664,11 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
         options.append(Option((100 if s == "cancelled" else 50) * n, {"reason": s}))
     choice = Choice("certificate amount", amount, options, {"reason": status})
     return draft("compensation", "send_certificate",
-                  {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]},
-                  request, ref, context=context, reads={"get_flight_status": [status_read]}, choices=[choice],
-                  policy_values=[amount],
-                  evidence=["get_flight_status"], outputs=[Output(str(amount), "the value of the certificate")],
-                  mood=mood)
+                 {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]},
+                 request, ref, context=context, reads={"get_flight_status": [status_read]}, choices=[choice],
+                 policy_values=[amount],
+                 evidence=["get_flight_status"], outputs=[Output(str(amount), "the value of the certificate")],
+                 mood=mood)
 
 
 # --------------------------------------------------------------------------- booking
@@ -885,10 +885,10 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
         facts["flight_number"] = leg["flight_number"]
         flight += f" ({leg['flight_number']})"
     return draft("flight_status", "get_flight_status", {"flight_number": leg["flight_number"], "date": leg["date"]},
-                  [f"check whether {flight} is on schedule", f"find out the status of {flight}"], ref, facts=facts,
-                  outputs=[Output(status)],
-                  mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
-                            days_between(TODAY, leg["date"])))
+                 [f"check whether {flight} is on schedule", f"find out the status of {flight}"], ref, facts=facts,
+                 outputs=[Output(status)],
+                 mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
+                           days_between(TODAY, leg["date"])))
 
 
 HINTS = TracerHints(

@@ -267,8 +267,8 @@ def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any
         return None
     oid = order["order_id"]
     return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order), refused=True,
-                  outputs=[Output("processed", reason="not_pending")],
-                  mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
+                 outputs=[Output("processed", reason="not_pending")],
+                 mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
 
 
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
@@ -285,10 +285,11 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
     said = "{{I}} no longer need it" if reason == "no longer needed" else "{{I}} ordered it by mistake"
     return draft("cancel", "cancel_pending_order", {"order_id": oid, "reason": reason},
-                  [f"cancel order {oid}", f"cancel {{{{my}}}} order {oid} and get {{{{my}}}} money back"], _order(order),
-                  facts={"cancellation_reason": reason}, context=said,
-                  outputs=[Output(money(paid), "the refund total", from_goal=True)],
-                  mood=Mood(said, "neutral", 1))
+                 [f"cancel order {oid}", f"cancel {{{{my}}}} order {oid} and get {{{{my}}}} money back"],
+                 _order(order),
+                 facts={"cancellation_reason": reason}, context=said,
+                 outputs=[Output(money(paid), "the refund total", from_goal=True)],
+                 mood=Mood(said, "neutral", 1))
 
 
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
@@ -300,10 +301,10 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
     if new is None:
         return None
     return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
-                  [f"ship order {oid} to {_addr_words(new)} instead",
-                   f"change the shipping address of order {oid} to {_addr_words(new)}"], _order(order),
-                  facts=_addr_facts(new),
-                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
+                 [f"ship order {oid} to {_addr_words(new)} instead",
+                  f"change the shipping address of order {oid} to {_addr_words(new)}"], _order(order),
+                 facts=_addr_facts(new),
+                 mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
 
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
@@ -325,19 +326,20 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
         if sum(o.attrs["kind"] == "gift card" for o in options) != 1:
             return None
         return draft("gift_card_short", "modify_pending_order_payment",
-                      {"order_id": oid, "payment_method_id": short[0]},
-                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order), refused=True,
-                      evidence=["get_user_details"],
-                      outputs=[Output("balance", reason="gift_card_balance")],
-                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
+                     {"order_id": oid, "payment_method_id": short[0]},
+                     [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order), refused=True,
+                     evidence=["get_user_details"],
+                     outputs=[Output("balance", reason="gift_card_balance")],
+                     mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
     paid = _payment(ctx, total, exclude=current)
     if paid is None:
         return None
     pid, choice, words = paid
     return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
-                  [f"pay for order {oid} with {{{{my}}}} {words} instead"], _order(order), facts={"new_payment_method": words},
-                  choices=[choice], outputs=[Output(money(total), "the order total")],
-                  decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
+                 [f"pay for order {oid} with {{{{my}}}} {words} instead"],
+                 _order(order), facts={"new_payment_method": words},
+                 choices=[choice], outputs=[Output(money(total), "the order total")],
+                 decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
 
 
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
@@ -376,17 +378,17 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
                      second_item_to_change=items[1]["name"], wanted_options_for_second=wanted[1])
     what = " and ".join(i["name"] for i in items)
     return draft(kind, goal,
-                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
-                   "payment_method_id": pid},
-                  [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"], _order(order),
-                  facts=facts,
-                  reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
-                         "calculate": [{"expression": expression}]},
-                  evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay_choice], outputs=outputs,
-                  preferences=[f"settle any difference with {{{{my}}}} {pay_words}"],
-                  decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
-                  if diff > 0 else None,
-                  mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
+                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
+                  "payment_method_id": pid},
+                 [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"], _order(order),
+                 facts=facts,
+                 reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
+                        "calculate": [{"expression": expression}]},
+                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay_choice], outputs=outputs,
+                 preferences=[f"settle any difference with {{{{my}}}} {pay_words}"],
+                 decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
+                 if diff > 0 else None,
+                 mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
 
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -398,11 +400,12 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
         if item is None:
             return None
         return draft("modify_items_not_pending", "modify_pending_order_items",
-                      {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
-                       "payment_method_id": order["payment_history"][0]["payment_id"]},
-                      [f"change the {item['name']} in order {order['order_id']} to another size or color"], _order(order),
-                      refused=True, outputs=[Output("processed", reason="not_pending")],
-                      mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
+                     {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
+                      "payment_method_id": order["payment_history"][0]["payment_id"]},
+                     [f"change the {item['name']} in order {order['order_id']} to another size or color"],
+                     _order(order),
+                     refused=True, outputs=[Output("processed", reason="not_pending")],
+                     mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
 
 
@@ -423,8 +426,8 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
         args["new_item_ids"] = [item["item_id"]]
     args["payment_method_id"] = order["payment_history"][0]["payment_id"]
     return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
-                  context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
-                  mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
+                 context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
+                 mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
 
 
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
@@ -444,11 +447,12 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     if named is None:
         return None
     return draft("return_wrong_refund", "return_delivered_order_items",
-                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
-                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"], _order(order),
-                  refused=True, choices=[named[0]], facts={"refund_to": named[1]},
-                  outputs=[Output("original payment", reason="refund_destination")],
-                  mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
+                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
+                 [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
+                 _order(order),
+                 refused=True, choices=[named[0]], facts={"refund_to": named[1]},
+                 outputs=[Output("original payment", reason="refund_destination")],
+                 mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
 
 
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -459,11 +463,11 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         if item is None:
             return None
         return draft("return_not_delivered", "return_delivered_order_items",
-                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
-                       "payment_method_id": order["payment_history"][0]["payment_id"]},
-                      [f"return the {item['name']} from order {order['order_id']}"], _order(order), refused=True,
-                      outputs=[Output("delivered", reason="not_delivered")],
-                      mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
+                     {"order_id": order["order_id"], "item_ids": [item["item_id"]],
+                      "payment_method_id": order["payment_history"][0]["payment_id"]},
+                     [f"return the {item['name']} from order {order['order_id']}"], _order(order), refused=True,
+                     outputs=[Output("delivered", reason="not_delivered")],
+                     mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
     if ctx.want_challenge and kind == "again":
         return _again(ctx, "return_again", "return_delivered_order_items", "return")
     if ctx.want_challenge:
@@ -498,11 +502,12 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         reads["calculate"] = [{"expression": " + ".join(str(i["price"]) for i in items)}]
         outputs = [Output(money(refund), "the total refund")]
     return draft("return", "return_delivered_order_items",
-                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
-                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"], _order(order),
-                  facts=facts, choices=[choice], reads=reads,
-                  preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
-                  mood=Mood(f"the {what} did not work out", "negative", 1))
+                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
+                 [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
+                 _order(order),
+                 facts=facts, choices=[choice], reads=reads,
+                 preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
+                 mood=Mood(f"the {what} did not work out", "negative", 1))
 
 
 def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -526,11 +531,12 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     if new is None:
         return None
     return draft("exchange_other_product", "exchange_delivered_order_items",
-                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
-                   "payment_method_id": order["payment_history"][0]["payment_id"]},
-                  [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"], _order(order),
-                  refused=True, outputs=[Output("same product", reason="same_product_only")],
-                  mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
+                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
+                  "payment_method_id": order["payment_history"][0]["payment_id"]},
+                 [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"],
+                 _order(order),
+                 refused=True, outputs=[Output("same product", reason="same_product_only")],
+                 mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
 
 # --------------------------------------------------------------------------- profile and products
@@ -582,7 +588,8 @@ HINTS = TracerHints(
         "get_product_details": ground_get_product_details,
     },
     goal_weights={"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
-                  "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5, "cancel_pending_order": 0.7},
+                  "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5,
+                  "cancel_pending_order": 0.7},
     entry_tools=["find_user_id_by_email", "find_user_id_by_name_zip"],
     handoff_tool="transfer_to_human_agents",
     policy_edges=[("find_user_id_by_email", "get_user_details"), ("find_user_id_by_name_zip", "get_user_details"),

@@ -40,6 +40,7 @@ from tau_emotion.tracer.hints import (
     name_instrument,
     per_database,
     pick_fresh,
+    used_by_earlier_intents,
 )
 
 OCCASIONS = [
@@ -207,16 +208,15 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                     options.append((line, plan, "plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"))
                 elif plan["monthly_price"] < current["monthly_price"]:
                     options.append((line, plan, "contract_term", "contract", "downgrade_under_contract"))
-        used = {d.arguments.get("line_id") for d in ctx.history}
-        options = [o for o in options if o[0]["line_id"] not in used]
+        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
         if not options:
             return None
         line, plan, reason, keyword, kind = ctx.rng.choice(options)
         ref = _line_ref(ctx, line)
         return draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
-                      [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
-                      facts={"new_plan": plan["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
-                      mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
+                     [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
+                     facts={"new_plan": plan["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
     items = []
     for line in lines:
         if ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_BASIC5"}) and \
@@ -237,14 +237,14 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
     ref = _line_ref(ctx, line)
     more = new > old
     return draft("change_plan", "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
-                  [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to the {plan['name']} plan"],
-                  ref, facts={"new_plan": plan["name"]},
-                  reads={"get_catalogue": [{}], "calculate": [{"expression": f"{high} - {low}"}]},
-                  choices=[_catalogue_choice(ctx, "plans", "plan_id", plan["plan_id"], "plan")],
-                  outputs=[Output(money(high - low), "how much the monthly price changes")],
-                  decline="keep {{my}} current plan" if more else None,
-                  mood=Mood("{{I}} need " + ("more data" if more else "to spend less each month"),
-                            "neutral", 1 if more else 2, None))
+                 [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to the {plan['name']} plan"],
+                 ref, facts={"new_plan": plan["name"]},
+                 reads={"get_catalogue": [{}], "calculate": [{"expression": f"{high} - {low}"}]},
+                 choices=[_catalogue_choice(ctx, "plans", "plan_id", plan["plan_id"], "plan")],
+                 outputs=[Output(money(high - low), "how much the monthly price changes")],
+                 decline="keep {{my}} current plan" if more else None,
+                 mood=Mood("{{I}} need " + ("more data" if more else "to spend less each month"),
+                           "neutral", 1 if more else 2, None))
 
 
 # --------------------------------------------------------------------------- add-ons
@@ -266,35 +266,34 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
                     options.append((line, addon, "line_suspended", "suspended", "addon_on_suspended_line"))
                 else:
                     options.append((line, addon, "overdue_balance", "overdue", "roaming_overdue"))
-        used = {d.arguments.get("line_id") for d in ctx.history}
-        options = [o for o in options if o[0]["line_id"] not in used]
+        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
         if not options:
             return None
         line, addon, reason, keyword, kind = ctx.rng.choice(options)
         ref = _line_ref(ctx, line)
         reads = {"get_bills": [{"account_id": line["account_id"]}]} if reason == "overdue_balance" else {}
         return draft(kind, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
-                      [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
-                      facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
-                      reads=reads, evidence=["get_bills"] if reads else [],
-                      mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
+                     [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
+                     facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     reads=reads, evidence=["get_bills"] if reads else [],
+                     mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
     options = [(line, addon) for line in lines for addon in addons
                if addon["addon_id"] not in line["addons"] and addon["monthly_price"] >= 10
                and not ctx.violations("add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
-               and line["line_id"] not in {d.arguments.get("line_id") for d in ctx.history}]
+               and line["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
     if not options:
         return None
     line, addon = ctx.rng.choice(options)
     ref = _line_ref(ctx, line)
     travel = addon["kind"] == "roaming"
     return draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
-                  [f"add {addon['name']} to {ref.phrase}", f"put the {addon['name']} add-on on {ref.phrase}"], ref,
-                  facts={"add_on": addon["name"]}, reads={"get_catalogue": [{}]},
-                  choices=[_catalogue_choice(ctx, "addons", "addon_id", addon["addon_id"], "add-on")],
-                  outputs=[Output(money(addon["monthly_price"]), "the monthly price of the add-on")],
-                  decline="skip the add-on",
-                  mood=Mood("{{I}} " + ("travel soon and need {{my}} phone abroad" if travel else "want more from {{my}} line"),
-                            "positive" if travel else "neutral", 2 if travel else 1, 5 if travel else None))
+                 [f"add {addon['name']} to {ref.phrase}", f"put the {addon['name']} add-on on {ref.phrase}"], ref,
+                 facts={"add_on": addon["name"]}, reads={"get_catalogue": [{}]},
+                 choices=[_catalogue_choice(ctx, "addons", "addon_id", addon["addon_id"], "add-on")],
+                 outputs=[Output(money(addon["monthly_price"]), "the monthly price of the add-on")],
+                 decline="skip the add-on",
+                 mood=Mood("{{I}} " + ("travel soon and need {{my}} phone abroad" if travel else "want more from {{my}} line"),
+                           "positive" if travel else "neutral", 2 if travel else 1, 5 if travel else None))
 
 
 def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
@@ -307,11 +306,11 @@ def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
     ref = _line_ref(ctx, line)
     options = [Option(a, {"name": ctx.state["addons"].peek(a)["name"]}) for a in line["addons"]]
     return draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_code": addon_id},
-                  [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
-                  ref, facts={"add_on_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
-                  evidence=["get_catalogue"],
-                  choices=[Choice("add-on", addon_id, options, {"name": addon["name"]})],
-                  mood=Mood("{{I}} no longer use " + addon["name"], "neutral", 0, None))
+                 [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
+                 ref, facts={"add_on_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
+                 evidence=["get_catalogue"],
+                 choices=[Choice("add-on", addon_id, options, {"name": addon["name"]})],
+                 mood=Mood("{{I}} no longer use " + addon["name"], "neutral", 0, None))
 
 
 # --------------------------------------------------------------------------- suspensions
@@ -335,15 +334,15 @@ def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         days = ctx.rng.choice([limit + 15, limit + 30, 2 * limit])
         return draft("suspend_too_long", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
-                      [f"suspend {ref.phrase} for {days} days"], ref,
-                      facts={"suspension_reason": said, "suspension_days": days}, refused=True, context=event,
-                      outputs=[Output("maximum duration", reason="suspension_too_long")], policy_values=[reason],
-                      mood=Mood(event, valence, stakes, None))
+                     [f"suspend {ref.phrase} for {days} days"], ref,
+                     facts={"suspension_reason": said, "suspension_days": days}, refused=True, context=event,
+                     outputs=[Output("maximum duration", reason="suspension_too_long")], policy_values=[reason],
+                     mood=Mood(event, valence, stakes, None))
     days = ctx.rng.choice(sorted({7, 14, limit // 2, limit}))
     return draft("suspend", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
-                  [f"suspend {ref.phrase} for {days} days", f"put {ref.phrase} on hold for {days} days"], ref,
-                  facts={"suspension_reason": said, "suspension_days": days}, context=event, policy_values=[reason],
-                  mood=Mood(event, valence, stakes, None))
+                 [f"suspend {ref.phrase} for {days} days", f"put {ref.phrase} on hold for {days} days"], ref,
+                 facts={"suspension_reason": said, "suspension_days": days}, context=event, policy_values=[reason],
+                 mood=Mood(event, valence, stakes, None))
 
 
 def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
@@ -353,8 +352,8 @@ def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
         return None
     ref = _line_ref(ctx, line)
     return draft("resume", "resume_line", {"line_id": line["line_id"]},
-                  [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
-                  mood=Mood("{{I}} need {{my}} line working again", "positive", 1, 0))
+                 [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
+                 mood=Mood("{{I}} need {{my}} line working again", "positive", 1, 0))
 
 
 # --------------------------------------------------------------------------- devices
@@ -376,16 +375,16 @@ def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     pid, pay_choice, pay_facts, words = paid
     ref = _line_ref(ctx, line)
     return draft("replace_device", "replace_device",
-                  {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
-                  [f"replace the phone on {ref.phrase} with {'an' if model['name'][0] in 'AEIOUi' else 'a'} {model['name']}",
-                   f"get a new {model['name']} for {ref.phrase}"], ref,
-                  facts={"new_phone_model": model["name"], **pay_facts}, reads={"get_catalogue": [{}]},
-                  choices=[_catalogue_choice(ctx, "device_models", "model_id", model["model_id"], "device model"),
-                           pay_choice],
-                  outputs=[Output(money(charge), "what the new phone costs {{me}}")],
-                  policy_values=[DEDUCTIBLE] if protected and charge == DEDUCTIBLE else [],
-                  preferences=[f"pay with {{{{my}}}} {words}"], decline="keep {{my}} current phone",
-                  mood=Mood("{{my}} phone broke", "negative", 2, None))
+                 {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
+                 [f"replace the phone on {ref.phrase} with {'an' if model['name'][0] in 'AEIOUi' else 'a'} {model['name']}",
+                  f"get a new {model['name']} for {ref.phrase}"], ref,
+                 facts={"new_phone_model": model["name"], **pay_facts}, reads={"get_catalogue": [{}]},
+                 choices=[_catalogue_choice(ctx, "device_models", "model_id", model["model_id"], "device model"),
+                          pay_choice],
+                 outputs=[Output(money(charge), "what the new phone costs {{me}}")],
+                 policy_values=[DEDUCTIBLE] if protected and charge == DEDUCTIBLE else [],
+                 preferences=[f"pay with {{{{my}}}} {words}"], decline="keep {{my}} current phone",
+                 mood=Mood("{{my}} phone broke", "negative", 2, None))
 
 
 # --------------------------------------------------------------------------- bills
@@ -413,15 +412,15 @@ def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
     pid, pay_choice, pay_facts, words = paid
     month = MONTHS[bill["period"]]
     return draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pid, "amount": bill["balance"]},
-                  [f"pay {{{{my}}}} {month} bill in full", f"settle what {{{{I}}}} owe on {{{{my}}}} {month} bill"],
-                  facts={"bill_month": month, **pay_facts},
-                  reads={"get_account_details": [{"account_id": bill["account_id"]}],
-                         "get_bills": [{"account_id": bill["account_id"]}]},
-                  evidence=["get_bills"], choices=[_bill_choice(ctx, bill), pay_choice],
-                  outputs=[Output(money(bill["balance"]), "the amount due")],
-                  preferences=[f"pay with {{{{my}}}} {words}"], decline="pay it later",
-                  mood=Mood("{{I}} want to clear {{my}} " + month + " bill", "neutral",
-                            2 if bill["status"] == "overdue" else 1, 0 if bill["status"] == "overdue" else 7))
+                 [f"pay {{{{my}}}} {month} bill in full", f"settle what {{{{I}}}} owe on {{{{my}}}} {month} bill"],
+                 facts={"bill_month": month, **pay_facts},
+                 reads={"get_account_details": [{"account_id": bill["account_id"]}],
+                        "get_bills": [{"account_id": bill["account_id"]}]},
+                 evidence=["get_bills"], choices=[_bill_choice(ctx, bill), pay_choice],
+                 outputs=[Output(money(bill["balance"]), "the amount due")],
+                 preferences=[f"pay with {{{{my}}}} {words}"], decline="pay it later",
+                 mood=Mood("{{I}} want to clear {{my}} " + month + " bill", "neutral",
+                           2 if bill["status"] == "overdue" else 1, 0 if bill["status"] == "overdue" else 7))
 
 
 _DISPUTES = {"Late payment fee": ("late_fee_waiver", "the late payment fee"),
@@ -437,8 +436,7 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
                 problems = ctx.violations("issue_bill_credit", args)
                 if len(problems) == (1 if ctx.want_challenge else 0) and not bill["credits"]:
                     found.append((bill, item, args))
-    used = {d.arguments.get("bill_id") for d in ctx.history}
-    found = [f for f in found if f[0]["bill_id"] not in used]
+    found = [f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")]
     if not found:
         return None
     bill, item, args = ctx.rng.choice(found)
@@ -457,11 +455,11 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
         if not old and item["amount"] <= CREDIT_LIMIT:
             return None
         return draft(kind, "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                      reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], refused=True,
-                      outputs=[Output(keyword, reason=reason)], mood=mood)
+                     reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], refused=True,
+                     outputs=[Output(keyword, reason=reason)], mood=mood)
     return draft("bill_credit", "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                  reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], policy_values=[args["reason"]],
-                  outputs=[Output(money(item["amount"]), "how much is credited")], mood=mood)
+                 reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], policy_values=[args["reason"]],
+                 outputs=[Output(money(item["amount"]), "how much is credited")], mood=mood)
 
 
 # --------------------------------------------------------------------------- network faults and usage
@@ -474,10 +472,10 @@ def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None
     issue = line["issue"]
     ref = _line_ref(ctx, line)
     return draft("troubleshoot", "run_troubleshooting_step", {"line_id": line["line_id"], "step": issue["fix"]},
-                  [f"fix {ref.phrase}: {issue['symptom']}", f"sort out a problem with {ref.phrase} ({issue['symptom']})"],
-                  ref, facts={"problem": issue["symptom"]}, reads={"diagnose_line": [{"line_id": line["line_id"]}]},
-                  evidence=["diagnose_line"], outputs=[Output("fault cleared", "whether the problem is fixed", from_goal=True)],
-                  mood=Mood("{{my}} phone service is not working properly", "negative", 2, 0))
+                 [f"fix {ref.phrase}: {issue['symptom']}", f"sort out a problem with {ref.phrase} ({issue['symptom']})"],
+                 ref, facts={"problem": issue["symptom"]}, reads={"diagnose_line": [{"line_id": line["line_id"]}]},
+                 evidence=["diagnose_line"], outputs=[Output("fault cleared", "whether the problem is fixed", from_goal=True)],
+                 mood=Mood("{{my}} phone service is not working properly", "negative", 2, 0))
 
 
 def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
@@ -491,11 +489,11 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     usage = json.loads(text)
     ref = _line_ref(ctx, line)
     return draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
-                  [f"find out how much data is left on {ref.phrase} this month",
-                   f"check the data {{{{I}}}} have left on {ref.phrase}"], ref,
-                  outputs=[Output(str(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
-                  mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
-                            _days_to_cycle_end()))
+                 [f"find out how much data is left on {ref.phrase} this month",
+                  f"check the data {{{{I}}}} have left on {ref.phrase}"], ref,
+                 outputs=[Output(str(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
+                 mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
+                           _days_to_cycle_end()))
 
 
 HINTS = TracerHints(

@@ -54,6 +54,7 @@ from tau_emotion.tracer.hints import (
     month_day,
     per_database,
     settle,
+    used_by_earlier_intents,
 )
 
 # patients are 0 to 90: no occasion that fits only some ages (a new job, a first marathon, a pregnancy)
@@ -130,14 +131,6 @@ def _caller(ctx: GroundingContext) -> dict:
 
 def _start(a: dict) -> str:
     return f"{a['date']}T{a['time']}"
-
-
-def _used(ctx: GroundingContext, key: str, reads: bool = False) -> set[Any]:
-    """Values of `key` an earlier intent of the task wrote or stated (with `reads`, also read: a refusal's evidence)."""
-    used = {v for d in ctx.history for v in (d.arguments.get(key), d.facts.get(key)) if v}
-    if reads:
-        used |= {args.get(key) for d in ctx.history for sets in d.reads.values() for args in sets if args.get(key)}
-    return used
 
 
 class _Who(Reference):
@@ -306,7 +299,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             continue
         else:
             options += [(who, a) for a in _appointments(ctx, who)]
-    options = [o for o in options if o[0].pid not in _used(ctx, "patient_id")]
+    options = [o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")]
     if not options:
         return None
     who, row = ctx.rng.choice(options)
@@ -337,9 +330,9 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
         return None
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
     return draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
-                  outputs=[Output("valid consent", reason="consent_required")],
-                  mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
-                            "negative", 2, None))
+                 outputs=[Output("valid consent", reason="consent_required")],
+                 mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
+                           "negative", 2, None))
 
 
 # --------------------------------------------------------------------------- appointments
@@ -358,7 +351,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return None  # bookings are the most common goal: leave some challenges to the other goals
     who = _who(ctx, "appointments")
-    if who.pid in _used(ctx, "patient_id"):
+    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
         return None
     age = patient_age(who.patient["date_of_birth"])
     slots = per_database(ctx, _slot_by_index)
@@ -412,23 +405,23 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
         return draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
-                      choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
-                      mood=Mood(_wish(who, specialty), "neutral", 2, None))
+                     choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     mood=Mood(_wish(who, specialty), "neutral", 2, None))
     cost = coverage(ctx.state, who.patient, provider)
     return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
-                  facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
-                  choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
-                  outputs=[Output(money(cost["copay"]), "the copay of the visit")],
-                  decline="not book the appointment after all",
-                  mood=Mood(_wish(who, specialty), "neutral", 2,
-                            days_between(TODAY, slot["date"])))
+                 facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
+                 choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
+                 outputs=[Output(money(cost["copay"]), "the copay of the visit")],
+                 decline="not book the appointment after all",
+                 mood=Mood(_wish(who, specialty), "neutral", 2,
+                           days_between(TODAY, slot["date"])))
 
 
 def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return _consent_challenge(ctx, "reschedule_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)]
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)]
     options = []
     for a in rows:
         later = [s for s in _open_slots(ctx, a["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
@@ -455,22 +448,22 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
         limit = a["reschedule_count"] >= MAX_RESCHEDULES
         reason = "reschedule_limit" if limit else "reschedule_window"
         return draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
-                      facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
-                      evidence=["get_appointment_details"], choices=[choice], refused=True,
-                      outputs=[Output(KEYWORDS[reason], reason=reason)],
-                      mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
+                     facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
+                     evidence=["get_appointment_details"], choices=[choice], refused=True,
+                     outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
     return draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
-                  evidence=["get_appointment_details"],
-                  choices=[choice, _slot_choice(ctx, a["provider_id"], slot)],
-                  mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
-                            days_between(TODAY, slot["date"])))
+                 evidence=["get_appointment_details"],
+                 choices=[choice, _slot_choice(ctx, a["provider_id"], slot)],
+                 mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
+                           days_between(TODAY, slot["date"])))
 
 
 def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _consent_challenge(ctx, "cancel_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)
             and not violations(ctx, "cancel_appointment", {"appointment_id": a["appointment_id"]})]
     if not rows:
         return None
@@ -483,11 +476,11 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     outputs = [Output(money(fee), "the cancellation fee")] if fee else []
     return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
-                  [f"cancel {phrase}", f"call off {phrase}"], who, facts=facts,
-                  reads={"get_appointment_details": [{"appointment_id": a["appointment_id"]}]},
-                  evidence=["get_appointment_details"], choices=[choice], outputs=outputs,
-                  policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
-                  mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
+                 [f"cancel {phrase}", f"call off {phrase}"], who, facts=facts,
+                 reads={"get_appointment_details": [{"appointment_id": a["appointment_id"]}]},
+                 evidence=["get_appointment_details"], choices=[choice], outputs=outputs,
+                 policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
+                 mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
 
 
 # --------------------------------------------------------------------------- prescriptions
@@ -522,7 +515,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
     options = []
     for rx in rows:
-        if rx["prescription_id"] in _used(ctx, "prescription_id", reads=True):
+        if rx["prescription_id"] in used_by_earlier_intents(ctx, "prescription_id", reads=True):
             continue
         if sum(x["medication"] == rx["medication"] for x in rows) != 1:
             continue
@@ -552,12 +545,12 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         reason = problems[0]
         return draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
-                      reads=reads, evidence=evidence, choices=[choice], refused=True,
-                      outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
+                     reads=reads, evidence=evidence, choices=[choice], refused=True,
+                     outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
     return draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
-                  evidence=evidence, choices=[choice],
-                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
-                  mood=mood)
+                 evidence=evidence, choices=[choice],
+                 outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
+                 mood=mood)
 
 
 # --------------------------------------------------------------------------- coverage and records
@@ -570,7 +563,7 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     for _, p in ctx.state["providers"].scan():
         if p["specialty"] == "pediatrics" or not p["patient_ages"][0] <= age <= p["patient_ages"][1]:
             continue
-        if p["provider_id"] in _used(ctx, "provider_id") or p["name"] in _used(ctx, "provider"):
+        if p["provider_id"] in used_by_earlier_intents(ctx, "provider_id") or p["name"] in used_by_earlier_intents(ctx, "provider"):
             continue
         cost = coverage(ctx.state, who.patient, p)
         if cost["covered"] and cost["copay"] > 0:
@@ -582,18 +575,18 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
              if p["specialty"] == specialty]
     return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
-                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
-                   f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
-                  facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
-                  reads={"search_providers": [{"specialty": specialty}]},
-                  choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
-                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
-                  mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
+                 [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
+                  f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
+                 facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
+                 reads={"search_providers": [{"specialty": specialty}]},
+                 choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
+                 outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
+                 mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
 
 
 def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "records")
-    if who.pid in _used(ctx, "patient_id"):
+    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
         return None
     visits = [ctx.state["visits"].peek(v) for v in who.patient["visit_ids"]]
     unique = [v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1]
@@ -602,11 +595,11 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     visit = ctx.rng.choice(unique)
     provider = _provider(ctx, visit["provider_id"])
     return draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
-                  [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
-                   f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
-                  facts={"visit_date": visit["date"], "visit_provider": provider["name"]},
-                  outputs=[Output(visit["diagnosis"], "the diagnosis", from_goal=True)],
-                  mood=Mood("{{I}} forgot what the doctor said at " + who.my + " last visit", "neutral", 1, None))
+                 [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
+                  f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
+                 facts={"visit_date": visit["date"], "visit_provider": provider["name"]},
+                 outputs=[Output(visit["diagnosis"], "the diagnosis", from_goal=True)],
+                 mood=Mood("{{I}} forgot what the doctor said at " + who.my + " last visit", "neutral", 1, None))
 
 
 # --------------------------------------------------------------------------- contact details and consents
@@ -616,7 +609,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
     if ctx.want_challenge:
         family = [w for w in _family(ctx, "appointments") + _family(ctx, "appointments", valid=False)
-                  if w.pid not in _used(ctx, "patient_id")]
+                  if w.pid not in used_by_earlier_intents(ctx, "patient_id")]
         if not family:
             return None
         who = ctx.rng.choice(family)
@@ -626,10 +619,10 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
             return None
         who.reads, who.evidence = {}, []
         return draft("contact_for_family", "update_contact_info", args,
-                      [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
-                      outputs=[Output("only the patient themself", reason="patient_only")],
-                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
-    if caller["patient_id"] in _used(ctx, "patient_id"):
+                     [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
+                     outputs=[Output("only the patient themself", reason="patient_only")],
+                     mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
+    if caller["patient_id"] in used_by_earlier_intents(ctx, "patient_id"):
         return None
     who = _Who(ctx, caller)
     if ctx.rng.random() < 0.5:
@@ -641,14 +634,14 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
         email = f"{caller['name']['first_name'].lower()}.{caller['name']['last_name'].lower()}@mailbox.org"
         args, facts, what = {"patient_id": who.pid, "email": email}, {"new_email": email}, f"email address to {email}"
     return draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
-                  mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
+                 mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
 
 
 def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
     granted = [ctx.state["consents"].peek(c) for c in caller["consent_ids"]]
     active = [c for c in granted if c["status"] == "active" and c["expires_on"] >= TODAY
-              and c["consent_id"] not in _used(ctx, "consent_id")]
+              and c["consent_id"] not in used_by_earlier_intents(ctx, "consent_id")]
     if not active:
         return None
     consent = ctx.rng.choice(active)
@@ -660,10 +653,10 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
         return None
     who = _Who(ctx, caller)
     return draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
-                  [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
-                   f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], who,
-                  facts={"representative": _name(rep)}, choices=[choice],
-                  mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
+                 [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
+                  f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], who,
+                 facts={"representative": _name(rep)}, choices=[choice],
+                 mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
 
 
 HINTS = TracerHints(
