@@ -50,3 +50,26 @@ def test_a_policy_rule_must_be_a_rule():
 
     with pytest.raises(DataError, match=r"domain 'loose': policy_rules\[0\] \('bare'\) is not a Rule; declare it with @rule"):
         Domain("loose", "tau_emotion.domain_packs.mock.tools", policy_rules=[bare])
+
+
+def test_domain_violations_names_each_broken_rule_and_its_reason():
+    from tau_emotion.core.domain import Domain, Violation, rule
+    from tau_emotion.core.models import Action
+
+    @rule
+    def no_transfers(state, action_name, arguments):
+        """Transfers are closed."""
+        return "transfers are closed" if action_name == "transfer" else None
+
+    @rule
+    def small_amounts(state, action_name, arguments):
+        return "over 100" if arguments.get("amount", 0) > 100 else None
+
+    mock = DOMAINS.get("mock")
+    strict = Domain("strict", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
+                    policy_rules=[no_transfers, small_amounts])
+    state = strict.database.state()
+    assert strict.violations(state, Action(name="transfer", arguments={"amount": 500})) == [
+        Violation("no_transfers", "transfers are closed"), Violation("small_amounts", "over 100")]
+    assert strict.violations(state, Action(name="get_account", arguments={"amount": 5})) == []
+    assert no_transfers(state, "transfer", {}) == "transfers are closed"  # a Rule is still a plain callable
