@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tau_emotion.core import PROJECT
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.registry import RegistryError
 from tau_emotion.tracer.drafts import (
     Choice,
     GroundingContext,
@@ -150,7 +151,7 @@ def _pack(domain: Domain, pm: Any) -> str:
     """The plugin that registered `domain` (its package when no catalog names one)."""
     try:
         return str(pm.catalog("domains").entry(domain.name).owner)
-    except Exception:  # a domain built outside any catalog (a test's own)
+    except RegistryError:  # a domain built outside any catalog (a test's own)
         return domain.package or domain.name
 
 
