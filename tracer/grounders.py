@@ -170,3 +170,15 @@ def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Cho
     if "brand" in said:
         return settled, f"{str(attrs['brand']).title()} {attrs['kind']}"
     return settled, attrs["kind"]
+
+
+def pick_instrument(ctx: GroundingContext, what: str, options: list[Option],
+                    usable: Callable[[Option], bool] | None = None) -> tuple[Option, Choice, str] | None:
+    """A seeded pick among the instruments `usable` allows (default: all), named so that it is the only fit among
+    `options` (`name_instrument`): (option, choice, words), or None when none is usable or no words single it out."""
+    fit = [o for o in options if usable is None or usable(o)]
+    if not fit:
+        return None
+    pick = ctx.rng.choice(fit)
+    named = name_instrument(what, pick, options)
+    return None if named is None else (pick, *named)

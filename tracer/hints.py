@@ -62,6 +62,7 @@ from tau_emotion.tracer.grounders import (
     name_instrument,
     per_database,
     pick_fresh,
+    pick_instrument,
     plural_key,
     settle,
     shift_date,
@@ -74,7 +75,8 @@ if TYPE_CHECKING:
 __all__ = [
     "INSTRUMENT_ORDERS", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
     "Persona", "Reference", "TracerHints", "day_period", "days_between", "draft", "fact_values", "fact_wording",
-    "join_and", "money", "month_day", "name_instrument", "per_database", "pick_fresh", "plural_key", "settle",
+    "join_and", "money", "month_day", "name_instrument", "per_database", "pick_fresh", "pick_instrument",
+    "plural_key", "settle",
     "shift_date", "used_by_earlier_intents",
 ]
 

@@ -36,9 +36,9 @@ from tau_emotion.tracer.hints import (
     fact_wording,
     money,
     month_day,
-    name_instrument,
     per_database,
     pick_fresh,
+    pick_instrument,
     settle,
     shift_date,
     used_by_earlier_intents,
@@ -259,19 +259,14 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
             # named by the end of its id, never by its balance: the balance changes during the task
             attrs.update(balance=m["amount"], last_four=pid[-4:])
         options.append(Option(pid, attrs))
-    usable = [o for o in options if o.attrs["kind"] == "credit card"
-              or (o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge))]
-    if not usable:
+    picked = pick_instrument(ctx, "payment method", options, lambda o: o.attrs["kind"] == "credit card" or (
+        o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge)))
+    if picked is None:
         return None
-    pick = ctx.rng.choice(usable)
-    attrs = pick.attrs
-    named = name_instrument("payment method", pick, options)
-    if named is None:
-        return None
-    settled, words = named
+    pick, settled, words = picked
     facts = {"payment_method": words}
     if "last_four" in settled.selectors:
-        facts["card_last_four_digits"] = attrs["last_four"]
+        facts["card_last_four_digits"] = pick.attrs["last_four"]
     phrase = (f"get the difference back on {{{{my}}}} {words}" if refund
               else f"pay with {{{{my}}}} {words}" if charge else f"use {{{{my}}}} {words} if anything is charged")
     return pick.value, settled, facts, phrase
@@ -855,9 +850,8 @@ def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice,
     methods = _user(ctx)["payment_methods"]
     options = [Option(pid, {"kind": m["source"].replace("_", " "), "brand": m.get("brand"),
                             "last_four": m.get("last_four", pid[-4:])}) for pid, m in methods.items()]
-    card = ctx.rng.choice(cards)
-    named = name_instrument("credit card", next(o for o in options if o.value == card), options)
-    return None if named is None else (card, *named)
+    picked = pick_instrument(ctx, "credit card", options, lambda o: o.value in cards)
+    return None if picked is None else (picked[0].value, picked[1], picked[2])
 
 
 # --------------------------------------------------------------------------- flight status

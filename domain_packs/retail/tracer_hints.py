@@ -31,6 +31,7 @@ from tau_emotion.tracer.hints import (
     name_instrument,
     per_database,
     pick_fresh,
+    pick_instrument,
 )
 
 OCCASIONS = [
@@ -116,15 +117,14 @@ def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None
         else:
             attrs.update(last_four=pid[-4:])
         options.append(Option(pid, attrs))
-    usable = [o for o in options if o.value != exclude and (allowed is None or o.value in allowed)
-              and (methods[o.value]["source"] != "gift_card" or methods[o.value]["balance"] >= charge)]
-    if not usable:
-        return None
-    pick = ctx.rng.choice(usable)
-    named = name_instrument("payment method", pick, options)
-    if named is None:
-        return None
-    return pick.value, named[0], named[1]
+
+    def usable(o: Option) -> bool:
+        m = methods[o.value]
+        return o.value != exclude and (allowed is None or o.value in allowed) and (
+            m["source"] != "gift_card" or m["balance"] >= charge)
+
+    picked = pick_instrument(ctx, "payment method", options, usable)
+    return None if picked is None else (picked[0].value, picked[1], picked[2])
 
 
 def _item(ctx: GroundingContext, order: dict) -> dict | None:
@@ -181,16 +181,6 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
     new = ctx.rng.choice(dearer if dearer and ctx.rng.random() < 0.95 else others)
     options = [Option(v["item_id"], dict(v["options"])) for v in product["variants"].values() if v["available"]]
     return new, Choice("item", new["item_id"], options, dict(new["options"]))
-
-
-def _diff_expression(new: float, old: float) -> str:
-    high, low = (new, old) if new >= old else (old, new)
-    return f"{high} - {low}"
-
-
-# --------------------------------------------------------------------------- wording of facts
-
-
 
 
 def _address(a: dict) -> str:

@@ -37,9 +37,9 @@ from tau_emotion.tracer.hints import (
     draft,
     fact_wording,
     money,
-    name_instrument,
     per_database,
     pick_fresh,
+    pick_instrument,
     used_by_earlier_intents,
 )
 
@@ -57,9 +57,6 @@ OCCASIONS = [
 ]
 
 MONTHS = {"2024-12": "December", "2025-01": "January", "2025-02": "February"}
-STEP_WORDS = {"restart_device": "restarting the phone", "toggle_airplane_mode": "toggling airplane mode",
-              "reset_network_settings": "resetting the network settings", "reprovision_sim": "reprovisioning the SIM",
-              "update_carrier_settings": "updating the carrier settings"}
 
 
 # --------------------------------------------------------------------------- lookups
@@ -115,11 +112,10 @@ def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str] | None:
             options.append(Option(pid, {"kind": "credit card", "brand": m["brand"], "last_four": m["last_four"]}))
         else:
             options.append(Option(pid, {"kind": "bank account", "brand": m["bank"], "last_four": m["last_four"]}))
-    pick = ctx.rng.choice(options)
-    named = name_instrument("payment method", pick, options)
-    if named is None:
+    picked = pick_instrument(ctx, "payment method", options)
+    if picked is None:
         return None
-    choice, words = named
+    pick, choice, words = picked
     if pick.attrs["kind"] == "bank account" and "brand" in choice.selectors:
         words = f"{pick.attrs['brand']} bank account"
     facts = {"payment_method": words}
