@@ -208,8 +208,10 @@ GOLD_TRANSFER = ("transfer", {"from_account": "acc-1", "to_account": "acc-2", "a
 
 
 def test_error_categories():
+    from tau_emotion.core.domain import rule
     from tau_emotion.plugins.report.analysis import error_category
 
+    @rule
     def no_big_transfers(state, name, args):
         return "over 100 needs approval" if name == "transfer" and args.get("amount", 0) > 100 else None
 
