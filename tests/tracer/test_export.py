@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("datasets") is None,
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """An expert (+1) and a novice (-1) collection on the bank domain, shared by this module's tests."""
+    """An expert (+1) and a novice (-1) collection on the ledger domain, shared by this module's tests."""
     db = str(tmp_path_factory.mktemp("export") / "runs.db")
     with expert.serving() as (server, invoke):
         tasks = expert.bank_tasks()
@@ -51,7 +51,7 @@ def test_sft_export_is_trl_chat_format(tau, runs, tmp_path):
     lines = (tmp_path / "sft" / "train.jsonl").read_text().splitlines()
     assert len(lines) == ds["train"].num_rows and json.loads(lines[0])["messages"] == row["messages"]
     card = (tmp_path / "sft" / "README.md").read_text()
-    assert "| bank | 4 | 100.0% |" in card and "emotion family" in card and "tool calls" in card
+    assert "| ledger | 4 | 100.0% |" in card and "emotion family" in card and "tool calls" in card
 
 
 def test_sft_rows_replay_the_gold_calls(tau, runs, tmp_path):
