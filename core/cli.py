@@ -489,10 +489,11 @@ def _store(db_path: str, store: str | None, extra: tuple[str, ...] = ()) -> Any:
     return open_store(command_pm(extra), store, db_path, create=False)
 
 
-def _run_exists(store: Any, run_id: str, db_path: str) -> None:
-    if store.run_config(run_id) is None:
-        known = ", ".join(store.run_ids()[-5:]) or "none"
-        raise click.ClickException(f"no run '{run_id}' in {db_path} (latest runs: {known})")
+def _run_exists(store: Any, run_id: str, db_path: str) -> str:
+    """The stored run id that `run_id` names (an id, `latest` or a unique prefix); one-line error otherwise."""
+    from tau_emotion.core.runner import resolve_run
+
+    return resolve_run(store, run_id, db_path)
 
 
 @cli.command("runs")
@@ -508,7 +509,7 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
     """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
     opened = _store(db_path, store, extra_plugins)
     if delete_id:
-        _run_exists(opened, delete_id, db_path)
+        delete_id = _run_exists(opened, delete_id, db_path)
         opened.delete_run(delete_id)
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return
@@ -580,7 +581,7 @@ def run_status(run: dict[str, Any]) -> str:
 def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Show a run's summary and per-trial results."""
     store = _store(db_path, store, extra_plugins)
-    _run_exists(store, run_id, db_path)
+    run_id = _run_exists(store, run_id, db_path)
     summary = store.summary(run_id) or {}
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     results = store.results(run_id)
@@ -616,7 +617,7 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
                    extra_plugins: tuple[str, ...]) -> None:
     """Export a run's trials (messages included) as JSON lines."""
     store = _store(db_path, store, extra_plugins)
-    _run_exists(store, run_id, db_path)
+    run_id = _run_exists(store, run_id, db_path)
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:

@@ -94,7 +94,7 @@ def score_run(cli: Any, run_id: str, as_json: bool, store_name: str | None, db_p
     from tau_emotion.core.reward import rescore
 
     store = cli._store(db_path, store_name, extra)
-    cli._run_exists(store, run_id, db_path)
+    run_id = cli._run_exists(store, run_id, db_path)
     domains = cli.all_domains(extra)
     changed, n = [], 0
     for r in store.results(run_id):

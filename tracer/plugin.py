@@ -246,17 +246,14 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     """
     from tau_emotion.core.cli import DEFAULT_DB
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.runner import open_store
+    from tau_emotion.core.runner import open_store, resolve_run
     from tau_emotion.tracer import export
 
     db_path = db_path or DEFAULT_DB
     pm = command_pm(extra_plugins)
     opened = open_store(pm, store, db_path, create=False)
     runs = {}
-    for run_id in dict.fromkeys(run_ids):
-        if opened.run_config(run_id) is None:
-            known = ", ".join(opened.run_ids()[-5:]) or "none"
-            raise export.ExportError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
+    for run_id in dict.fromkeys(resolve_run(opened, ref, db_path) for ref in run_ids):
         runs[run_id] = (opened.results(run_id), opened.summary(run_id))
 
     def domain(name: str) -> Domain:

@@ -188,7 +188,7 @@ def _compare(baseline: str, candidate: str, by: str, db_path: str, store: str | 
 
     opened, pm = _open(db_path, store, extra)
     a, b = (load_run(opened, r, None, db_path) for r in (baseline, candidate))
-    return {"baseline": baseline, "candidate": candidate, **compare(a.results, b.results, by)}
+    return {"baseline": a.run_id, "candidate": b.run_id, **compare(a.results, b.results, by)}
 
 
 def _line(scope: str, s: dict[str, Any], k: int) -> str:
@@ -218,6 +218,7 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
                     extra_plugins: tuple[str, ...]) -> None:
     """Deltas of Avg@k and Pass^k (candidate - baseline) with paired bootstrap intervals, McNemar, flipped tasks."""
     result = _compare(baseline, candidate, by, db_path, store, extra_plugins)
+    baseline, candidate = result["baseline"], result["candidate"]
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
@@ -237,8 +238,9 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 
 
 @click.command("gate")
-@click.option("--baseline", required=True, help="The run to hold the candidate to.")
-@click.option("--candidate", required=True, help="The run under test.")
+@click.argument("runs", nargs=-1, metavar="BASELINE CANDIDATE")
+@click.option("--baseline", "baseline_opt", default=None, help="The run to hold the candidate to (or the first argument).")
+@click.option("--candidate", "candidate_opt", default=None, help="The run under test (or the second argument).")
 @click.option("--max-drop", default=0.02, show_default=True, type=click.FloatRange(0),
               help="The largest drop of a metric allowed before a significant drop fails the gate.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write JUnit XML here.")
@@ -248,12 +250,23 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 @plugins_option
 @debug_option
 @guarded
-def gate_command(baseline: str, candidate: str, max_drop: float, junit_path: str | None, by: str, db_path: str,
-                 store: str | None, extra_plugins: tuple[str, ...]) -> None:
-    """Exit 1 when Avg@k or Pass^k (overall or in a domain) drops by more than --max-drop, significantly."""
+def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt: str | None, max_drop: float,
+                 junit_path: str | None, by: str, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
+    """Exit 1 when Avg@k or Pass^k (overall or in a domain) drops by more than --max-drop, significantly.
+
+    Runs are given as `compare` takes them (`tau gate BASELINE CANDIDATE`; ids, `latest` or unique prefixes);
+    `--baseline A --candidate B` still works."""
     from tau_emotion.plugins.report.compare import gate, junit
 
-    result = _compare(baseline, candidate, by, db_path, store, extra_plugins)
+    given = [*runs]
+    if baseline_opt:
+        given.insert(0, baseline_opt)
+    if candidate_opt:
+        given.append(candidate_opt)
+    if len(given) != 2:
+        raise click.UsageError("give two runs: tau gate BASELINE CANDIDATE (or --baseline A --candidate B)")
+    result = _compare(given[0], given[1], by, db_path, store, extra_plugins)
+    baseline, candidate = result["baseline"], result["candidate"]
     if not result["overall"].get("n_tasks"):
         raise click.ClickException(f"runs {baseline} and {candidate} share no tasks: nothing to gate")
     checks = gate(result, max_drop)

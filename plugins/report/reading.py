@@ -8,7 +8,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import EpisodeResult, Message, RunConfig, Task
 
 
@@ -31,10 +30,10 @@ class RunData:
 
 
 def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
+    from tau_emotion.core.runner import resolve_run
+
+    run_id = resolve_run(store, run_id, where)  # an id, `latest` or a unique prefix
     config = store.run_config(run_id)
-    if config is None:
-        known = ", ".join(store.run_ids()[-5:]) or "none"
-        raise TauError(f"no run '{run_id}' in {where or 'the results'} (latest runs: {known})")
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     data = RunData(run_id, config, meta, store.summary(run_id) or {}, store.results(run_id))
     if pm is not None:
