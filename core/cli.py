@@ -28,7 +28,31 @@ from tau_emotion.core.limits import is_secret_name
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.plugins import PluginManager, Selection, load_all_plugins
 
-DEFAULT_DB = os.environ.get("TAU_DB", ".tau/runs.db")
+#: the results file of an earlier version: relative to the working directory, still read where one exists
+LEGACY_DB = ".tau/runs.db"
+DEFAULT_DB_HELP = "TAU_DB, else $XDG_DATA_HOME/tau/runs.db (~/.local/share/tau/runs.db)"
+
+
+def default_db() -> str:
+    """Where results are kept when `--db` is not given: `TAU_DB`; else `./.tau/runs.db` where the working
+    directory holds one (what earlier versions wrote; a note says so); else one file per user,
+    `$XDG_DATA_HOME/tau/runs.db`, so runs made anywhere are visible from anywhere."""
+    if os.environ.get("TAU_DB"):
+        return os.environ["TAU_DB"]
+    if Path(LEGACY_DB).is_file():
+        click.echo(f"note: using {LEGACY_DB} of this folder (an earlier default); move it to {user_db()} "
+                   "or set TAU_DB to reach it from anywhere", err=True)
+        return LEGACY_DB
+    return user_db()
+
+
+def user_db() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "tau", "runs.db")
+
+
+#: the exit status of a command stopped by Ctrl-C (SIGINT), as shells report 128 + 2
+INTERRUPTED = 130
 OPTION_PREFIX = "opt__"
 
 
@@ -55,8 +79,8 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 debug_option = click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-db_option = click.option("--db", "db_path", default=DEFAULT_DB, show_default=True,
-                         help="Where results are kept (a file or folder, as the store wants). Env: TAU_DB.")
+db_option = click.option("--db", "db_path", default=default_db, show_default=DEFAULT_DB_HELP,
+                         help="Where results are kept (a file or folder, as the store wants).")
 store_option = click.option("--store", "store", default=None,
                             help="Result store plugin (default: the installed default store).")
 plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
@@ -178,8 +202,9 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--tool-timeout", default=10.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Seconds one tool call may run before it is stopped (a tool error for the agent).")
 @click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
-@click.option("--executor", default="local", show_default=True)
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--executor", default="local", show_default=True, help="Executor plugin that runs the trials (local, ray).")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of every random choice (random draws of plugins, user wording); a run repeats with it.")
 @click.option("--option", "-o", "raw_options", multiple=True,
               help="A plugin option as KEY=VALUE (repeatable), e.g. -o agent_api_key=...; see the options below.")
 @click.option("--summary-json", type=click.Path(dir_okay=False), default=None, help="Write the summary here.")
@@ -239,7 +264,8 @@ def execute_run(run: Any, verb: str, resume_command: str) -> dict[str, Any]:
     try:
         return run_sync(run)
     except KeyboardInterrupt:
-        raise click.ClickException(f"interrupted; finished trials are saved. Resume with: {resume_command}") from None
+        click.echo(f"Error: interrupted; finished trials are saved. Resume with: {resume_command}", err=True)
+        raise SystemExit(INTERRUPTED) from None
 
 
 def config_from_options(kw: dict[str, Any], pm: PluginManager, options: dict[str, dict[str, Any]],
@@ -355,23 +381,34 @@ def check_option_owners(pm: PluginManager, options: dict[str, dict[str, Any]],
                                    f"add it with --plugins {plugin}")
 
 
+def shown_ks(ks: list[Any]) -> list[Any]:
+    """The Pass^k columns a table shows: all up to five, else 1, 2, the middle, k-1 and k (the JSON has every k)."""
+    if len(ks) <= 5:
+        return list(ks)
+    return [ks[0], ks[1], ks[len(ks) // 2], ks[-2], ks[-1]]
+
+
 def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> None:
-    """The summary as a table: all tasks, each domain, then the rows plugins add (`tau_summary_rows`)."""
+    """The summary as a table (80 columns fit five Pass^k columns): all tasks, each domain, then the rows
+    plugins add (`tau_summary_rows`)."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"run {summary.get('run_id')}")
-    table.add_column("scope", no_wrap=True)
-    table.add_column("tasks", justify="right")
-    table.add_column("Avg@k", justify="right")
-    for k in summary.get("pass_hat_k", {}):
-        table.add_column(f"Pass^{k}", justify="right")
-    table.add_column("mean reward", justify="right")
-    table.add_column("neg. end", justify="right")
+    table = Table(title=f"run {summary.get('run_id')}", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False,
+                  collapse_padding=True)
+    table.add_column("scope", max_width=20, overflow="fold")
+    ks = shown_ks(list(summary.get("pass_hat_k", {})))
+    short = len(ks) > 3  # "P^k" headers keep six figure columns inside 80 characters
+    for name in ("tasks", "Avg@k", *(f"{'P' if short else 'Pass'}^{k}" for k in ks), "reward", "neg.end"):
+        table.add_column(name, justify="right", no_wrap=True)
+    if short:
+        table.caption = "P^k = Pass^k; reward = mean reward; neg.end = share of negative endings"
 
     def row(name: str, s: dict[str, Any]) -> None:
-        table.add_row(name, str(s.get("n_tasks", "")), f"{s.get('avg_at_k', float('nan')):.3f}",
-                      *(f"{s.get('pass_hat_k', {}).get(k, float('nan')):.3f}" for k in summary.get("pass_hat_k", {})),
+        table.add_row(Text(name), str(s.get("n_tasks", "")), f"{s.get('avg_at_k', float('nan')):.3f}",
+                      *(f"{s.get('pass_hat_k', {}).get(k, float('nan')):.3f}" for k in ks),
                       f"{s.get('mean_reward', float('nan')):+.3f}", f"{s.get('negative_end_rate', 0):.1%}")
 
     row("all", summary)
@@ -392,7 +429,7 @@ def all_domains(extra: tuple[str, ...] = ()) -> Any:
 
 
 @cli.command("plugins")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The plugins as a JSON list (for scripts).")
 @debug_option
 @guarded
 def plugins_command(as_json: bool) -> None:
@@ -410,7 +447,7 @@ def plugins_command(as_json: bool) -> None:
 
 
 @cli.command("domains")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The domains as a JSON list (for scripts).")
 @plugins_option
 @debug_option
 @guarded
@@ -517,21 +554,28 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
     if as_json:
         click.echo(json.dumps([{**r, "status": run_status(r)} for r in runs], indent=2))
         return
+    from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"runs in {db_path}")
-    for name in ("run", "started", "status", "agent", "user", "models", "plugins", "trials", "errors", "Avg@k"):
-        table.add_column(name, justify="right" if name in ("trials", "errors", "Avg@k") else "left")
+    # 80 columns: the id and figures never wrap; agent/user, models and plugins fold inside their columns
+    table = Table(title=Text(f"runs in {db_path}"), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False,
+                  collapse_padding=True)
+    for name in ("run", "status", "agent/user; models; plugins", "trials", "err", "Avg@k"):
+        numeric = name in ("trials", "err", "Avg@k")
+        table.add_column(name, justify="right" if numeric else "left", overflow="fold", no_wrap=name != table.columns
+                         and name.startswith(("run", "status", "trials", "err", "Avg")))
     for r in runs:
         meta, s, config = r.get("meta") or {}, r["summary"] or {}, r["config"]
-        started = meta.get("started") or r.get("created")
         expected = (meta.get("n_tasks") or s.get("n_tasks") or 0) * config.get("trials", 0)
-        table.add_row(r["run_id"], _when(started), run_status(r), config.get("agent", "?"), config.get("user", "?"),
-                      " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
-                      ",".join(config.get("plugins", [])), f"{r['n_trials']}/{expected or '?'}",
-                      str(s.get("errors", "-")), f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-")
-    Console(width=200).print(table)
+        models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
+        who = "; ".join(x for x in (f"{config.get('agent', '?')}/{config.get('user', '?')}", models,
+                                       ",".join(config.get("plugins", []))) if x)
+        table.add_row(r["run_id"], run_status(r), Text(who),
+                      f"{r['n_trials']}/{expected or '?'}", str(s.get("errors", "-")),
+                      f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-")
+    Console().print(table)
 
 
 def _when(stamp: float | None) -> str:
@@ -572,7 +616,7 @@ def run_status(run: dict[str, Any]) -> str:
 
 @cli.command("show")
 @click.argument("run_id")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Metadata, summary and trials (or with TASK, the trials) as JSON.")
 @store_option
 @db_option
 @plugins_option
@@ -592,9 +636,12 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
         return
     if meta:
         models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
-        click.echo(f"run {run_id}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
-                   f"{models} seed={meta.get('seed')} started {_when(meta.get('started'))} ended {_when(meta.get('ended'))}"
-                   f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}".rstrip())
+        import textwrap
+
+        line = (f"run {run_id}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
+                f"{models} seed={meta.get('seed')} started {_when(meta.get('started'))} ended {_when(meta.get('ended'))}"
+                f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}")
+        click.echo(textwrap.fill(" ".join(line.split()), width=80, subsequent_indent="  ", break_on_hyphens=False))
     if summary:
         print_summary(summary, command_pm())
     for r in results:
@@ -606,7 +653,8 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
 
 @cli.command("export")
 @click.argument("run_id")
-@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True,
+              help="Output format: one JSON object per trial, messages included (for SFT/DPO data: tau export-sft).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="File (default: stdout).")
 @store_option
 @db_option
@@ -639,5 +687,15 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 
 
 def main() -> None:
+    """`tau`: click's standalone handling, except that Ctrl-C exits 130 (click's own `Abort` exits 1)."""
     pm = load_all_plugins()
-    build_cli(pm).main(prog_name="tau", obj=pm)
+    try:
+        code = build_cli(pm).main(prog_name="tau", obj=pm, standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort as exc:
+        interrupted = isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt)
+        click.echo("\nInterrupted." if interrupted else "Aborted!", err=True)
+        sys.exit(INTERRUPTED if interrupted else 1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import sys
 from typing import Any
 
@@ -44,11 +45,21 @@ class PlayerLeft(TauError):
 
 
 def ask(prompt: str) -> str:
-    """One line from the person; end of input ends the episode as an error row that says so."""
+    """One line from the person; end of input ends the episode as an error row that says so.
+
+    Ctrl-C raises KeyboardInterrupt at once: asyncio's own SIGINT handler would only cancel the run at
+    its next await, which a blocking read never reaches."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread: leave the handler alone
+        previous = None
     try:
         return input(prompt)
     except EOFError:
         raise PlayerLeft("the player closed the input before the episode ended") from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def say(text: str) -> None:

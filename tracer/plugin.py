@@ -67,7 +67,7 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
 @click.argument("domain")
 @click.option("--split", default="test", show_default=True, help="Split to build (test, train, ...).")
 @click.option("--n", "n", default=58, show_default=True, type=click.IntRange(1), help="Tasks to build.")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice (a run repeats with it).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the tasks here (a JSON list); default: replace the split in the pack's data/tasks.json.")
 @click.option("--min-calls", type=click.IntRange(1), default=None, help="Fewest gold calls per task (split default).")
@@ -140,7 +140,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 @click.option("--agent", default="tool_calling", show_default=True, help="Agent plugin.")
 @click.option("--agent-model", default=None, help="Model name for the agent, e.g. openai/Qwen3-8B.")
 @click.option("--agent-api-base", default=None, help="OpenAI-compatible endpoint for the agent model.")
-@click.option("--agent-temperature", default=0.0, show_default=True, type=float)
+@click.option("--agent-temperature", default=0.0, show_default=True, type=float, help="Sampling temperature of the agent model.")
 @click.option("--user", default="llm", show_default=True, help="User simulator plugin (llm; scripted works offline).")
 @click.option("--user-model", default=None, help="Model name for the simulated user.")
 @click.option("--user-api-base", default=None, help="OpenAI-compatible endpoint for the user model.")
@@ -154,12 +154,12 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 @click.option("--cap", default=None, type=click.IntRange(1), help="Keep at most this many trajectories per domain.")
 @click.option("--rebalance/--no-rebalance", default=True, show_default=True,
               help="Under the cap, keep round-robin over emotion families (under-represented first).")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1))
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1), help="Episodes in flight at once.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice (a run repeats with it).")
 @click.option("--option", "-o", "raw_options", multiple=True, help="Another plugin option as KEY=VALUE (as `tau run -o`).")
 @click.option("--resume", "resume_id", default=None, help="Finish an earlier collection: only its missing trials run.")
 @click.option("--store", default=None, help="Result store plugin (default: the installed default store).")
-@click.option("--db", "db_path", default=None, help="Where results are kept (default: TAU_DB or .tau/runs.db).")
+@click.option("--db", "db_path", default=None, help="Where results are kept (default: as `tau run`).")
 @plugins_option
 @debug_option
 @guarded
@@ -174,12 +174,12 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
     Every trial is stored as it ends (resume with --resume RUN); the kept selection and its
     statistics are saved in the run's summary, where `tau export-sft` finds them.
     """
-    from tau_emotion.core.cli import DEFAULT_DB, execute_run
+    from tau_emotion.core.cli import default_db, execute_run
     from tau_emotion.core.plugins import Selection
     from tau_emotion.core.runner import prepare_run, resume_run
     from tau_emotion.tracer import collect
 
-    db_path = db_path or DEFAULT_DB
+    db_path = db_path or default_db()
     pm = command_pm(extra_plugins)
     options: dict[str, dict[str, Any]] = {}
     for group, name, value, _key in raw_plugin_options(pm, raw_options):
@@ -232,7 +232,7 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
               help="Share of tasks held out for the validation split.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the train/validation split.")
 @click.option("--store", default=None, help="Result store plugin (default: the installed default store).")
-@click.option("--db", "db_path", default=None, help="Where results are kept (default: TAU_DB or .tau/runs.db).")
+@click.option("--db", "db_path", default=None, help="Where results are kept (default: as `tau run`).")
 @plugins_option
 @debug_option
 @guarded
@@ -244,12 +244,12 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     its +1 trials. With --format dpo, tasks with both a +1 and a -1 trajectory across the runs
     give preference pairs.
     """
-    from tau_emotion.core.cli import DEFAULT_DB
+    from tau_emotion.core.cli import default_db
     from tau_emotion.core.domain import Domain
     from tau_emotion.core.runner import open_store, resolve_run
     from tau_emotion.tracer import export
 
-    db_path = db_path or DEFAULT_DB
+    db_path = db_path or default_db()
     pm = command_pm(extra_plugins)
     opened = open_store(pm, store, db_path, create=False)
     runs = {}

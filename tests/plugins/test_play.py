@@ -132,3 +132,11 @@ def test_call_syntax():
         parse_call("transfer 200")
     with pytest.raises(ValueError, match="JSON object"):
         parse_call("transfer [1]")
+
+
+def test_ctrl_c_exits_130_and_says_how_to_resume(terminal, tmp_path):
+    t = terminal("play", "mock", "--as", "agent", "--task", "mock-002")
+    t.wait_for("agent> ")
+    subprocess.run(["tmux", "-L", t.socket, "send-keys", "-t", "play", "C-c"], check=True)
+    screen = t.wait_for("EXIT=")
+    assert "EXIT=130" in screen and "Resume with: tau run --resume" in screen
