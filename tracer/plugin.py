@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.cli import _config_file as config_file
 from tau_emotion.core.cli import command_pm, debug_option, guarded, plugins_option, raw_plugin_options
 
 
@@ -134,6 +135,8 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 
 @tracer_group.command("collect")
 @click.argument("domains", nargs=-1)
+@click.option("--config", "config", type=click.Path(dir_okay=False, exists=True), default=None, is_eager=True,
+              callback=config_file, help="A TOML file holding any of these flags (as `tau run --config`); flags given win.")
 @click.option("--preset", type=click.Choice(["high", "low"]), default=None,
               help="high: every installed domain with the split; low: airline, retail, telecom, telehealth.")
 @click.option("--split", default="train", show_default=True, help="Task split to collect on.")
@@ -141,11 +144,18 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 @click.option("--agent-model", default=None, help="Model name for the agent, e.g. openai/Qwen3-8B.")
 @click.option("--agent-api-base", default=None, help="OpenAI-compatible endpoint for the agent model.")
 @click.option("--agent-temperature", default=0.0, show_default=True, type=float, help="Sampling temperature of the agent model.")
+@click.option("--agent-api-key", default=None, help="Key for the agent endpoint (default: TAU_API_KEY); never stored.")
+@click.option("--agent-client", default=None, help="Model client plugin for the agent (default: the default client).")
+@click.option("--agent-args", default=None, help="JSON object of extra request arguments for the agent model, "
+                                                 "e.g. '{\"max_tokens\": 512}'.")
 @click.option("--user", default="llm", show_default=True, help="User simulator plugin (llm; scripted works offline).")
 @click.option("--user-model", default=None, help="Model name for the simulated user.")
 @click.option("--user-api-base", default=None, help="OpenAI-compatible endpoint for the user model.")
 @click.option("--user-temperature", default=0.0, show_default=True, type=float,
               help="The user simulator's temperature (the paper: 0).")
+@click.option("--user-api-key", default=None, help="Key for the user endpoint (default: TAU_API_KEY); never stored.")
+@click.option("--user-client", default=None, help="Model client plugin for the user (default: the default client).")
+@click.option("--user-args", default=None, help="JSON object of extra request arguments for the user model.")
 @click.option("--emotion", default=None, help="Emotion spec for tasks without their own (see `tau run --help`).")
 @click.option("--trials", default=1, show_default=True, type=click.IntRange(1), help="Trials per task.")
 @click.option("--max-steps", default=50, show_default=True, type=click.IntRange(1), help="Agent steps per episode.")
@@ -163,9 +173,12 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 @plugins_option
 @debug_option
 @guarded
-def collect_command(domains: tuple[str, ...], preset: str | None, split: str, agent: str, agent_model: str | None,
-                    agent_api_base: str | None, agent_temperature: float, user: str, user_model: str | None,
-                    user_api_base: str | None, user_temperature: float, emotion: str | None, trials: int,
+def collect_command(domains: tuple[str, ...], config: str | None, preset: str | None, split: str, agent: str,
+                    agent_model: str | None, agent_api_base: str | None, agent_temperature: float,
+                    agent_api_key: str | None, agent_client: str | None, agent_args: str | None, user: str,
+                    user_model: str | None, user_api_base: str | None, user_temperature: float,
+                    user_api_key: str | None, user_client: str | None, user_args: str | None, emotion: str | None,
+                    trials: int,
                     max_steps: int, n_tasks: int | None, task_ids: tuple[str, ...], cap: int | None, rebalance: bool,
                     concurrency: int, seed: int, raw_options: tuple[str, ...], resume_id: str | None,
                     store: str | None, db_path: str | None, extra_plugins: tuple[str, ...]) -> None:
@@ -185,8 +198,11 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
     for group, name, value, _key in raw_plugin_options(pm, raw_options):
         options.setdefault(group, {})[name] = value
     if resume_id:
-        run = resume_run(resume_id, db_path, store, pm=pm)
-        previous = (run.store.summary(resume_id) or {}).get(collect.SUMMARY_KEY) or {}
+        for group, name, value in (("tool_calling", "agent_api_key", agent_api_key), ("llm_user", "user_api_key", user_api_key)):
+            if value:  # keys are never stored: a resume takes them again
+                options.setdefault(group, {})[name] = value
+        run = resume_run(resume_id, db_path, store, pm=pm, options=options)
+        previous = (run.store.summary(run.run_id) or {}).get(collect.SUMMARY_KEY) or {}
         cap = cap if cap is not None else previous.get("cap")
     else:
         installed = {name: entry.load().splits for name, entry in pm.catalog("domains").items()}
@@ -194,9 +210,11 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
         for note in notes:
             click.echo(f"note: {note}", err=True)
         for group, values in (("tool_calling", {"agent_model": agent_model, "agent_api_base": agent_api_base,
-                                                "agent_temperature": agent_temperature}),
+                                                "agent_temperature": agent_temperature, "agent_api_key": agent_api_key,
+                                                "agent_client": agent_client, "agent_args": agent_args}),
                               ("llm_user", {"user_model": user_model, "user_api_base": user_api_base,
-                                            "user_temperature": user_temperature}),
+                                            "user_temperature": user_temperature, "user_api_key": user_api_key,
+                                            "user_client": user_client, "user_args": user_args}),
                               ("emotion", {"emotion": emotion})):
             given = {k: v for k, v in values.items() if v is not None}
             if group != "llm_user" or user == "llm":
@@ -216,8 +234,11 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
     summary = execute_run(run, "collect", f"tau tracer collect --resume {run.run_id} --db {db_path}")
     rep = collect.finish(run, summary, cap, rebalance)
     collect.print_report(rep)
-    click.echo(f"kept {len(rep.kept)} trajectories; export them with: "
-               f"tau export-sft {run.run_id} --db {db_path} --out DIR", err=True)
+    if rep.kept:
+        click.echo(f"kept {len(rep.kept)} trajectories; export them with: "
+                   f"tau export-sft {run.run_id} --db {db_path} --out DIR", err=True)
+    else:
+        click.echo("kept no trajectories (no trial ended with reward +1): nothing to export", err=True)
     if summary.get("errors"):
         click.echo(f"warning: {summary['errors']} trial(s) ended in error; re-run them with: "
                    f"tau tracer collect --resume {run.run_id} --db {db_path}", err=True)
