@@ -259,7 +259,7 @@ def collect_command(domains: tuple[str, ...], config: str | None, preset: str | 
 @guarded
 def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation: float, seed: int,
                        store: str | None, db_path: str | None, extra_plugins: tuple[str, ...]) -> None:
-    """Write RUN_IDS' trajectories as a Hugging Face dataset (save_to_disk), JSONL and a dataset card.
+    """Write RUN_IDS' trajectories as JSONL, a dataset card and (with `datasets`) a save_to_disk dataset.
 
     A collection run (`tau tracer collect`) contributes the trajectories it kept; any other run
     its +1 trials. With --format dpo, tasks with both a +1 and a -1 trajectory across the runs
@@ -281,15 +281,28 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
         obj = pm.catalog("domains").get(name)
         return obj if isinstance(obj, Domain) else obj()
 
+    from collections import Counter
+
     exporter = export.Exporter(domain)
-    rows = export.sft_rows(runs, exporter) if fmt == "sft" else export.dpo_rows(runs, exporter)
+    dropped: Counter[str] = Counter()
+    rows = export.sft_rows(runs, exporter) if fmt == "sft" else export.dpo_rows(runs, exporter, dropped)
     if not rows:
         what = "trajectories with reward +1" if fmt == "sft" else "tasks with both a +1 and a -1 trajectory"
+        if dropped:
+            raise export.ExportError(f"nothing to export: all {sum(dropped.values())} +1/-1 pair(s) in run(s) "
+                                     f"{', '.join(runs)} were dropped: {export.describe_drops(dropped)}")
         raise export.ExportError(f"nothing to export: no {what} in run(s) {', '.join(runs)}")
+    if dropped:
+        click.echo(f"dropped {sum(dropped.values())} of {sum(dropped.values()) + len(rows)} +1/-1 pair(s): "
+                   f"{export.describe_drops(dropped)}", err=True)
     splits = export.split_rows(rows, validation, seed)
-    export.write(splits, Path(out), fmt, list(runs))
-    click.echo(f"wrote {', '.join(f'{len(v)} {k}' for k, v in splits.items())} {fmt} row(s) to {out} "
-               f"(load with datasets.load_from_disk)", err=True)
+    saved = export.write(splits, Path(out), fmt, list(runs))
+    counts = ", ".join(f"{len(v)} {k}" for k, v in splits.items())
+    if saved:
+        click.echo(f"wrote {counts} {fmt} row(s) to {out}: JSONL and a dataset (datasets.load_from_disk)", err=True)
+    else:
+        click.echo(f"wrote {counts} {fmt} row(s) to {out} as JSONL; `datasets` is not installed, so no "
+                   f"save_to_disk copy (`tau train` reads the JSONL too; for the copy: {export.DATASETS_HINT})", err=True)
 
 
 def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> None:
