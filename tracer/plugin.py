@@ -83,20 +83,42 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
 @click.option("--rollout-model", default=None,
               help="Also require a dual-role LLM rollout (agent and user on this model) to solve each task once.")
 @click.option("--rollout-api-base", default=None, help="OpenAI-compatible endpoint for the rollout model.")
+@click.option("--force", is_flag=True, help="Replace the split even where it holds tasks the Tracer did not build.")
 @plugins_option
 @debug_option
 @guarded
 def build_command(domain: str, split: str, n: int, seed: int, out: str | None, min_calls: int | None,
                   max_calls: int | None, challenge_rate: float | None, refine_model: str | None,
                   refine_api_base: str | None, feelings_model: str | None, feelings_api_base: str | None,
-                  no_emotion: bool, rollout_model: str | None, rollout_api_base: str | None,
+                  no_emotion: bool, rollout_model: str | None, rollout_api_base: str | None, force: bool,
                   extra_plugins: tuple[str, ...]) -> None:
-    """Build N validated tasks of SPLIT for DOMAIN; prints how many candidates each check rejected."""
+    """Build N validated tasks of SPLIT for DOMAIN; prints how many candidates each check rejected.
+
+    The tasks replace SPLIT in the pack's data/tasks.json (or go to --out); a split that holds tasks the
+    Tracer did not build is only replaced with --force. The users and written entities of every other
+    Tracer-built split are left out, so test and train come out clean in either order."""
     from tau_emotion.core.models import ModelSettings
-    from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file, pack_tasks_path
+    from tau_emotion.tracer.build import (
+        build_tasks,
+        default_avoid,
+        dump_tasks,
+        foreign_tasks,
+        kept_apart,
+        merge_into_file,
+        pack_tasks_path,
+    )
     from tau_emotion.tracer.graph import build_graph
 
     dom = _domain(domain, extra_plugins)
+    from tau_emotion.tracer.hints import load_hints
+
+    if not out and not force and load_hints(dom).can_ground:  # without hints the build says what to do first
+        hand = foreign_tasks(pack_tasks_path(dom), split)
+        if hand:
+            raise click.ClickException(
+                f"split '{split}' of {domain} holds {len(hand)} task(s) the Tracer did not build ({', '.join(hand[:3])}"
+                f"{', ...' if len(hand) > 3 else ''}) that a build would replace: move them to split 'hand', build "
+                f"another split, write elsewhere with --out FILE, or pass --force to replace them")
     for warning in build_graph(dom).warnings:
         click.echo(f"warning: {warning}", err=True)
     refiner = feelings = labeler = rollout = None
@@ -121,7 +143,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
     target = None if out else pack_tasks_path(dom)
     report = build_tasks(dom, split, n, seed, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate,
                          refiner=refiner, feelings=feelings, labeler=labeler, rollout=rollout,
-                         avoid=default_avoid(dom, split))
+                         avoid=default_avoid(dom, split), keep_apart=kept_apart(dom, split))
     for line in report.summary_lines():
         click.echo(line)
     if out:
