@@ -77,7 +77,7 @@ def unsatisfied_heatmap(data: RunData, by: str) -> dict[str, Any]:
 def heatmap(data: RunData, by: str, metric: str) -> dict[str, Any]:
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for r in data.results:
-        groups[(r.domain, r.tags.get(by, "(none)"))].append(r)
+        groups[(r.domain, r.tags.get(by, "(control)" if VARIANT in r.task_id else "(none)"))].append(r)
     rows = sorted({d for d, _ in groups})
     cols = sorted({f for _, f in groups})
     k = data.config.trials
