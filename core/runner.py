@@ -209,6 +209,29 @@ def broken_gold(domains: dict[str, Domain], tasks: list[Task]) -> dict[str, str]
     return broken
 
 
+#: the run reference that means the newest stored run
+LATEST = "latest"
+
+
+def resolve_run(store: Any, ref: str, where: str = "") -> str:
+    """The stored run id that `ref` names: an exact id, `latest` (the newest run), or a unique prefix of
+    an id or of its random tail (`20261201-1426` or `c52f`). Anything else is one error listing candidates."""
+    ids = store.run_ids()
+    if store.run_config(ref) is not None:
+        return ref
+    if ref == LATEST and ids:
+        return ids[-1]
+    found = [i for i in ids if i.startswith(ref) or i.rsplit("-", 1)[-1].startswith(ref)] if ref else []
+    if len(found) == 1:
+        return found[0]
+    where = where or "the results"
+    if found:
+        raise RunError(f"run reference '{ref}' is ambiguous in {where}: it matches {', '.join(found[-5:])}"
+                       + (f" and {len(found) - 5} more" if len(found) > 5 else "") + "; give more characters")
+    known = ", ".join(ids[-5:]) or "none"
+    raise RunError(f"no run '{ref}' in {where} (latest runs: {known}; `latest` or a unique prefix also works)")
+
+
 def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, Any]] | None) -> None:
     """Put back the secret options a stored config holds as [REDACTED]: from `given` (flags of this
     command), else the environment (TAU_<NAME>; a role's key as `roles.env_api_key` finds it); a missing
@@ -296,10 +319,8 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
     """
     pm = pm or get_plugin_manager()
     opened = open_store(pm, store, db_path, create=False)
+    run_id = resolve_run(opened, run_id, db_path)
     config = opened.run_config(run_id)
-    if config is None:
-        known = ", ".join(opened.run_ids()[-5:]) or "none"
-        raise RunError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
     opened.close()
     check_resume_changes(run_id, config, given or {}, options, pm)
     restore_secrets(run_id, config, options)

@@ -4,6 +4,11 @@ import textwrap
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# the default results file is per user (~/.local/share/tau/runs.db): tests never write there
+import tempfile  # noqa: E402
+
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="tau-test-data-")
+os.environ.pop("TAU_DB", None)
 
 import pytest  # noqa: E402
 
@@ -79,6 +84,7 @@ def tau(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TAU_PLUGINS", raising=False)
+    monkeypatch.setenv("TAU_DB", str(tmp_path / ".tau" / "runs.db"))  # each test its own results file
     runner = CliRunner()
     cli = build_cli()
 

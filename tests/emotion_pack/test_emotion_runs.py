@@ -196,3 +196,9 @@ def test_a_plugin_chooses_conditions_through_tau_emotion_condition(tmp_path):
     families = {t.id: t.block("emotion").family for t in run.tasks}
     assert families["mock-002"] == "sadness" and {families[t] for t in families if t != "mock-002"} == {"fear"}
     assert {r.tags["emotion.family"] for r in results if r.task_id == "mock-002"} == {"sadness"}
+
+
+def test_the_printed_summary_has_a_row_per_arm_with_a_control(tau):
+    out = tau("run", "--plugins", "emotion,mock", "--emotion-control", "--trials", "1", "--no-progress").output
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith(("arm:", "all "))}
+    assert rows == {"all": "8", "arm:emotional": "4", "arm:control": "4"}

@@ -131,3 +131,23 @@ def test_preset_low_names_what_is_missing(tau, tmp_path):
                  "--db", str(tmp_path / "r.db"), "-o", "no_progress=true")
     assert result.exit_code == 0, result.output
     assert "collect" in result.output and "airline" in result.output
+
+
+def test_collect_takes_the_model_options_of_run_from_flags_and_a_config_file(tau, openai_server, airline, tmp_path):
+    from tau_emotion.core.cli import build_cli
+    from tau_emotion.core.roles import role_options_model
+
+    collect = build_cli().commands["tracer"].commands["collect"]
+    flags = {o for p in collect.params for o in p.opts}
+    for model in (role_options_model("agent"), role_options_model("user")):
+        assert {"--" + name.replace("_", "-") for name in model.model_fields} <= flags
+    _serve(openai_server, airline.tasks("train")[:2])
+    config = tmp_path / "collect.toml"
+    config.write_text(f'agent_model = "openai/expert"\nagent_api_base = "{openai_server.base_url}"\n'
+                      'agent_args = {max_tokens = 321}\n')
+    result = tau("tracer", "collect", "airline", "--tasks", "2", "--config", str(config), "--agent-client", "openai",
+                 "--user-model", "openai/user", "--user-api-base", openai_server.base_url,
+                 "--user-args", '{"max_tokens": 77}', "--db", str(tmp_path / "r.db"), "-o", "no_progress=true")
+    assert result.exit_code == 0, result.output
+    by_model = {r["model"]: r for r in openai_server.requests}
+    assert by_model["expert"]["max_tokens"] == 321 and by_model["user"]["max_tokens"] == 77
