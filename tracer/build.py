@@ -40,6 +40,7 @@ from tau_emotion.tracer.validate import CHECKS, Validator
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from tau_emotion.core.conditions import ConditionSpace
     from tau_emotion.core.domain import Domain
     from tau_emotion.tracer.feelings import EmotionLabeler
 
@@ -136,12 +137,16 @@ def build_tasks(
     refiner: Any = None,
     feelings: Any = None,
     labeler: EmotionLabeler | None = None,
+    space: ConditionSpace,
     rollout: Callable[[Candidate], None] | None = None,
     avoid: list[Task] | None = None,
     max_candidates: int | None = None,
     on_accept: Callable[[int], None] | None = None,
 ) -> BuildReport:
-    """Build `n` validated tasks; raise TracerError when the candidates run out first."""
+    """Build `n` validated tasks; raise TracerError when the candidates run out first.
+
+    `space` is the emotion plugin's condition space (`feelings.condition_space(pm)`): the design draws from it.
+    """
     started = time.perf_counter()
     hints = load_hints(domain)
     if not hints.can_ground:
@@ -159,7 +164,7 @@ def build_tasks(
     sequences: set[tuple[Any, ...]] = set()
     refiner = refiner or TemplateRefiner(domain)
     occasions = normalise_occasions(hints.occasions)
-    design = design_conditions(n, f"{domain.name}/{split}/{seed}")
+    design = design_conditions(n, f"{domain.name}/{split}/{seed}", space)
     feelings = feelings or _template_feelings()
     report = BuildReport(domain=domain.name, split=split, seed=seed, tasks=[], candidates=0,
                          graph={"tools": len(graph.graph), "edges": graph.graph.number_of_edges(),
