@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from tau_emotion.core.registry import RegistryError
+
 if TYPE_CHECKING:
     import random
 
@@ -58,13 +60,24 @@ class ConditionSpace(Protocol):
         ...
 
 
+#: what a space must have (the protocol's members)
+MEMBERS = ("fields", "groups", "labels", "dimensions", "condition", "default", "lexicon", "anchor", "classifier")
+
+
 def condition_space(pm: Any, name: str, *, missing_ok: bool = False) -> ConditionSpace | None:
     """The condition space registered as `name` in `pm`'s catalog.
 
     An unknown name is a `RegistryError` listing what is installed (with the nearest name), or None
-    with `missing_ok` (for a plugin that works without one).
+    with `missing_ok` (for a plugin that works without one); a registered object that lacks a member of
+    the protocol is a `RegistryError` naming the plugin that registered it and what it lacks.
     """
     catalog = pm.catalog(CATALOG)
     if missing_ok and name not in catalog:
         return None
-    return catalog.get(name)
+    entry = catalog.entry(name)
+    space = entry.load()
+    missing = [member for member in MEMBERS if not hasattr(space, member)]
+    if missing:
+        raise RegistryError(f"condition space '{name}' (registered by plugin '{entry.owner}') is not a "
+                            f"ConditionSpace: it lacks {', '.join(missing)}")
+    return space

@@ -74,6 +74,21 @@ def test_an_unknown_space_names_what_is_installed_or_is_none_when_optional():
     assert condition_space(pm, "wether", missing_ok=True) is None
 
 
+def test_a_registered_object_that_is_no_space_is_named_with_its_plugin():
+    class Half:
+        fields, groups, labels, dimensions = (), {}, {}, {}
+
+    class HalfPlugin:
+        @hookimpl
+        def tau_register_condition_spaces(self, register):
+            register("half", Half())
+
+    pm = get_plugin_manager(defaults=False, extra=[HalfPlugin()])
+    with pytest.raises(RegistryError, match=r"condition space 'half' \(registered by plugin '.+'\) is not a "
+                                            r"ConditionSpace: it lacks condition, default, lexicon, anchor, classifier"):
+        condition_space(pm, "half")
+
+
 def test_domain_registration_gets_the_manager_that_fills_the_catalog():
     adapter = Adapter()
     with_space = get_plugin_manager(defaults=False, extra=[WeatherPlugin(), adapter])
