@@ -53,8 +53,12 @@ def tau_configure(config: RunConfig) -> None:
 
 
 @hookspec
-def tau_register_domains(register: Register) -> None:
-    """Register domains: `register(Domain(...))` or `register("name", "module:attr")`."""
+def tau_register_domains(register: Register, pluginmanager: pluggy.PluginManager) -> None:
+    """Register domains: `register(Domain(...))` or `register("name", "module:attr")`.
+
+    `pluginmanager` is the manager whose catalog is being filled: an adapter whose tasks carry what another
+    plugin's contract describes gets that contract there (a condition space: `conditions.condition_space`).
+    """
 
 
 @hookspec
@@ -138,6 +142,16 @@ def tau_register_blocks(register: Register) -> None:
     A block is a top-level key of a task that the plugin of the same name owns (a plugin
     `weather` owns `"weather": {...}`). When that plugin is loaded the runner validates every selected
     task's block with the model and keeps the validated object in `task.blocks[name]`.
+    """
+
+
+@hookspec
+def tau_register_condition_spaces(register: Register) -> None:
+    """Register a space of user conditions: `register("NAME", "module:attr")`, a `conditions.ConditionSpace`.
+
+    NAME is the task block the conditions are stored in (the registering plugin owns it). A plugin that
+    designs, writes or adapts tasks for those conditions gets the space with
+    `conditions.condition_space(pm, NAME)`, never by importing its owner.
     """
 
 

@@ -27,7 +27,7 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.registry import Register, Registry, resolve_target, suggest
 
 CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites",
-            "model_clients", "options", "blocks", "roles")
+            "model_clients", "options", "blocks", "roles", "condition_spaces")
 
 
 class PluginError(TauError):
@@ -124,7 +124,8 @@ class PluginManager(pluggy.PluginManager):
 
                 for role, description in CORE_ROLES.items():
                     registry.add(role, Role(description), owner="core")
-            hook(register=Register(registry, owners))
+            extra = {"pluginmanager": self} if "pluginmanager" in (hook.spec.argnames if hook.spec else ()) else {}
+            hook(register=Register(registry, owners), **extra)
             if kind == "options":  # each role's model options: one option set, owned by the role's plugin
                 from tau_emotion.core.roles import role_options_model
 

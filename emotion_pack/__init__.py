@@ -3,8 +3,9 @@
 It owns the task block `emotion` (an `EmotionBlock`: condition plus anchor) and attaches one to
 every task (`tau_modify_tasks`), conditions LLM users through `tau_user_prompt` and the scripted
 user through `tau_scripted_user_style`, and tags every result with its condition
-(`tau_task_tags`), so every metric breaks down by emotion. Goal, tools, database and success
-condition are untouched. It pulls in the `unsatisfied` terminator.
+(`tau_task_tags`), so every metric breaks down by emotion, and registers its vocabulary as the
+condition space of that block (`tau_register_condition_spaces`), through which the Tracer and the
+τ-Emotion-Bench adapter use it. Goal, tools, database and success condition are untouched. It pulls in the `unsatisfied` terminator.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def tau_register_blocks(register):
     from tau_emotion.emotion_pack.taxonomy import EmotionBlock
 
     register(BLOCK, EmotionBlock)
+
+
+@hookimpl
+def tau_register_condition_spaces(register):
+    register(BLOCK, "tau_emotion.emotion_pack.taxonomy:SPACE")
 
 
 def _options(config: Any) -> EmotionOptions:

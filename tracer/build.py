@@ -40,6 +40,7 @@ from tau_emotion.tracer.validate import CHECKS, Validator
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from tau_emotion.core.conditions import ConditionSpace
     from tau_emotion.core.domain import Domain
     from tau_emotion.tracer.feelings import EmotionLabeler
 
@@ -136,6 +137,7 @@ def build_tasks(
     refiner: Any = None,
     feelings: Any = None,
     labeler: EmotionLabeler | None = None,
+    space: ConditionSpace,
     rollout: Callable[[Candidate], None] | None = None,
     avoid: list[Task] | None = None,
     max_candidates: int | None = None,
@@ -146,7 +148,9 @@ def build_tasks(
 
     `keep_apart` (`kept_apart`): tasks of other splits whose users and written entities no accepted task may
     share, checked last, so a split built in the documented order (test, then train avoiding it) comes out
-    exactly as before, and one built in the other order is still clean."""
+    exactly as before, and one built in the other order is still clean.
+    `space` is the emotion plugin's condition space (`feelings.condition_space(pm)`): the design draws from it.
+    """
     started = time.perf_counter()
     hints = load_hints(domain)
     if not hints.can_ground:
@@ -166,7 +170,7 @@ def build_tasks(
     sequences: set[tuple[Any, ...]] = set()
     refiner = refiner or TemplateRefiner(domain)
     occasions = normalise_occasions(hints.occasions)
-    design = design_conditions(n, f"{domain.name}/{split}/{seed}")
+    design = design_conditions(n, f"{domain.name}/{split}/{seed}", space)
     feelings = feelings or _template_feelings()
     report = BuildReport(domain=domain.name, split=split, seed=seed, tasks=[], candidates=0,
                          graph={"tools": len(graph.graph), "edges": graph.graph.number_of_edges(),

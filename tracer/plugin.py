@@ -1,7 +1,8 @@
 """The `tau tracer` commands: `graph` (the tool dependency graph), `build` (tasks for a split) and `audit`.
 
 Importing this module costs nothing: the pipeline (networkx, Jinja2, the emotion pack's classifier,
-litellm for the optional model-backed steps) is imported inside the commands.
+litellm for the optional model-backed steps) is imported inside the commands. The emotion vocabulary
+comes from the command's plugin manager, as the condition space the emotion plugin registers.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
         merge_into_file,
         pack_tasks_path,
     )
+    from tau_emotion.tracer.feelings import condition_space
     from tau_emotion.tracer.graph import build_graph
 
     dom = _domain(domain, extra_plugins)
@@ -127,6 +129,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
                 f"another split, write elsewhere with --out FILE, or pass --force to replace them")
     for warning in build_graph(dom).warnings:
         click.echo(f"warning: {warning}", err=True)
+    space = condition_space(command_pm())
     refiner = feelings = labeler = rollout = None
     if refine_model:
         from tau_emotion.tracer.refine import LLMRefiner
@@ -137,18 +140,18 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
         from tau_emotion.tracer.feelings import LLMFeelings
 
         feelings = LLMFeelings(command_pm().model_client(ModelSettings.for_role(
-            "feelings", feelings_model, feelings_api_base, temperature=0.8)))
+            "feelings", feelings_model, feelings_api_base, temperature=0.8)), space)
     if not no_emotion:
         from tau_emotion.tracer.feelings import EmotionLabeler
 
-        labeler = EmotionLabeler.from_emotion_pack()
+        labeler = EmotionLabeler.from_space(space)
     if rollout_model:
         from tau_emotion.tracer.rollout import RolloutCheck
 
         rollout = RolloutCheck(dom, rollout_model, rollout_api_base)
     target = None if out else pack_tasks_path(dom)
     report = build_tasks(dom, split, n, seed, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate,
-                         refiner=refiner, feelings=feelings, labeler=labeler, rollout=rollout,
+                         refiner=refiner, feelings=feelings, labeler=labeler, space=space, rollout=rollout,
                          avoid=default_avoid(dom, split), keep_apart=kept_apart(dom, split))
     for line in report.summary_lines():
         click.echo(line)
@@ -355,10 +358,11 @@ def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> 
 def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[str, ...]) -> None:
     """Distribution tables and consistency checks of DOMAIN's SPLIT; exits 1 when a check fails."""
     from tau_emotion.tracer.audit import audit_split
+    from tau_emotion.tracer.feelings import condition_space
     from tau_emotion.tracer.hints import load_hints
 
     dom = _domain(domain, extra_plugins)
-    result = audit_split(dom, split, transfer_tool=load_hints(dom).handoff_tool)
+    result = audit_split(dom, split, space=condition_space(command_pm()), transfer_tool=load_hints(dom).handoff_tool)
     click.echo(json.dumps(result.to_json(), indent=1) if as_json else "\n".join(result.lines()))
     if not result.ok:
         raise SystemExit(1)

@@ -12,9 +12,9 @@ from tau_emotion.tracer.design import condition_id, design_conditions, events_fi
 
 
 @pytest.mark.parametrize("n", [22, 58, 100])
-def test_design_is_balanced_and_has_no_repeated_condition(n):
-    rows = design_conditions(n, "airline/test/2")
-    assert rows == design_conditions(n, "airline/test/2") != design_conditions(n, "airline/test/3")
+def test_design_is_balanced_and_has_no_repeated_condition(n, space):
+    rows = design_conditions(n, "airline/test/2", space)
+    assert rows == design_conditions(n, "airline/test/2", space) != design_conditions(n, "airline/test/3", space)
     emotions = Counter(r["emotion"] for r in rows)
     assert set(emotions) == set(EMOTIONS) and max(emotions.values()) - min(emotions.values()) <= 1
     for dim, values in DIMENSIONS.items():
@@ -61,15 +61,15 @@ def test_no_positive_feelings_beside_a_misfortune(domains, pack):
 
 
 @pytest.mark.parametrize("split", ["test", "train"])
-def test_committed_airline_splits_pass_the_audit(airline, split):
-    result = audit_split(airline, split, transfer_tool="transfer_to_human_agents")
+def test_committed_airline_splits_pass_the_audit(airline, split, space):
+    result = audit_split(airline, split, space=space, transfer_tool="transfer_to_human_agents")
     assert result.ok, [c for c in result.checks if not c[1]]
     assert result.tables["label agreement"]["family+emotion"] == f"{result.tables['tasks']['n']}/" \
                                                                  f"{result.tables['tasks']['n']}"
     assert result.tables["users"][f"shared with {'train' if split == 'test' else 'test'}"] == 0
 
 
-def test_every_installed_tracer_built_split_passes_the_audit(domains):
+def test_every_installed_tracer_built_split_passes_the_audit(domains, space):
     """The audit every pack's conformance once ran (conformance no longer imports the Tracer): every installed
     domain's Tracer-built splits, with the handoff tool its hints name."""
     from tau_emotion.tracer.hints import load_hints
@@ -78,14 +78,14 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains):
     for name in domains.names():
         domain = domains.get(name)
         for split in sorted({t.split for t in domain.tasks(None) if t.meta.get("source") == "tracer"}):
-            result = audit_split(domain, split, transfer_tool=load_hints(domain).handoff_tool)
+            result = audit_split(domain, split, space=space, transfer_tool=load_hints(domain).handoff_tool)
             audited.append(f"{name}/{split}")
             problems += [f"{name}/{split}: {check}: {detail}" for check, ok, detail in result.checks if not ok]
     assert not problems, problems
     assert {f"{p}/{s}" for p in ("airline", "retail", "telecom", "telehealth") for s in ("test", "train")} <= set(audited)
 
 
-def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch):
+def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch, space):
     done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test"])
     assert done.exit_code == 0, done.output
     assert "label agreement" in done.output and "challenge kinds" in done.output
@@ -94,7 +94,7 @@ def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkey
               if t.split == "test" else t for t in tasks]
     monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: broken if split is None else
                         [t for t in broken if t.split == split])
-    result = audit_split(airline, "test")
+    result = audit_split(airline, "test", space=space)
     failed = {name for name, ok, _ in result.checks if not ok}
     assert {"emotion balance", "label agreement", "distinct conditions"} <= failed
 
@@ -174,13 +174,13 @@ def _family_challenges(tasks):
 
 
 @pytest.mark.parametrize(("pack", "seed", "rate"), [("airline", 5, None), ("retail", 3, 0.45)])
-def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, seed, rate):
+def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, seed, rate, space):
     from tau_emotion.tracer.audit import CHALLENGE_TOLERANCE
     from tau_emotion.tracer.build import build_tasks
     from tau_emotion.tracer.feelings import EmotionLabeler
 
     report = build_tasks(domains.get(pack), "test", 40, seed, challenge_rate=rate,
-                         labeler=EmotionLabeler.from_emotion_pack())
+                         labeler=EmotionLabeler.from_space(space), space=space)
     tasks = report.tasks
     share = sum(bool(t.meta["policy_challenge"]) for t in tasks) / len(tasks)
     assert share > 0.1
@@ -197,7 +197,7 @@ def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, 
     assert set(emotions) == set(EMOTIONS) and max(emotions.values()) - min(emotions.values()) <= 1
 
 
-def test_audit_fails_a_split_whose_challenges_sit_in_some_families(airline, monkeypatch):
+def test_audit_fails_a_split_whose_challenges_sit_in_some_families(airline, monkeypatch, space):
     """Retail test before the stratified build: 0 of 9 enjoyment tasks with a challenge, 43% of the rest."""
     tasks = airline.tasks(None)
     test = [t for t in tasks if t.split == "test"]
@@ -211,7 +211,7 @@ def test_audit_fails_a_split_whose_challenges_sit_in_some_families(airline, monk
         skewed.append(t)
     monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: skewed if split is None else
                         [t for t in skewed if t.split == split])
-    result = audit_split(airline, "test", transfer_tool="transfer_to_human_agents")
+    result = audit_split(airline, "test", space=space, transfer_tool="transfer_to_human_agents")
     failed = {name: detail for name, ok, detail in result.checks if not ok}
     assert "challenge balance" in failed and "enjoyment" in failed["challenge balance"]
     assert result.tables["challenges by family"]["enjoyment"].startswith("0/")
@@ -226,13 +226,13 @@ def test_a_family_the_share_left_behind_takes_what_brings_it_back():
     assert challenge_fits(counts, "anger", False) and not challenge_fits(counts, "anger", True)
 
 
-def test_audit_fails_a_split_whose_families_differ_in_intents(airline, monkeypatch):
+def test_audit_fails_a_split_whose_families_differ_in_intents(airline, monkeypatch, space):
     """Every anger task cut to its first intent: anger holds the single-intent tasks the others lack."""
     skewed = [t.model_copy(update={"user": t.user.model_copy(update={"intents": t.user.intents[:1]})})
               if t.split == "test" and t.blocks["emotion"]["family"] == "anger" else t for t in airline.tasks(None)]
     monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: skewed if split is None else
                         [t for t in skewed if t.split == split])
-    result = audit_split(airline, "test", transfer_tool="transfer_to_human_agents")
+    result = audit_split(airline, "test", space=space, transfer_tool="transfer_to_human_agents")
     failed = {name: detail for name, ok, detail in result.checks if not ok}
     assert "intent balance" in failed and "anger" in failed["intent balance"]
     assert "challenge balance" not in failed
