@@ -16,10 +16,9 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message, ModelSettings
 from tau_emotion.plugins.model_calls import parse_json_object, preflight
-from tau_emotion.plugins.stop import STOP_TOKEN
 from tau_emotion.templates import render
 
 GREETING = "Hi! How can I help you today?"
@@ -45,17 +44,17 @@ class UserOptions(BaseModel):
 
 
 class LLMUser:
-    def __init__(self, episode: Episode):
-        self.episode = episode
-        self.client = episode.pm.model_client(episode.config.options_for("llm_user", UserOptions).settings(),
-                                              episode.config)
+    def __init__(self, view: EpisodeView):
+        self.view = view
+        self.client = view.model_client(view.options("llm_user", UserOptions).settings())
+        self.stop = view.end_tokens.done or ""
         self.history: list[dict[str, str]] = []
         self.system: dict[str, str] | None = None
 
     def _system_prompt(self) -> str:
-        task = self.episode.task
-        base = render("user_system.j2", instruction=task.user.instruction, known=task.user.known, stop_token=STOP_TOKEN)
-        return "\n\n".join([base, *self.episode.user_prompt_sections(base)])
+        task = self.view.task
+        base = render("user_system.j2", instruction=task.user.instruction, known=task.user.known, stop_token=self.stop)
+        return "\n\n".join([base, *self.view.prompt_sections(base)])
 
     async def _say(self, agent_text: str) -> Message:
         if self.system is None:
@@ -68,16 +67,17 @@ class LLMUser:
 
     async def start(self) -> Message:
         message = await self._say(GREETING)
-        self.episode.add_usage(message.usage)
+        self.view.add_usage(message.usage)
         return message
 
     async def respond(self, message: Message) -> Message:
         agent_text = message.content or ""
         reply = await self._say(agent_text)
-        self.episode.add_usage(reply.usage)
+        self.view.add_usage(reply.usage)
         text = reply.content or ""
-        if STOP_TOKEN in text and _ASKS_CONFIRMATION.search(agent_text) and "?" in agent_text and _AGREES.search(text):
-            reply.content = text.replace(STOP_TOKEN, "").strip() or "Yes."
+        stop = self.stop
+        if stop and stop in text and _ASKS_CONFIRMATION.search(agent_text) and "?" in agent_text and _AGREES.search(text):
+            reply.content = text.replace(stop, "").strip() or "Yes."
         return reply
 
 
