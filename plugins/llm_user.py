@@ -90,7 +90,7 @@ def tau_register_users(register):
 def tau_run_start(run):
     """Check the user model's endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.user == "llm":
-        preflight(run.config.options_for("llm_user", UserOptions).settings(), run.config, "user")
+        preflight(run.config.options_for("llm_user", UserOptions).settings(), run.config, "user", run_id=run.run_id)
 
 
 @hookimpl

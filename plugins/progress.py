@@ -1,12 +1,11 @@
 """The `progress` plugin: a live line on stderr (≤ 80 columns): episodes in flight, success rate, mean reward,
-model-call retries (counted by the shared model-call loop) and errors.
+model-call retries (of finished episodes: each reply's usage counts its retries) and errors.
 
 It owns the `--no-progress` option. Its bars are kept per run id in the plugin itself.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -28,8 +27,7 @@ def tau_register_options(register):
 
 def _live(tally: dict[str, float]) -> str:
     """The live counters: in flight, successes, mean reward, model-call retries, errors (read at each refresh)."""
-    calls = sys.modules.get("tau_emotion.plugins.model_calls")
-    retries = calls.stats["retries"] if calls is not None else 0
+    retries = int(tally["retries"])
     n = tally["n"] or 1
     rate = f"{tally['ok'] / n:.0%}" if tally["n"] else "-"
     reward = f"{tally['reward'] / n:+.2f}" if tally["n"] else "-"
@@ -44,7 +42,7 @@ def tau_run_start(run):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TimeElapsedColumn
     from rich.text import Text
 
-    tally = {"n": 0, "ok": 0, "reward": 0.0, "errors": 0, "flying": 0}
+    tally = {"n": 0, "ok": 0, "reward": 0.0, "errors": 0, "flying": 0, "retries": 0}
 
     class Live(ProgressColumn):
         def render(self, task):
@@ -76,6 +74,7 @@ def tau_episode_end(episode, result):
     tally["ok"] += result.success
     tally["reward"] += result.reward
     tally["errors"] += result.status == "error"
+    tally["retries"] += result.usage.get("retries", 0.0)
     tally["flying"] = max(0, tally["flying"] - 1)
     progress.update(bar, advance=1)
 

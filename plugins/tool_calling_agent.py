@@ -72,7 +72,7 @@ def tau_register_agents(register):
 def tau_run_start(run):
     """Check the agent model's endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.agent == "tool_calling":
-        preflight(run.config.options_for("tool_calling", AgentOptions).settings(), run.config, "agent")
+        preflight(run.config.options_for("tool_calling", AgentOptions).settings(), run.config, "agent", run_id=run.run_id)
 
 
 @hookimpl

@@ -59,6 +59,7 @@ def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path
         assert result.status == "ok", result.error
         assert len(agent_calls) >= 2  # the fault, then the retry that got the good reply
         assert result.messages[1].content == GOOD["content"]
+        assert result.usage["retries"] == 1  # the one fault, counted in the result (whatever process ran it)
     elif expected == "tool_error":
         assert result.status == "ok", result.error
         tool = next(m for m in result.messages if m.role == "tool")
