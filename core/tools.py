@@ -16,10 +16,8 @@ before doing it (the classic `calculate` checks the AST); see docs/architecture.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import json
-import operator
 import re
 import signal
 import threading
@@ -188,45 +186,6 @@ def find_row(state: State, table: str, key: Any, what: str, *, write: bool = Fal
     if not isinstance(key, str) or key not in rows:
         raise ToolError(f"{what} '{key}' not found")
     return rows[key] if write else rows.peek(key)
-
-
-def money(value: float) -> float | int:
-    """Round to cents and drop an empty fraction, so figures read like '327' or '54.5'."""
-    value = round(value + 0.0, 2)
-    return int(value) if value == int(value) else value
-
-
-_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-               ast.UAdd: operator.pos, ast.USub: operator.neg}
-MAX_EXPRESSION = 500
-
-
-def _arithmetic_value(node: ast.AST) -> float:
-    if isinstance(node, ast.Expression):
-        return _arithmetic_value(node.body)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_arithmetic_value(node.left), _arithmetic_value(node.right))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_arithmetic_value(node.operand))
-    raise ToolError("only numbers, + - * / and parentheses are allowed")
-
-
-def arithmetic(expression: str) -> float | int:
-    """A pack's `calculate` tool: numbers, + - * /, signs and parentheses (thousands commas allowed), rounded
-    to cents with `money`; anything else, or a division by zero, is a ToolError. Nothing reaches `eval`, and
-    without powers no expression can start an unbounded computation."""
-    if len(expression) > MAX_EXPRESSION:
-        raise ToolError(f"the expression is too long (at most {MAX_EXPRESSION} characters)")
-    try:
-        tree = ast.parse(expression.replace(",", "").strip(), mode="eval")
-    except SyntaxError:
-        raise ToolError(f"'{expression}' is not a valid arithmetic expression") from None
-    try:
-        return money(_arithmetic_value(tree))
-    except ZeroDivisionError:
-        raise ToolError("division by zero") from None
 
 
 @dataclass(frozen=True)
