@@ -27,6 +27,7 @@ def test_an_existing_folder_is_not_overwritten(tmp_path):
     assert "already exists" in result.output and not any((tmp_path / "acme").iterdir())
 
 
+@pytest.mark.slow
 def test_new_pack_installs_conforms_builds_a_tracer_split_and_scores_one(tmp_path):
     home = tmp_path / "home"  # pip's build tools may write settings under HOME
     home.mkdir()

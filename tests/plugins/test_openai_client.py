@@ -122,6 +122,7 @@ def test_preflight_names_the_url_fast(openai_server):
               RunConfig(options={"litellm": {"no_preflight": True}}), "agent")  # skipped
 
 
+@pytest.mark.slow
 def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
     start = time.monotonic()
     result = tau("run", "--plugins", "airline", "--agent", "tool_calling", "--agent-model", "openai/x",

@@ -56,6 +56,7 @@ def test_it_moves_on_only_when_the_intent_is_done_and_told():
     assert user.patience.left == NEUTRAL_PATIENCE - 3
 
 
+@pytest.mark.slow
 def test_questions_get_facts_preferences_and_checked_confirmations():
     user, episode = _user()
     asyncio.run(user.start())

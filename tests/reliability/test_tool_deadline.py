@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from tau_emotion.core import hookimpl
 from tau_emotion.core.domain import Domain
 from tau_emotion.core.models import Message, RunConfig, Task, ToolCall
@@ -129,6 +131,7 @@ def test_deadlines_hold_in_a_worker_thread(tmp_path):
     assert all("took longer than 0.3 s" in m.content for m in tools[1:])
 
 
+@pytest.mark.slow
 def test_a_call_ending_at_its_deadline_never_leaks_a_timeout_off_the_main_thread():
     """The watchdog's raise and a call that ends just then race: each call is a result or a tool error, and no
     ToolTimeout lands in the caller's code after the call returned."""

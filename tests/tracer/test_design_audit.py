@@ -50,6 +50,7 @@ MISFORTUNES = ("hospital", "stolen", "you are sick", "cancelled by the airline",
                "storm is forecast", "funeral", "surgery", "unwell", "lost your job", "money is tight")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack", ["airline", "retail", "telecom", "telehealth"])
 def test_no_positive_feelings_beside_a_misfortune(domains, pack):
     """No shipped Tracer task asks for enjoyment while its instruction states a misfortune."""
@@ -157,6 +158,7 @@ def _family_challenges(tasks):
     return by_family
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("pack", "seed", "rate"), [("airline", 5, None), ("retail", 3, 0.45)])
 def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, seed, rate):
     from tau_emotion.tracer.audit import CHALLENGE_TOLERANCE
