@@ -54,9 +54,9 @@ def main() -> None:
     server.respond("agent-model", reply)
     trials = max(1, args.episodes // 4)  # the mock domain has 4 test tasks
     config = RunConfig(plugins=["mock"], agent="tool_calling", trials=trials, concurrency=args.episodes, max_steps=6,
-                       options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
+                       options={"agent": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
                                 "progress": {"no_progress": True},
-                                "litellm": {"retry_wait": 0.05, "max_retries": 2, "model_timeout": 1.0}})
+                                "model_calls": {"retry_wait": 0.05, "max_retries": 2, "model_timeout": 1.0}})
     with tempfile.TemporaryDirectory() as tmp:
         run = prepare_run(config, str(Path(tmp) / "storm.sqlite"))
         started = time.perf_counter()

@@ -138,10 +138,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             config = RunConfig(plugins=["airline"], split="train", n_tasks=n_tasks, trials=trials, agent="tool_calling",
                                user="scripted", max_steps=args.steps, concurrency=args.concurrency, seed=0,
-                               options={"tool_calling": {"agent_model": "openai/scripted", "agent_api_base": base,
-                                                         "agent_client": args.client},
+                               options={"agent": {"agent_model": "openai/scripted", "agent_api_base": base,
+                                                  "agent_client": args.client},
                                         "progress": {"no_progress": True},
-                                        "litellm": {"max_retries": 0, "model_timeout": 60}})
+                                        "model_calls": {"max_retries": 0, "model_timeout": 60}})
             run = prepare_run(config, os.path.join(tmp, "load.sqlite"))
             load = os.getloadavg()[0]
             calls0 = served(base)

@@ -15,8 +15,8 @@ import statistics
 import time
 import tracemalloc
 
+from tau_emotion.core.manager import load_all_plugins
 from tau_emotion.core.models import Message, Termination
-from tau_emotion.core.plugins import load_all_plugins
 from tau_emotion.core.reward import expected_hash, gold_statement, replay, score
 
 TAU_BENCH_AIRLINE_S_PER_TASK = 1.9

@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from tau_emotion.core.manager import PluginUnavailable, get_plugin_manager
 from tau_emotion.core.models import RunConfig, Termination
-from tau_emotion.core.plugins import PluginUnavailable, get_plugin_manager
 from tau_emotion.core.reward import gold_messages, replay, score
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.domain_packs.classic import PLUGINS, ClassicPlugin

@@ -16,7 +16,7 @@ import statistics
 import time
 from collections import Counter
 
-from tau_emotion.core.plugins import load_all_plugins
+from tau_emotion.core.manager import load_all_plugins
 from tau_emotion.tracer.build import build_tasks, default_avoid
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.validate import CHECKS

@@ -3,18 +3,17 @@ options through `tau_register_options`.
 
 `main()` builds one plugin manager with every installed plugin (so `--help` is complete) and
 hands it to the command as click's `obj`; `tau run` narrows that same manager to the plugins the
-run selects. A `TauError` is printed as one line; anything else is a bug and keeps its traceback.
+run selects. `build_cli` makes a new `tau` group per call, so nothing is patched per process.
+A `TauError` is printed as one line; anything else is a bug and keeps its traceback. Plugins that
+add commands use `tau_emotion.core.plugin_cli`, not this module.
 """
 
 from __future__ import annotations
 
-import functools
+import copy
 import json
 import os
 import sys
-import types
-import typing
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,63 +24,28 @@ from pydantic import BaseModel
 from tau_emotion.core import __version__
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import is_secret_name
+from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
 from tau_emotion.core.models import RunConfig
-from tau_emotion.core.plugins import PluginManager, Selection, load_all_plugins
+from tau_emotion.core.plugin_cli import (
+    all_domains,
+    command_pm,
+    db_option,
+    debug_option,
+    execute_run,
+    guarded,
+    insert_params,
+    model_params,
+    open_results,
+    plugins_option,
+    raw_plugin_options,
+    require_run,
+    store_option,
+)
 
-DEFAULT_DB = os.environ.get("TAU_DB", ".tau/runs.db")
 OPTION_PREFIX = "opt__"
 
 
-def fail(exc: BaseException) -> click.ClickException:
-    from tau_emotion.core.limits import scrub
-
-    return click.ClickException(scrub(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__)
-
-
-def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Print a `TauError` as one line; `--debug` (or TAU_DEBUG=1) shows its traceback. Other errors are bugs
-    and propagate with theirs."""
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        debug = kwargs.pop("debug", False) or os.environ.get("TAU_DEBUG") == "1"
-        try:
-            return fn(*args, **kwargs)
-        except TauError as exc:
-            if debug:
-                raise
-            raise fail(exc) from None
-
-    return functools.wraps(fn)(wrapper)
-
-
-debug_option = click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-db_option = click.option("--db", "db_path", default=DEFAULT_DB, show_default=True,
-                         help="Where results are kept (a file or folder, as the store wants). Env: TAU_DB.")
-store_option = click.option("--store", "store", default=None,
-                            help="Result store plugin (default: the installed default store).")
-plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
-                              help="Also load these plugins (module paths of packs that are not installed).")
-
-
-def command_pm(extra: tuple[str, ...] | list[str] = ()) -> PluginManager:
-    """The command's plugin manager (every installed plugin), made once per command, plus `extra`."""
-    ctx = click.get_current_context(silent=True)
-    root = ctx.find_root() if ctx is not None else None
-    pm = root.obj if root is not None and isinstance(root.obj, PluginManager) else None
-    if pm is None:
-        pm = load_all_plugins()
-        if root is not None:
-            root.obj = pm
-    names = Selection.parse(list(extra)).selected if extra else Selection.parse(None).selected
-    for name in names:
-        if pm.get_plugin(name) is None:
-            pm.add(name)
-    return pm
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tau")
-def cli() -> None:
+def _tau() -> None:
     """tau-emotion: evaluate tool-calling agents against simulated users whose conditions you control.
 
     \b
@@ -159,7 +123,7 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@cli.command("run")
+@click.command("run")
 @click.option("--config", "config", type=click.Path(dir_okay=False, exists=True), default=None, is_eager=True,
               expose_value=True, callback=_config_file,
               help="A TOML file holding any of these flags (`--print-config` writes one); flags given win.")
@@ -227,21 +191,6 @@ def run_command(**kw: Any) -> None:
                                    f"re-run them with: tau run --resume {run.run_id} --db {db_path}")
 
 
-def execute_run(run: Any, verb: str, resume_command: str) -> dict[str, Any]:
-    """Announce a prepared run on stderr, run it, and turn Ctrl-C into the command that resumes it."""
-    from tau_emotion.core.runner import run_sync
-
-    for reason in run.skipped:
-        click.echo(f"skipping (--skip-broken): {reason}", err=True)
-    done = run.total - len(run.pending)
-    click.echo(f"{verb} {run.run_id}: {len(run.tasks)} tasks x {run.config.trials} trials"
-               f" in {', '.join(run.domains)}" + (f" ({done} already done)" if done else ""), err=True)
-    try:
-        return run_sync(run)
-    except KeyboardInterrupt:
-        raise click.ClickException(f"interrupted; finished trials are saved. Resume with: {resume_command}") from None
-
-
 def config_from_options(kw: dict[str, Any], pm: PluginManager, options: dict[str, dict[str, Any]],
                         store: str | None) -> RunConfig:
     items = [v for v in kw.pop("plugins")] or ([] if kw.get("suite") else [os.environ.get("TAU_PLUGINS", "")])
@@ -257,53 +206,18 @@ def config_from_options(kw: dict[str, Any], pm: PluginManager, options: dict[str
 # ----------------------------------------------------------------------------- plugin options
 
 
-def _field_type(annotation: Any) -> Any:
-    """The click type of a pydantic field: Optional[X] -> X; bool -> a flag."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
-        annotation = args[0]
-    if typing.get_origin(annotation) is typing.Literal:
-        return click.Choice([str(a) for a in typing.get_args(annotation)])
-    return {int: int, float: float, bool: bool, str: str}.get(annotation, str)
-
-
-def _bounded(kind: Any, metadata: list[Any]) -> Any:
-    """An int or float click type narrowed to the field's pydantic bounds (ge, gt, le, lt), so click rejects
-    `--retry-wait -5` with the allowed range."""
-    if kind not in (int, float):
-        return kind
-    bounds: dict[str, Any] = {}
-    for item in metadata:
-        for attr, key, is_open in (("ge", "min", False), ("gt", "min", True), ("le", "max", False), ("lt", "max", True)):
-            if getattr(item, attr, None) is not None:
-                bounds[key] = getattr(item, attr)
-                bounds[f"{key}_open"] = is_open
-    if not bounds:
-        return kind
-    return (click.IntRange if kind is int else click.FloatRange)(**bounds)
-
-
 def option_params(pm: PluginManager) -> list[click.Option]:
-    """One click option per field of every registered option model, named --field-name."""
+    """One click option per field of every registered option model, named --field-name, its help saying its owner."""
     params: list[click.Option] = []
     seen: dict[str, str] = {}
     for group, entry in pm.catalog("options").items():
         model: type[BaseModel] = entry.load()
-        for name, info in model.model_fields.items():
+        for name in model.model_fields:
             flag = "--" + name.replace("_", "-")
             if flag in seen:
                 raise TauError(f"option {flag} is registered twice: by '{seen[flag]}' and by '{group}'")
             seen[flag] = group
-            kind = _bounded(_field_type(info.annotation), info.metadata)
-            default = info.get_default(call_default_factory=True)
-            help_text = f"[{entry.owner}] {info.description or ''}".strip()
-            if kind is bool:
-                params.append(click.Option([flag, f"{OPTION_PREFIX}{group}__{name}"], is_flag=True, default=None,
-                                           help=help_text))
-            else:
-                shown = f" [default: {default}]" if default not in (None, "") else ""
-                params.append(click.Option([flag, f"{OPTION_PREFIX}{group}__{name}"], type=kind, default=None,
-                                           help=help_text + shown))
+        params += model_params(model, dest=lambda name, group=group: f"{OPTION_PREFIX}{group}__{name}", owner=entry.owner)
     return params
 
 
@@ -325,25 +239,6 @@ def plugin_options(ctx: click.Context, pm: PluginManager, kw: dict[str, Any]) ->
     return options, {group: (flag, catalog.entry(group).owner) for group, flag in given_as.items()}
 
 
-def raw_plugin_options(pm: PluginManager, items: tuple[str, ...] | list[str]) -> list[tuple[str, str, str, str]]:
-    """`-o KEY=VALUE` items as (group, field, value, key); KEY is a field of some plugin's options, or GROUP.FIELD."""
-    catalog = pm.catalog("options")
-    fields = {name: group for group, entry in catalog.items() for name in entry.load().model_fields}
-    parsed = []
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        group, dot, name = key.rpartition(".")
-        if not dot:
-            group, name = fields.get(key, ""), key
-        if not sep or group not in catalog:
-            known = ", ".join(sorted(fields)) or "none"
-            raise click.BadParameter(f"expected KEY=VALUE with a plugin option as KEY, got {item!r} (options: {known})",
-                                     param_hint="--option")
-        parsed.append((group, name, value, key))
-    return parsed
-
-
 def check_option_owners(pm: PluginManager, options: dict[str, dict[str, Any]],
                         owners: dict[str, tuple[str, str]]) -> None:
     """Options of plugins the run does not load are a usage error (exit 2) naming the plugin to add."""
@@ -356,42 +251,30 @@ def check_option_owners(pm: PluginManager, options: dict[str, dict[str, Any]],
 
 
 def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> None:
-    """The summary as a table: all tasks, each domain, then the rows plugins add (`tau_summary_rows`)."""
+    """The summary as a table whose rows (`tau_summary_rows`) and columns (`tau_summary_columns`) plugins give,
+    then the core's own counts: errored trials and terminations."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"run {summary.get('run_id')}")
-    table.add_column("scope", no_wrap=True)
-    table.add_column("tasks", justify="right")
-    table.add_column("Avg@k", justify="right")
-    for k in summary.get("pass_hat_k", {}):
-        table.add_column(f"Pass^{k}", justify="right")
-    table.add_column("mean reward", justify="right")
-    table.add_column("neg. end", justify="right")
-
-    def row(name: str, s: dict[str, Any]) -> None:
-        table.add_row(name, str(s.get("n_tasks", "")), f"{s.get('avg_at_k', float('nan')):.3f}",
-                      *(f"{s.get('pass_hat_k', {}).get(k, float('nan')):.3f}" for k in summary.get("pass_hat_k", {})),
-                      f"{s.get('mean_reward', float('nan')):+.3f}", f"{s.get('negative_end_rate', 0):.1%}")
-
-    row("all", summary)
-    for name, s in summary.get("by_domain", {}).items():
-        row(name, s)
-    for rows in (pm.hook.tau_summary_rows(summary=summary) if pm is not None else []):
-        for name, s in rows or []:
-            row(name, s)
-    Console().print(table)
+    columns = [c for cols in (pm.hook.tau_summary_columns(summary=summary) if pm is not None else []) for c in cols or []]
+    rows = [r for got in (pm.hook.tau_summary_rows(summary=summary) if pm is not None else []) for r in got or []]
+    if rows and columns:
+        table = Table(title=f"run {summary.get('run_id')}")
+        table.add_column("scope", no_wrap=True)
+        for header, _ in columns:
+            table.add_column(header, justify="right")
+        for name, group in rows:
+            table.add_row(Text(str(name)), *(Text(cell(group)) for _, cell in columns))
+        Console().print(table)
+    else:
+        click.echo(f"run {summary.get('run_id')}: no plugin gives summary rows (the metrics plugin is not loaded)")
     if summary.get("errors"):
         click.echo(f"errors: {summary['errors']} trial(s) ended in error (counted as failures above, not as scores)")
     click.echo("terminations: " + ", ".join(f"{k}={v}" for k, v in summary.get("terminations", {}).items()))
 
 
-def all_domains(extra: tuple[str, ...] = ()) -> Any:
-    """The domains catalog of the command's manager (every installed plugin, plus `extra` module paths)."""
-    return command_pm(extra).catalog("domains")
-
-
-@cli.command("plugins")
+@click.command("plugins")
 @click.option("--json", "as_json", is_flag=True)
 @debug_option
 @guarded
@@ -409,7 +292,7 @@ def plugins_command(as_json: bool) -> None:
             click.echo(f"{info.name:20} {where:28} {', '.join(info.hooks)}")
 
 
-@cli.command("domains")
+@click.command("domains")
 @click.option("--json", "as_json", is_flag=True)
 @plugins_option
 @debug_option
@@ -435,7 +318,7 @@ def domains_command(as_json: bool, extra_plugins: tuple[str, ...]) -> None:
         click.echo(f"{r['name']:22} tools={r['tools']:<3} {tasks}  {r['description']}")
 
 
-@cli.command("suites")
+@click.command("suites")
 @debug_option
 @guarded
 def suites_command() -> None:
@@ -444,7 +327,7 @@ def suites_command() -> None:
         click.echo(f"{name:20} {','.join(entry.load())}")
 
 
-@cli.command("tasks")
+@click.command("tasks")
 @click.argument("domain")
 @click.option("--split", default="test", show_default=True, help="Split, or 'all'.")
 @click.option("--json", "as_json", is_flag=True, help="The tasks as a JSON list (for scripts).")
@@ -482,20 +365,7 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
     click.echo(f"{len(tasks)} task(s)", err=True)
 
 
-def _store(db_path: str, store: str | None, extra: tuple[str, ...] = ()) -> Any:
-    """Open the results for reading through the stores catalog; nothing is created."""
-    from tau_emotion.core.runner import open_store
-
-    return open_store(command_pm(extra), store, db_path, create=False)
-
-
-def _run_exists(store: Any, run_id: str, db_path: str) -> None:
-    if store.run_config(run_id) is None:
-        known = ", ".join(store.run_ids()[-5:]) or "none"
-        raise click.ClickException(f"no run '{run_id}' in {db_path} (latest runs: {known})")
-
-
-@cli.command("runs")
+@click.command("runs")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, metadata included.")
 @click.option("--delete", "delete_id", default=None, metavar="RUN", help="Delete this run and its trials.")
 @store_option
@@ -506,70 +376,55 @@ def _run_exists(store: Any, run_id: str, db_path: str) -> None:
 def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str | None,
                  extra_plugins: tuple[str, ...]) -> None:
     """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
-    opened = _store(db_path, store, extra_plugins)
+    opened = open_results(db_path, store, extra_plugins)
     if delete_id:
-        _run_exists(opened, delete_id, db_path)
+        require_run(opened, delete_id, db_path)
         opened.delete_run(delete_id)
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return
     runs = opened.runs()
+    pm = command_pm(extra_plugins)
+    rows = [run_row(pm, r) for r in runs]
     if as_json:
-        click.echo(json.dumps([{**r, "status": run_status(r)} for r in runs], indent=2))
+        click.echo(json.dumps([{**r, **{k: v for k, v in row.items() if k not in CORE_RUN_COLUMNS}}
+                               for r, row in zip(runs, rows, strict=True)], indent=2))
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"runs in {db_path}")
-    for name in ("run", "started", "status", "agent", "user", "models", "plugins", "trials", "errors", "Avg@k"):
-        table.add_column(name, justify="right" if name in ("trials", "errors", "Avg@k") else "left")
-    for r in runs:
-        meta, s, config = r.get("meta") or {}, r["summary"] or {}, r["config"]
-        started = meta.get("started") or r.get("created")
-        expected = (meta.get("n_tasks") or s.get("n_tasks") or 0) * config.get("trials", 0)
-        table.add_row(r["run_id"], _when(started), run_status(r), config.get("agent", "?"), config.get("user", "?"),
-                      " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
-                      ",".join(config.get("plugins", [])), f"{r['n_trials']}/{expected or '?'}",
-                      str(s.get("errors", "-")), f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-")
+    names = list(dict.fromkeys(name for row in rows for name in row)) or list(CORE_RUN_COLUMNS)
+    for name in names:
+        table.add_column(name, justify="right" if name in ("trials", "errors") else "left")
+    for row in rows:
+        table.add_row(*(Text(row.get(name, "-")) for name in names))
     Console(width=200).print(table)
 
 
-def _when(stamp: float | None) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "-"
+#: the `tau runs` columns the core fills from what the store keeps of every run
+CORE_RUN_COLUMNS = ("run", "agent", "user", "plugins", "trials", "errors")
 
 
-def _died(meta: dict[str, Any]) -> bool:
-    """A run recorded as running by a process of this host that no longer exists (killed, e.g. SIGKILL)."""
-    import socket
-
-    if meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
-        return False
-    try:
-        os.kill(meta["pid"], 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def run_status(run: dict[str, Any]) -> str:
-    """running, complete, interrupted or errored (from the run's metadata; older runs from their summary)."""
-    meta = run.get("meta") or {}
-    if meta.get("status") == "running" and _died(meta):
-        return "interrupted"
-    if meta.get("status"):
-        return meta["status"]
-    s = run.get("summary")
-    if not s:
-        return "unknown"
-    if run.get("n_trials", 0) < s.get("n_tasks", 0) * s.get("trials", 0):
-        return "interrupted"
-    return "errored" if s.get("errors") else "complete"
+def run_row(pm: PluginManager, run: dict[str, Any]) -> dict[str, str]:
+    """One run's `tau runs` cells: the core's, then what plugins add (`tau_run_row`)."""
+    s, config = run.get("summary") or {}, run.get("config") or {}
+    planned = (s.get("n_tasks") or 0) * config.get("trials", 0)
+    row = {"run": run["run_id"], "agent": config.get("agent", "?"), "user": config.get("user", "?"),
+           "plugins": ",".join(config.get("plugins", [])), "trials": f"{run.get('n_trials', 0)}/{planned or '?'}",
+           "errors": str(s.get("errors", "-"))}
+    first = {"run": row.pop("run")}
+    extra: dict[str, str] = {}
+    for cells in pm.hook.tau_run_row(run=run):
+        for name, value in (cells or {}).items():
+            if name in row:
+                row[name] = str(value)
+            else:
+                extra.setdefault(name, str(value))
+    return {**first, **extra, **row}
 
 
-@cli.command("show")
+@click.command("show")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
 @store_option
@@ -579,8 +434,8 @@ def run_status(run: dict[str, Any]) -> str:
 @guarded
 def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Show a run's summary and per-trial results."""
-    store = _store(db_path, store, extra_plugins)
-    _run_exists(store, run_id, db_path)
+    store = open_results(db_path, store, extra_plugins)
+    require_run(store, run_id, db_path)
     summary = store.summary(run_id) or {}
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     results = store.results(run_id)
@@ -589,13 +444,12 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
             {"task_id": r.task_id, "trial": r.trial, "reward": r.reward, "status": r.status,
              "termination": r.termination.reason, "error": r.error} for r in results]}, indent=2))
         return
-    if meta:
-        models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
-        click.echo(f"run {run_id}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
-                   f"{models} seed={meta.get('seed')} started {_when(meta.get('started'))} ended {_when(meta.get('ended'))}"
-                   f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}".rstrip())
+    record = next((r for r in store.runs() if r["run_id"] == run_id), {"run_id": run_id})
+    for lines in command_pm(extra_plugins).hook.tau_run_header(run=record):
+        for line in lines or []:
+            click.echo(line)
     if summary:
-        print_summary(summary, command_pm())
+        print_summary(summary, command_pm(extra_plugins))
     for r in results:
         if r.status == "error":  # an errored trial is not a score of 0
             click.echo(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}")
@@ -603,7 +457,7 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
         click.echo(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}")
 
 
-@cli.command("export")
+@click.command("export")
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="File (default: stdout).")
@@ -615,8 +469,8 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
 def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: str | None,
                    extra_plugins: tuple[str, ...]) -> None:
     """Export a run's trials (messages included) as JSON lines."""
-    store = _store(db_path, store, extra_plugins)
-    _run_exists(store, run_id, db_path)
+    store = open_results(db_path, store, extra_plugins)
+    require_run(store, run_id, db_path)
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:
@@ -626,15 +480,25 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
         sys.stdout.write(text)
 
 
+#: the core's own commands, copied into every `tau` group `build_cli` makes
+CORE_COMMANDS = (run_command, plugins_command, domains_command, suites_command, tasks_command, runs_command,
+                 show_command, export_command)
+
+
 def build_cli(pm: PluginManager | None = None) -> click.Group:
-    """The `tau` group with every installed plugin's commands and `tau run` options (once per process)."""
-    if not getattr(cli, "_tau_plugins_added", False):
-        pm = pm or load_all_plugins()
-        pm.hook.tau_register_commands(cli=cli)
-        run = cli.commands["run"]
-        run.params[-3:-3] = option_params(pm)  # before --store, --db and --debug
-        cli._tau_plugins_added = True  # type: ignore[attr-defined]
-    return cli
+    """A new `tau` group: the core's commands (fresh copies, so a plugin that extends one changes only this group),
+    every installed plugin's commands (`tau_register_commands`), and the plugins' `tau run` options, added by
+    name in front of `--store`."""
+    pm = pm or load_all_plugins()
+    group = click.version_option(__version__, prog_name="tau")(_tau)
+    group = click.group("tau", context_settings={"help_option_names": ["-h", "--help"]})(group)
+    for command in CORE_COMMANDS:
+        fresh = copy.copy(command)
+        fresh.params = list(command.params)
+        group.add_command(fresh)
+    pm.hook.tau_register_commands(cli=group)
+    insert_params(group.commands["run"], option_params(pm), before="store")
+    return group
 
 
 def main() -> None:

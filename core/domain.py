@@ -1,14 +1,20 @@
-"""A domain: tools, initial database, policy, tasks and tool-dependency edges.
+"""A domain: tools, initial database, policy, its machine-checkable rules, tasks and tool-dependency edges.
 
 A domain pack builds one `Domain` and registers it through `tau_register_domains`. Files are
 read lazily from the pack's own package (`importlib.resources`), so registering a domain costs
 nothing until a run uses it. Adapters (the classic suites) pass loader callables instead of a package.
+
+The policy rules contract: a pack declares the machine-checkable parts of its written policy as
+`Rule`s (the `@rule` decorator), and everyone who asks whether a call is allowed (the conformance
+suite, task validation, error analysis, a pack's own task generators) asks
+`Domain.violations(state, action)`; nobody loops over the rules themselves.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cached_property
 from importlib.resources import files
 from types import ModuleType
@@ -17,9 +23,39 @@ from typing import Any
 from pydantic import ValidationError
 
 from tau_emotion.core.errors import DataError
-from tau_emotion.core.models import Task
-from tau_emotion.core.state import Database, read_json
+from tau_emotion.core.models import Action, Task
+from tau_emotion.core.state import Database, State, read_json
 from tau_emotion.core.tools import Toolset
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One machine-checkable part of a domain's written policy.
+
+    `check(state, action_name, arguments)` sees the state *before* a call and the call's raw arguments,
+    and returns a one-line reason when the policy forbids the call, else None. It ignores calls it is
+    not about and arguments it cannot read (the tool itself reports those). Tools stay permissive on
+    purpose, as in tau-bench: the agent must apply the policy; rules let others check that it did.
+    """
+
+    name: str
+    check: Callable[[State, str, dict[str, Any]], str | None]
+
+    def __call__(self, state: State, action_name: str, arguments: dict[str, Any]) -> str | None:
+        return self.check(state, action_name, arguments)
+
+
+def rule(check: Callable[[State, str, dict[str, Any]], str | None]) -> Rule:
+    """Decorator: a policy-rule function as a `Rule` named after the function (its docstring says the policy)."""
+    return Rule(check.__name__, check)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A call the policy forbids: which rule says so, and its one-line reason."""
+
+    rule: str
+    reason: str
 
 
 def format_validation_error(exc: ValidationError) -> str:
@@ -80,7 +116,7 @@ class Domain:
         load_policy: Callable[[], str] | None = None,
         load_tasks: Callable[[], list[Task]] | None = None,
         load_refusal_reasons: Callable[[], dict[str, list[str]]] | None = None,
-        policy_rules: Iterable[Callable] = (),
+        policy_rules: Iterable[Rule] = (),
         meta: dict[str, Any] | None = None,
     ):
         self.name = name
@@ -92,13 +128,22 @@ class Domain:
         self._load_policy = load_policy
         self._load_tasks = load_tasks
         self._load_refusal_reasons = load_refusal_reasons
-        self.policy_rules = list(policy_rules)
+        self.policy_rules: list[Rule] = list(policy_rules)
+        for i, r in enumerate(self.policy_rules):
+            if not isinstance(r, Rule):
+                raise DataError(f"domain '{name}': policy_rules[{i}] ({getattr(r, '__name__', r)!r}) is not a Rule; "
+                                f"declare it with @rule (tau_emotion.core.domain)")
         #: descriptive facts for listings and reports (source, version); no behaviour hangs on them —
         #: what a plugin needs from a domain it asks for through a hook of its own
         self.meta = meta or {}
 
     def __repr__(self) -> str:
         return f"Domain({self.name!r})"
+
+    def violations(self, state: State, action: Action) -> list[Violation]:
+        """Every policy rule the call `action` breaks when made in `state` (the state before it); empty: allowed."""
+        arguments = action.arguments if isinstance(action.arguments, dict) else {}
+        return [Violation(r.name, reason) for r in self.policy_rules if (reason := r(state, action.name, arguments))]
 
     def _file(self, relative: str) -> Any:
         if self.package is None:

@@ -250,6 +250,12 @@ class EpisodeView:
         """The run's options of plugin `group`, validated by `model` (a fresh object)."""
         return self._episode.config.options_for(group, model)
 
+    def role_settings(self, role: str) -> ModelSettings:
+        """The model settings of `role` ('agent', 'user', or one a plugin registered) for this run (`core.roles`)."""
+        from tau_emotion.core.roles import role_settings
+
+        return role_settings(self._episode.config, role)
+
     def model_client(self, settings: ModelSettings) -> Any:
         """A chat-model client for `settings` from the model-client catalog (see `PluginManager.model_client`)."""
         return self._episode.pm.model_client(settings, self._episode.config)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     import click
 
@@ -122,7 +122,20 @@ def tau_register_options(register: Register) -> None:
     Each field becomes `--field-name` (its description is the help; `bool` fields are flags), and
     also `-o field_name=VALUE`. Values land in `config.options["group"]`; read them with
     `config.options_for("group", Model)`. Setting an option of a plugin the run does not load is
-    an error naming the plugin to add.
+    an error naming the plugin to add. A field marked `Field(json_schema_extra=models.defines_run())`
+    defines the run: `--resume` refuses to change it. A plugin reads and writes only its own groups
+    (role model options go through `core.roles`).
+    """
+
+
+@hookspec
+def tau_register_roles(register: Register) -> None:
+    """Register a role a chat model plays: `register("judge", roles.Role("the judge"))`.
+
+    Each role gets the one role-model option set (`--judge-model`, `--judge-api-base`, `--judge-api-key`,
+    `--judge-temperature`, `--judge-client`, `--judge-args`) in option group `judge`, owned by the
+    registering plugin; read it with `roles.role_settings(config, "judge")`. The core registers `agent`
+    and `user`.
     """
 
 
@@ -173,7 +186,31 @@ def tau_task_tags(task: Task) -> dict[str, str] | None:
 
 @hookspec
 def tau_summary_rows(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
-    """Extra rows for the printed summary table: `[(label, group), ...]`, a group as `core.statistics.score_group` makes it."""
+    """Rows for the printed summary table: `[(label, group), ...]`, a group as the metric that gives the columns
+    makes it (the `metrics` plugin: "all", each domain, then its breakdowns). Every non-None joins, in hook order."""
+
+
+@hookspec
+def tau_summary_columns(summary: dict[str, Any]) -> list[tuple[str, Callable[[dict[str, Any]], str]]] | None:
+    """Columns for the printed summary table: `[(header, cell), ...]`; `cell(group)` is the text of one row's group.
+
+    The core prints a `scope` column and what plugins give here; every non-None joins, in hook order.
+    """
+
+
+@hookspec
+def tau_run_row(run: dict[str, Any]) -> dict[str, str] | None:
+    """Cells for one stored run in `tau runs` (and fields of `tau runs --json`): `{"status": "complete", ...}`.
+
+    `run` is the run as `Store.runs()` lists it (run_id, config, summary, meta, n_trials). The core gives
+    run, agent, user, plugins, trials and errors; a plugin that knows better (the planned number of trials of
+    a run still going) may give one of these too. Every non-None joins, in hook order.
+    """
+
+
+@hookspec
+def tau_run_header(run: dict[str, Any]) -> list[str] | None:
+    """Lines `tau show RUN` prints above the run's summary (`run` as in `tau_run_row`); every non-None joins."""
 
 
 @hookspec
@@ -184,6 +221,12 @@ def tau_run_start(run: Run) -> None:
 @hookspec
 def tau_run_end(run: Run, summary: dict[str, Any]) -> None:
     """A run has finished; `summary` holds the metrics that `--summary-json` writes."""
+
+
+@hookspec
+def tau_live_counters(run: Run) -> dict[str, int] | None:
+    """Counters a plugin keeps while `run` goes, for live displays: `{"retry": 3}`. Called at each refresh (a few
+    times a second): answer from memory. Every non-None is shown."""
 
 
 @hookspec

@@ -8,7 +8,6 @@ built once per message and never re-validated.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
@@ -203,10 +202,22 @@ class RunConfig(BaseModel):
     skip_broken: bool = False
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
+    #: role -> (model, endpoint) a plugin pointed the role at for this process only (`roles.point_role`)
+    _role_endpoints: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
+
     def options_for(self, group: str, model: type[M]) -> M:
         """The typed options of one plugin option group (see `tau_register_options`)."""
         return model.model_validate(self.options.get(group, {}))
 
+    @property
+    def role_endpoints(self) -> dict[str, tuple[str, str]]:
+        return self._role_endpoints
+
+
+def defines_run() -> dict[str, Any]:
+    """`Field(json_schema_extra=defines_run())` marks an option as defining what a run measures: `--resume`
+    refuses to change it (a model, a condition), where endpoints, keys and concurrency may change."""
+    return {"defines_run": True}
 
 
 class ModelSettings(BaseModel):
@@ -224,15 +235,10 @@ class ModelSettings(BaseModel):
     def for_role(cls, role: str, model: str | None, api_base: str | None = None, api_key: str | None = None,
                  temperature: float = 0.0, client: str | None = None,
                  args: dict[str, Any] | None = None) -> ModelSettings:
-        """Settings for one role's model (`agent`, `user`, ...); an endpoint without a key gets a placeholder
-        (or TAU_API_KEY)."""
-        if not model:
-            from tau_emotion.core.errors import TauError
+        """Settings for one role's model from values a command took itself; keys as `roles.settings_for` finds them."""
+        from tau_emotion.core.roles import settings_for
 
-            raise TauError(f"the {role} needs a model: pass --{role}-model (with --{role}-api-base for a self-hosted endpoint)")
-        key = api_key or os.environ.get("TAU_API_KEY") or ("EMPTY" if api_base else None)
-        return cls(model=model, api_base=api_base, api_key=key, temperature=temperature, client=client,
-                   args=dict(args or {}))
+        return settings_for(role, model, api_base, api_key, temperature, client, args)
 
 
 def _chat_dict(m: Message) -> dict[str, Any]:

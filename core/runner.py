@@ -26,9 +26,10 @@ from tau_emotion.core.domain import Domain, format_validation_error
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.errors import DataError, TauError
 from tau_emotion.core.limits import MAX_ERROR_TEXT, REDACTED, redact_options, scrub, truncate
+from tau_emotion.core.manager import PluginManager, Selection, get_plugin_manager, installed_entry_points
 from tau_emotion.core.models import EpisodeResult, RunConfig, Task, Termination
-from tau_emotion.core.plugins import PluginManager, Selection, get_plugin_manager, installed_entry_points
 from tau_emotion.core.registry import suggest
+from tau_emotion.core.roles import defining_changes, env_api_key
 
 
 class RunError(TauError):
@@ -209,7 +210,8 @@ def broken_gold(domains: dict[str, Domain], tasks: list[Task]) -> dict[str, str]
 
 def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, Any]] | None) -> None:
     """Put back the secret options a stored config holds as [REDACTED]: from `given` (flags of this
-    command), else the environment (TAU_<NAME>, or TAU_API_KEY for an api key); a missing one is an error."""
+    command), else the environment (TAU_<NAME>; a role's key as `roles.env_api_key` finds it); a missing
+    one is an error."""
     for group, values in config.options.items():
         for name, value in list(values.items()):
             if value != REDACTED:
@@ -219,8 +221,8 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
                 values[name] = given[group][name]  # type: ignore[index]
             elif os.environ.get(env):
                 values[name] = os.environ[env]
-            elif name.endswith("api_key") and os.environ.get("TAU_API_KEY"):
-                del values[name]  # the plugin falls back to TAU_API_KEY
+            elif name == f"{group}_api_key" and env_api_key(group):
+                del values[name]  # the roles contract finds the key in the environment again
             else:
                 flag = "--" + name.replace("_", "-")
                 raise RunError(f"run '{run_id}' used {flag}, which is not stored: pass {flag} again "
@@ -234,14 +236,15 @@ ADJUSTABLE = ("concurrency", "executor", "tool_timeout")
 
 
 def check_resume_changes(run_id: str, config: RunConfig, given: dict[str, Any],
-                         options: dict[str, dict[str, Any]] | None) -> None:
-    """Refuse a resume that changes what defines run `run_id` (its agent, user, models, tasks, trials, seed)."""
+                         options: dict[str, dict[str, Any]] | None, pm: PluginManager | None = None) -> None:
+    """Refuse a resume that changes what defines run `run_id` (its agent, user, tasks, trials, seed, and the
+    plugin options their owners mark with `defines_run()`: the roles' models)."""
     changed = [f"--{k.replace('_', '-')} {getattr(config, k)!r} -> {v!r}" for k, v in given.items()
                if k in DEFINING and v != getattr(config, k)]
+    catalog = pm.catalog("options") if pm is not None else None
     for group, values in (options or {}).items():
-        stored = config.options.get(group, {})
-        changed += [f"--{name.replace('_', '-')} {stored.get(name)!r} -> {value!r}" for name, value in values.items()
-                    if name.endswith("_model") and value != stored.get(name)]
+        if catalog is not None and group in catalog:
+            changed += defining_changes(catalog.get(group), config.options.get(group, {}), values)
     if changed:
         raise RunError(f"--resume {run_id} cannot change what defines the run ({'; '.join(changed)}); endpoints, "
                        "model arguments and concurrency may change. Start a new run for the others")
@@ -297,7 +300,7 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
         known = ", ".join(opened.run_ids()[-5:]) or "none"
         raise RunError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
     opened.close()
-    check_resume_changes(run_id, config, given or {}, options)
+    check_resume_changes(run_id, config, given or {}, options, pm)
     restore_secrets(run_id, config, options)
     config.skip_broken = config.skip_broken or skip_broken
     for name, value in (given or {}).items():

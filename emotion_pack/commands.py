@@ -67,8 +67,8 @@ def anchors_command(
     if paraphrase_model:
         if out is None:
             raise click.ClickException("--paraphrase-model needs --out FILE for the rewritten anchors")
-        from tau_emotion.core.cli import command_pm
         from tau_emotion.core.models import ModelSettings
+        from tau_emotion.core.plugin_cli import command_pm
 
         settings = ModelSettings.for_role("paraphrase", paraphrase_model, api_base, temperature=0.7)
         client = command_pm().model_client(settings)

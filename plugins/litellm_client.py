@@ -1,10 +1,10 @@
 """The `litellm` plugin: the default model client, serving every caller of a chat model.
 
 Agents, simulated users and Tracer's model-backed steps get their client from the model-client
-catalog (`pm.model_client(settings, config)`); this plugin registers the litellm one and owns
-the retry options (`--max-retries`, `--retry-wait`, `--model-timeout`). litellm is imported on
-first call, after LITELLM_LOCAL_MODEL_COST_MAP is set, so loading the plugin never touches the
-network and costs nothing. Rate limits, 5xx, connection errors and timeouts are retried with
+catalog (`pm.model_client(settings, config)`); this plugin registers the litellm one. The retry
+options (`--max-retries`, `--retry-wait`, `--model-timeout`) are the `model_calls` plugin's, which
+it requires. litellm is imported on first call, with LITELLM_LOCAL_MODEL_COST_MAP set for that
+import only, so loading the plugin never touches the network and costs nothing. Rate limits, 5xx, connection errors and timeouts are retried with
 exponential backoff, and so are replies with no usable message (empty `choices`, a `null`
 message); anything else (a bad request, a wrong key) fails at once with the server's message,
 scrubbed of keys. `--model-timeout` is a wall-clock deadline on each attempt (`asyncio.wait_for`),
@@ -14,6 +14,7 @@ so a server that trickles bytes cannot hold a call for ever.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from tau_emotion.core import hookimpl
@@ -29,11 +30,26 @@ from tau_emotion.plugins.model_calls import (
     with_retries,
 )
 
+#: the retry options and loop both clients share
+tau_requires = ["model_calls"]
+
+COST_MAP_ENV = "LITELLM_LOCAL_MODEL_COST_MAP"
+
 __all__ = ["EmptyReply", "LitellmClient", "ModelCallError", "RetryOptions", "complete"]
 
 
 def import_litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    """litellm, imported with its packaged price map: litellm reads LITELLM_LOCAL_MODEL_COST_MAP once, while it
+    imports (else it downloads the map), so the variable is set for the import only and the process environment
+    is left as it was."""
+    if "litellm" not in sys.modules:
+        before = os.environ.get(COST_MAP_ENV)
+        os.environ.setdefault(COST_MAP_ENV, "True")
+        try:
+            import litellm  # noqa: F401
+        finally:
+            if before is None:
+                os.environ.pop(COST_MAP_ENV, None)
     import litellm
 
     litellm.telemetry = False
@@ -82,6 +98,3 @@ def tau_register_model_clients(register):
     register("litellm", LitellmClient, default=True)
 
 
-@hookimpl
-def tau_register_options(register):
-    register("litellm", RetryOptions)

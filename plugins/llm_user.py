@@ -11,14 +11,12 @@ would end the episode before the agent could act, so the token is held back in t
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from pydantic import BaseModel, Field, field_validator
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import EpisodeView
-from tau_emotion.core.models import Message, ModelSettings
-from tau_emotion.plugins.model_calls import parse_json_object, preflight
+from tau_emotion.core.models import Message
+from tau_emotion.core.roles import role_settings
+from tau_emotion.plugins.model_calls import preflight
 from tau_emotion.templates import render
 
 GREETING = "Hi! How can I help you today?"
@@ -26,27 +24,10 @@ _ASKS_CONFIRMATION = re.compile(r"\b(confirm|proceed|go ahead|shall i|should i|w
 _AGREES = re.compile(r"^\W*(yes|yeah|yep|sure|ok|okay|correct|please do|go ahead)\b", re.I)
 
 
-class UserOptions(BaseModel):
-    user_model: str | None = Field(None, description="Model name for the simulated user.")
-    user_api_base: str | None = Field(None, description="OpenAI-compatible endpoint for the user model.")
-    user_api_key: str | None = Field(None, description="Key for the user endpoint (default: TAU_API_KEY).")
-    user_temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the user model.")
-    user_client: str | None = Field(None, description="Model client plugin for the user (default: the default client).")
-    user_args: dict[str, Any] = Field(default_factory=dict, description="JSON object of extra request arguments "
-                                      "for the user model, e.g. '{\"max_tokens\": 512, \"extra_body\": {...}}'.")
-
-    _parse_args = field_validator("user_args", mode="before")(parse_json_object)
-
-    def settings(self) -> ModelSettings:
-        return ModelSettings.for_role("user", self.user_model, self.user_api_base, self.user_api_key,
-                                      self.user_temperature, self.user_client,
-                                      self.user_args)
-
-
 class LLMUser:
     def __init__(self, view: EpisodeView):
         self.view = view
-        self.client = view.model_client(view.options("llm_user", UserOptions).settings())
+        self.client = view.model_client(view.role_settings("user"))
         self.stop = view.end_tokens.done or ""
         self.history: list[dict[str, str]] = []
         self.system: dict[str, str] | None = None
@@ -90,9 +71,4 @@ def tau_register_users(register):
 def tau_run_start(run):
     """Check the user model's endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.user == "llm":
-        preflight(run.config.options_for("llm_user", UserOptions).settings(), run.config, "user", run_id=run.run_id)
-
-
-@hookimpl
-def tau_register_options(register):
-    register("llm_user", UserOptions)
+        preflight(role_settings(run.config, "user"), run.config, "user", run_id=run.run_id)

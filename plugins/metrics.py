@@ -75,7 +75,7 @@ def core_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, A
 
 @hookimpl
 def tau_register_metrics(register):
-    register("core", core_metrics)
+    register("scores", core_metrics)
 
 
 @hookimpl
@@ -85,8 +85,35 @@ def tau_task_tags(task):
     return {"intents": str(len(task.user.intents) or 1)}
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def tau_summary_rows(summary):
-    """One printed row per intent count, so the confound is in sight next to any other breakdown."""
+    """All tasks, each domain, then one row per intent count, so the confound is in sight next to any other
+    breakdown. A summary without this metric's keys (the plugin was blocked when it was made) gives none."""
+    if "avg_at_k" not in summary:
+        return []
+    rows = [("all", summary), *summary.get("by_domain", {}).items()]
     groups = summary.get("by_tag", {}).get("intents", {})
-    return [(f"intents={k}", g) for k, g in sorted(groups.items(), key=lambda kv: int(kv[0]))] if len(groups) > 1 else []
+    if len(groups) > 1:
+        rows += [(f"intents={k}", g) for k, g in sorted(groups.items(), key=lambda kv: int(kv[0]))]
+    return rows
+
+
+@hookimpl
+def tau_summary_columns(summary):
+    """tasks, Avg@k, Pass^1..k, mean reward and the share of negative endings, of a group as `score_group` makes it."""
+    if "avg_at_k" not in summary:
+        return []
+    nan = float("nan")
+    ks = list(summary.get("pass_hat_k", {}))
+    return [("tasks", lambda g: str(g.get("n_tasks", ""))),
+            ("Avg@k", lambda g: f"{g.get('avg_at_k', nan):.3f}"),
+            *((f"Pass^{k}", lambda g, k=k: f"{g.get('pass_hat_k', {}).get(k, nan):.3f}") for k in ks),
+            ("mean reward", lambda g: f"{g.get('mean_reward', nan):+.3f}"),
+            ("neg. end", lambda g: f"{g.get('negative_end_rate', 0):.1%}")]
+
+
+@hookimpl
+def tau_run_row(run):
+    """`tau runs`' Avg@k of a finished run."""
+    s = run.get("summary") or {}
+    return {"Avg@k": f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-"}

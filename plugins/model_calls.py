@@ -1,4 +1,9 @@
-"""What every model client shares: retry options, the retry loop with its deadline, reply checks, usage.
+"""The `model_calls` plugin: what every model client shares: retry options, the retry loop with its deadline,
+reply checks, usage.
+
+It owns `--max-retries`, `--retry-wait`, `--model-timeout` and `--no-preflight` (option group
+`model_calls`); both client plugins require it (`tau_requires`), so blocking one client leaves the
+options with their owner.
 
 The `litellm` and `openai` client plugins differ only in how one attempt reaches the server;
 everything a caller can observe (which failures are retried and how long, the wall-clock
@@ -16,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import scrub
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
@@ -32,6 +38,10 @@ class ModelCallError(TauError):
     """A model call failed for good (after retries, or with a non-retryable error)."""
 
 
+#: the option group of the retry options: this plugin's own
+GROUP = "model_calls"
+
+
 class RetryOptions(BaseModel):
     max_retries: int = Field(4, ge=0, description="Retries of a failing model call.")
     retry_wait: float = Field(1.0, ge=0, description="First backoff in seconds (doubles each retry).")
@@ -41,20 +51,14 @@ class RetryOptions(BaseModel):
 
 
 def retry_options(config: Any) -> RetryOptions:
-    """The run's retry options (registered by the `litellm` plugin, read by every client)."""
-    return config.options_for("litellm", RetryOptions) if config is not None else RetryOptions()
+    """The run's retry options (option group `model_calls`, registered by this module as a plugin, read by every
+    client)."""
+    return config.options_for(GROUP, RetryOptions) if config is not None else RetryOptions()
 
 
-def parse_json_object(value: Any) -> Any:
-    """A `--*-args` value: a JSON object given as text on the command line, or already a dict (a stored config)."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise ValueError(f"not a JSON object: {exc}") from None
-    if not isinstance(value, dict):
-        raise ValueError("must be a JSON object, e.g. '{\"max_tokens\": 512}'")
-    return value
+@hookimpl
+def tau_register_options(register):
+    register(GROUP, RetryOptions)
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | str:

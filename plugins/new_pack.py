@@ -18,8 +18,8 @@ from pathlib import Path
 import click
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.cli import debug_option, guarded
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.plugin_cli import debug_option, guarded
 
 TEMPLATES = "new_pack"
 

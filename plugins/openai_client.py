@@ -34,6 +34,9 @@ from tau_emotion.plugins.model_calls import (
     with_retries,
 )
 
+#: the retry options and loop both clients share
+tau_requires = ["model_calls"]
+
 PREFIXES = ("openai", "hosted_vllm")
 
 

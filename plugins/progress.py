@@ -25,13 +25,16 @@ def tau_register_options(register):
     register("progress", ProgressOptions)
 
 
-def _live(tally: dict[str, float]) -> str:
-    """The live counters: in flight, successes, mean reward, model-call retries, errors (read at each refresh)."""
-    retries = int(tally["retries"])
+def _live(tally: dict[str, float], counters: dict[str, int] | None = None) -> str:
+    """The live counters: in flight, successes, mean reward, model-call retries (of finished episodes: each
+    reply's usage counts its retries), what other plugins count (`tau_live_counters`), errors (read at each
+    refresh)."""
+    retries = int(tally.get("retries", 0))
     n = tally["n"] or 1
     rate = f"{tally['ok'] / n:.0%}" if tally["n"] else "-"
     reward = f"{tally['reward'] / n:+.2f}" if tally["n"] else "-"
-    return f"run {int(tally['flying'])} ok {rate} r {reward} retry {retries} err {int(tally['errors'])}"
+    extra = "".join(f" {name} {value}" for name, value in (counters or {}).items())
+    return f"run {int(tally['flying'])} ok {rate} r {reward} retry {retries}{extra} err {int(tally['errors'])}"
 
 
 @hookimpl
@@ -46,7 +49,8 @@ def tau_run_start(run):
 
     class Live(ProgressColumn):
         def render(self, task):
-            return Text(_live(tally))
+            counters = {k: v for got in run.pm.hook.tau_live_counters(run=run) for k, v in (got or {}).items()}
+            return Text(_live(tally, counters))
 
     # at most ~78 columns: bar 12, "1234/5678", the live counters (~45), elapsed
     progress = Progress(BarColumn(bar_width=12), MofNCompleteColumn(), Live(), TimeElapsedColumn(),

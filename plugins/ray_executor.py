@@ -36,11 +36,12 @@ class RayOptions(BaseModel):
 class EpisodeWorker:
     """One Ray actor: the run's plugins and domains, loaded once; `run` plays one trial."""
 
-    def __init__(self, run_id: str, config_json: str):
+    def __init__(self, run_id: str, config_json: str, role_endpoints: dict[str, tuple[str, str]] | None = None):
         from tau_emotion.core.models import RunConfig
         from tau_emotion.core.runner import Run, build_plugin_manager, selected_domains
 
         config = RunConfig.model_validate_json(config_json)
+        config.role_endpoints.update(role_endpoints or {})  # roles pointed at a server for this run (serve)
         pm = build_plugin_manager(config)
         self.run = Run(run_id=run_id, config=config, pm=pm, store=None, domains=selected_domains(pm, config), tasks=[])
 
@@ -89,7 +90,7 @@ class RayExecutor:
             per_worker = max(1, -(-self.concurrency // n))
             actor = ray.remote(EpisodeWorker).options(max_concurrency=per_worker)
             config_json = first.config.model_dump_json()
-            workers = [actor.remote(first.run_id, config_json) for _ in range(n)]
+            workers = [actor.remote(first.run_id, config_json, dict(first.config.role_endpoints)) for _ in range(n)]
             limit = asyncio.Semaphore(self.concurrency)
 
             async def one(i: int, job: Job) -> None:

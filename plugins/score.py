@@ -63,7 +63,7 @@ def score_command(run_id: str | None, domain_name: str | None, task_id: str | No
                   as_json: bool, store: str | None, db_path: str | None, extra_plugins: tuple[str, ...],
                   debug: bool) -> None:
     """Re-score a stored run (RUN_ID) with the current scorer, or score one trajectory (--domain --task --messages)."""
-    from tau_emotion.core import cli
+    from tau_emotion.core import plugin_cli as cli
 
     @cli.guarded
     def go(debug: bool = False) -> None:
@@ -93,8 +93,8 @@ def score_run(cli: Any, run_id: str, as_json: bool, store_name: str | None, db_p
               extra: tuple[str, ...]) -> None:
     from tau_emotion.core.reward import rescore
 
-    store = cli._store(db_path, store_name, extra)
-    cli._run_exists(store, run_id, db_path)
+    store = cli.open_results(db_path, store_name, extra)
+    cli.require_run(store, run_id, db_path)
     domains = cli.all_domains(extra)
     changed, n = [], 0
     for r in store.results(run_id):

@@ -9,8 +9,9 @@ go to `vllm serve` unchanged.
 
 `tau run --serve vllm` does the same for one run: the server starts before the run (after the options
 are read, before the preflight), the agent (`--serve-for agent`, the default), the LLM user or both
-are pointed at it, and it stops when the run ends, fails or is interrupted. A resumed run starts a
-fresh server (the port is not part of what defines a run).
+are pointed at it through the roles contract (`roles.point_role`: this run only, the stored
+configuration keeps what was given), and it stops when the run ends, fails or is interrupted. A
+resumed run starts a fresh server (the port is not part of what defines a run).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pydantic import BaseModel, Field
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.roles import point_role, role_options
 
 
 def free_port(host: str) -> int:
@@ -108,8 +110,8 @@ def managed_server(model: str, *, host: str = "127.0.0.1", port: int = 0, execut
 
 # ----------------------------------------------------------------------------- tau run --serve
 
-#: role -> (the agent/user that plays it with a model, its option group, its flags' prefix)
-ROLES = {"agent": ("tool_calling", "tool_calling", "agent"), "user": ("llm", "llm_user", "user")}
+#: role -> the built-in agent/user that plays it with a model (named in the message when another is chosen)
+PLAYERS = {"agent": "tool_calling", "user": "llm"}
 PROVIDER_PREFIXES = ("hosted_vllm/", "openai/")
 
 
@@ -148,18 +150,18 @@ atexit.register(stop_run_servers)
 
 
 def start_for_run(config: Any) -> None:
-    """Start the server `--serve` asks for and point the chosen roles' options at it."""
+    """Start the server `--serve` asks for and point the chosen roles at it (for this run: `roles.point_role`)."""
     options = config.options_for("serve", ServeOptions)
     if not options.serve:
         return
     roles = ["agent", "user"] if options.serve_for == "both" else [options.serve_for]
     names = []
     for role in roles:
-        player, group, prefix = ROLES[role]
+        player = PLAYERS[role]
         if getattr(config, role) != player:
             raise TauError(f"--serve-for {options.serve_for} serves a model to the {role}, but the {role} is "
                            f"'{getattr(config, role)}': use --{role} {player}")
-        model = config.options.get(group, {}).get(f"{prefix}_model")
+        model = role_options(config, role).model
         names.append(served_name(model) if model else None)
     wanted = {n for n in names if n}
     if len(wanted) > 1:
@@ -175,10 +177,7 @@ def start_for_run(config: Any) -> None:
         weights, port=options.serve_port, executable=options.serve_executable, log=options.serve_log,
         ready_timeout=options.serve_ready_timeout, extra=tuple(extra)))
     for role in roles:
-        _, group, prefix = ROLES[role]
-        values = config.options.setdefault(group, {})
-        values[f"{prefix}_model"] = f"hosted_vllm/{name}"
-        values[f"{prefix}_api_base"] = base
+        point_role(config, role, f"hosted_vllm/{name}", base)
     click.echo(f"serving {weights} at {base} for the {' and '.join(roles)}", err=True)
 
 

@@ -2,7 +2,7 @@
 
 The system prompt is rendered from `templates/agent_system.j2` with the domain's policy. Pass
 `--agent-model openai/NAME --agent-api-base http://host:port/v1` for any OpenAI-compatible
-server (vLLM, llama.cpp, a hosted API). The options belong to this plugin.
+server (vLLM, llama.cpp, a hosted API). The model options are the `agent` role's (`core.roles`).
 """
 
 from __future__ import annotations
@@ -10,31 +10,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
-
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import EpisodeView
-from tau_emotion.core.models import Message, ModelSettings, to_chat
+from tau_emotion.core.models import Message, to_chat
+from tau_emotion.core.roles import role_settings
 from tau_emotion.core.state import freeze
-from tau_emotion.plugins.model_calls import parse_json_object, preflight
+from tau_emotion.plugins.model_calls import preflight
 from tau_emotion.templates import render
-
-
-class AgentOptions(BaseModel):
-    agent_model: str | None = Field(None, description="Model name for the agent, e.g. openai/Qwen3-8B.")
-    agent_api_base: str | None = Field(None, description="OpenAI-compatible endpoint for the agent model.")
-    agent_api_key: str | None = Field(None, description="Key for the agent endpoint (default: TAU_API_KEY).")
-    agent_temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the agent model.")
-    agent_client: str | None = Field(None, description="Model client plugin for the agent (default: the default client).")
-    agent_args: dict[str, Any] = Field(default_factory=dict, description="JSON object of extra request arguments "
-                                      "for the agent model, e.g. '{\"max_tokens\": 512, \"extra_body\": {...}}'.")
-
-    _parse_args = field_validator("agent_args", mode="before")(parse_json_object)
-
-    def settings(self) -> ModelSettings:
-        return ModelSettings.for_role("agent", self.agent_model, self.agent_api_base, self.agent_api_key,
-                                      self.agent_temperature, self.agent_client,
-                                      self.agent_args)
 
 
 @lru_cache(maxsize=64)
@@ -46,7 +28,7 @@ def system_message(domain: str, policy: str) -> dict[str, str]:
 
 class ToolCallingAgent:
     def __init__(self, view: EpisodeView):
-        self.client = view.model_client(view.options("tool_calling", AgentOptions).settings())
+        self.client = view.model_client(view.role_settings("agent"))
         self.system = system_message(view.domain.name, view.policy)
         self.tools = view.tools.schemas
         #: the chat dicts of the transcript so far: a step converts only the messages added since the last
@@ -72,9 +54,4 @@ def tau_register_agents(register):
 def tau_run_start(run):
     """Check the agent model's endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.agent == "tool_calling":
-        preflight(run.config.options_for("tool_calling", AgentOptions).settings(), run.config, "agent", run_id=run.run_id)
-
-
-@hookimpl
-def tau_register_options(register):
-    register("tool_calling", AgentOptions)
+        preflight(role_settings(run.config, "agent"), run.config, "agent", run_id=run.run_id)

@@ -7,7 +7,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
-from tau_emotion.core.plugins import PluginManager  # noqa: E402
+from tau_emotion.core.manager import PluginManager  # noqa: E402
 
 #: every hook some test called, through any plugin manager made in this process (test_hooks checks it)
 CALLED_HOOKS: set[str] = set()
@@ -61,7 +61,7 @@ def openai_server():
 
 @pytest.fixture
 def pm():
-    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.manager import get_plugin_manager
 
     return get_plugin_manager(["mock"])
 

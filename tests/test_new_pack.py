@@ -66,8 +66,7 @@ def test_every_scaffold_template_is_package_data():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
-        "tau_emotion.templates"]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["*"]
     for path in (root / "templates" / "new_pack").rglob("*"):
         rel = path.relative_to(root / "templates").as_posix()
         if path.is_file() and "__pycache__" not in rel:

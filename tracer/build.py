@@ -145,8 +145,8 @@ def build_tasks(
     started = time.perf_counter()
     hints = load_hints(domain)
     if not hints.can_ground:
-        raise TracerError(f"domain '{domain.name}' gives the Tracer no grounding hints (persona and GOALS); "
-                          f"answer tau_tracer_hints with a hints module (see tau_emotion.tracer.hints)")
+        raise TracerError(f"domain '{domain.name}' gives the Tracer no grounding hints (persona and goals); "
+                          f"answer tau_tracer_hints with a TracerHints (see tau_emotion.tracer.hints)")
     profile = profile_for(split, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate)
     graph = build_graph(domain, hints)
     check_lengths(graph, list(hints.goals), profile.min_calls, profile.max_calls)

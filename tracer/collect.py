@@ -213,8 +213,8 @@ def collect_config(domains: list[str], owners: list[str], *, split: str, agent: 
                    options: dict[str, dict[str, Any]], extra_plugins: list[str], store: str | None) -> Any:
     """The `RunConfig` of a collection: the emotion plugin (which pulls in `unsatisfied`) and the plugins
     that own the domains."""
+    from tau_emotion.core.manager import Selection
     from tau_emotion.core.models import RunConfig
-    from tau_emotion.core.plugins import Selection
 
     plugins = Selection.parse(["emotion", *owners, *extra_plugins]).items()
     return RunConfig(plugins=plugins, domains=domains, split=split, agent=agent, user=user, trials=trials,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from tau_emotion.tracer.hints import Hints, load_hints
+from tau_emotion.tracer.hints import TracerHints, load_hints
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
@@ -205,7 +205,7 @@ def _call(domain: Domain, name: str, args: dict[str, Any], state: Any = None) ->
         return text
 
 
-def probe_outputs(domain: Domain, hints: Hints) -> dict[str, list[tuple[dict[str, Any], Any]]]:
+def probe_outputs(domain: Domain, hints: TracerHints) -> dict[str, list[tuple[dict[str, Any], Any]]]:
     """Tool name -> (arguments, result) of a few successful calls with arguments taken from database records."""
     db_records = _db_records(domain)
     results: dict[str, list[tuple[dict[str, Any], Any]]] = {}
@@ -270,7 +270,7 @@ def _feeds(domain: Domain, producer: str, probes: list[tuple[dict[str, Any], Any
     return sorted(via), confirmed
 
 
-def build_graph(domain: Domain, hints: Hints | None = None, *, use_cache: bool = True) -> ToolGraph:
+def build_graph(domain: Domain, hints: TracerHints | None = None, *, use_cache: bool = True) -> ToolGraph:
     """The dependency graph of `domain` (cached per Domain object)."""
     if use_cache and domain in _cache:
         return _cache[domain]

@@ -13,10 +13,10 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tau_emotion.tracer.hints import Choice, Option
+from tau_emotion.tracer.drafts import Choice, Option
 
 if TYPE_CHECKING:
-    from tau_emotion.tracer.hints import GroundingContext
+    from tau_emotion.tracer.drafts import GroundingContext
 
 T = TypeVar("T")
 _indexes: dict[Callable[..., Any], weakref.WeakKeyDictionary] = {}
@@ -36,6 +36,50 @@ def fact_values(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [x for v in value for x in fact_values(v)]
     return [value]
+
+
+_PREPOSITIONS = ("to", "for", "of", "on", "in")
+
+
+def plural_key(key: str) -> str:
+    """'reservation_id' -> 'reservation_ids', 'passenger_to_correct' -> 'passengers_to_correct',
+    'specialty' -> 'specialties'."""
+    words = key.split("_")
+    at = next((i - 1 for i, w in enumerate(words) if w in _PREPOSITIONS and i > 0), len(words) - 1)
+    word = words[at]
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        words[at] = word[:-1] + "ies"  # 'specialty' -> 'specialties'
+    elif not word.endswith("s"):
+        words[at] += "s"
+    return "_".join(words)
+
+
+FactWords = tuple[str, str] | Callable[[list[str]], str]
+
+
+def fact_wording(table: dict[str, FactWords], word: Callable[[str, Any], str] | None = None,
+                 unsaid: Iterable[str] = ()) -> Callable[[str, Any], str | None]:
+    """A pack's `fact_phrase` from a table: fact key -> (wording of one value, wording of several), each with `{}`
+    for the values, or a function of the worded values for a wording of its own.
+
+    Each value is said by `word(key, value)` (default `str`) and the values are joined with "and". A key
+    a merge made plural (`plural_key`: "reservation_ids") finds its singular's row; keys in `unsaid` are
+    left out of the instruction ("": another fact's words say them); any other key gets None (the
+    Tracer's generic wording).
+    """
+    silent = set(unsaid)
+
+    def fact_phrase(key: str, value: Any) -> str | None:
+        if key in silent:
+            return ""
+        base = next((k for k in table if key in (k, plural_key(k))), None)
+        if base is None:
+            return None
+        words = [word(base, v) if word else str(v) for v in fact_values(value)]
+        row = table[base]
+        return row(words) if callable(row) else row[len(words) > 1].format(join_and(words))
+
+    return fact_phrase
 
 
 def money(value: float) -> str:
@@ -74,12 +118,15 @@ def per_database(ctx: GroundingContext, build: Callable[[Any], T]) -> T:
     return cache[db]
 
 
-def used_by_earlier_intents(ctx: GroundingContext, key: str, what: str | None = None) -> set[Any]:
-    """Values of `key` earlier intents of this task wrote to, stated, or had the user choose (as `what`)."""
+def used_by_earlier_intents(ctx: GroundingContext, key: str, what: str | None = None, *, reads: bool = False) -> set[Any]:
+    """Values of `key` earlier intents of this task wrote to, stated, or had the user choose (as `what`); with
+    `reads`, also the values their reads looked up (a refused request's evidence touched it too)."""
     used = set()
     for d in ctx.history:
         used.update(v for v in (d.arguments.get(key), d.facts.get(key)) if v)
         used.update(c.value for c in d.choices if what is not None and c.what == what)
+        if reads:
+            used.update(v for sets in d.reads.values() for args in sets if (v := args.get(key)))
     return used
 
 
@@ -123,3 +170,15 @@ def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Cho
     if "brand" in said:
         return settled, f"{str(attrs['brand']).title()} {attrs['kind']}"
     return settled, attrs["kind"]
+
+
+def pick_instrument(ctx: GroundingContext, what: str, options: list[Option],
+                    usable: Callable[[Option], bool] | None = None) -> tuple[Option, Choice, str] | None:
+    """A seeded pick among the instruments `usable` allows (default: all), named so that it is the only fit among
+    `options` (`name_instrument`): (option, choice, words), or None when none is usable or no words single it out."""
+    fit = [o for o in options if usable is None or usable(o)]
+    if not fit:
+        return None
+    pick = ctx.rng.choice(fit)
+    named = name_instrument(what, pick, options)
+    return None if named is None else (pick, *named)

@@ -20,7 +20,8 @@ import networkx as nx
 
 from tau_emotion.core.models import Action
 from tau_emotion.tracer.decisions import attach_decision
-from tau_emotion.tracer.hints import GroundingContext, Hints, IntentDraft, Persona
+from tau_emotion.tracer.grounders import plural_key
+from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Persona, TracerHints
 from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result, phrase_in
 from tau_emotion.tracer.sampling import Profile, goal_sequence, legal_next, weighted_choice
 
@@ -95,22 +96,6 @@ class Candidate:
         return bool(self.refusals)
 
 
-_PREPOSITIONS = ("to", "for", "of", "on", "in")
-
-
-def plural_key(key: str) -> str:
-    """'reservation_id' -> 'reservation_ids', 'passenger_to_correct' -> 'passengers_to_correct',
-    'specialty' -> 'specialties'."""
-    words = key.split("_")
-    at = next((i - 1 for i, w in enumerate(words) if w in _PREPOSITIONS and i > 0), len(words) - 1)
-    word = words[at]
-    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
-        words[at] = word[:-1] + "ies"  # 'specialty' -> 'specialties'
-    elif not word.endswith("s"):
-        words[at] += "s"
-    return "_".join(words)
-
-
 def merge_facts(known: dict[str, Any], facts: dict[str, Any]) -> None:
     """Add an intent's facts; a key already holding another value becomes a plural list ("reservation_ids")."""
     for key, value in facts.items():
@@ -144,7 +129,7 @@ def _needed(draft: IntentDraft, with_goal: bool) -> set[tuple[str, Any]]:
 class Grounder:
     """Grounds candidates for one domain; one instance serves a whole build."""
 
-    def __init__(self, domain: Domain, graph: ToolGraph, hints: Hints, profile: Profile):
+    def __init__(self, domain: Domain, graph: ToolGraph, hints: TracerHints, profile: Profile):
         self.domain = domain
         self.graph = graph
         self.hints = hints

@@ -1,234 +1,133 @@
-"""What a domain pack gives the Tracer: the grounding-hints interface.
+"""The Tracer's hints API: the one module a domain pack imports from `tau_emotion.tracer`.
 
 The Tracer itself knows no domain. A pack opts in by answering the hook the tracer plugin adds,
-`tau_tracer_hints(domain)`, with its hints module (or its module path) for its own domains:
+`tau_tracer_hints(domain)`, with a `TracerHints` object for its own domains:
 
     @hookimpl(optionalhook=True)
     def tau_tracer_hints(domain):
         if domain.package == __name__:
-            return "tau_emotion.domain_packs.NAME.tracer_hints"
+            from tau_emotion.domain_packs.NAME.tracer_hints import HINTS
+            return HINTS
 
-Every name in that module is optional except `persona` and `GOALS`; without hints a domain still
-gets a graph (`tau tracer graph`) but no tasks.
+`TracerHints` is a pydantic model that forbids unknown fields: a misspelt field (`goal_weight`) fails
+`tau tracer build` with one line naming the field and the pack, instead of being ignored. Every field
+is optional; without `persona` and `goals` a domain still gets a graph (`tau tracer graph`) but no
+tasks. The fields, their types and defaults are documented on the class and in docs/writing-a-pack.md.
 
-Module-level names the Tracer reads:
+User-facing phrases (`IntentDraft.request`, `.context`, `.preferences`, `Output.ask`, `Mood.event`,
+`occasions`) are tiny Jinja templates written for any grammatical person: use `{{my}}`, `{{me}}`,
+`{{I}}`, `{{am}}` and `{{have}}` for the user and `{{agent}}` for the support agent ("you" in the
+user's lines, "the agent" in the instruction); the refiner renders them in the first person for the
+simulated user's lines and in the second person for the instruction.
 
-`persona(ctx) -> Persona | None`
-    Pick the user of one candidate task from `ctx.state` with `ctx.rng`.
-`GOALS: dict[str, Callable[[GroundingContext], IntentDraft | None]]`
-    One grounder per goal tool (a write, a terminal tool, or a read whose answer the user
-    wants). Given the state after the earlier intents it returns a concrete `IntentDraft`, or None
-    when this goal cannot be grounded for this persona (the candidate is then rejected as
-    `ungroundable`). With `ctx.want_challenge` it may return a policy challenge instead.
-`GOAL_WEIGHTS: dict[str, float]`
-    How often each goal is drawn (default: all equal), e.g. to favour goals few users qualify for.
-`ENTRY_TOOLS: list[str]`
-    Tools a workflow may start with (default: graph nodes without predecessors).
-`POLICY_EDGES`, `FORBIDDEN_EDGES: list[tuple[str, str]]`
-    Successions the written policy implies (e.g. "verify a flight's status before compensating")
-    or forbids; added to / removed from the dependency graph.
-`PROBE_ARGUMENTS: dict[str, list[dict]]`
-    Example arguments for tools the graph prober cannot fill from database records.
-`HANDOFF_TOOL: str`
-    The terminal tool a refused user may insist on (default: the domain's only terminal tool).
-`OCCASIONS: list[str | tuple[str, int, str]]`
-    Reasons people have for what they do in this domain ("{{my}} sister's wedding"), with how much
-    is at stake (0-3) and a valence (positive, neutral, negative), used by the feelings generator and
-    as instruction context; the valence keeps assigned emotions fitting (see `design.py`).
-`OCCASION_INTENTS: list[str]`
-    The intent kinds an occasion may accompany (default: any); a task with another kind (a
-    cancellation "because plans changed") gets no occasion, so the two never contradict.
-`fact_phrase(key, value) -> str | None`
-    How the instruction states one of the user's known facts, in the second person ("your new
-    address is 12 Oak Street, Apt 4, Austin, TX 78701"); `key` may be the plural a merge made
-    ("order_ids", with a list). None keeps the Tracer's generic wording ("the order id is #W1"); an
-    empty string leaves a fact that another fact's words already say out of the instruction (it stays
-    in `user.known`).
-
-User-facing phrases (`IntentDraft.request`, `.context`, `.preferences`, `Output.ask`,
-`Mood.event`, `OCCASIONS`) are tiny Jinja templates written for any grammatical person: use
-`{{my}}`, `{{me}}`, `{{I}}`, `{{am}}` and `{{have}}` for the user and `{{agent}}` for the support agent
-("you" in the user's lines, "the agent" in the instruction); the refiner renders them in the first
-person for the simulated user's lines and in the second person for the instruction.
+Besides `TracerHints`, this module re-exports what goal grounders build (`Persona`, `IntentDraft`,
+`Choice`, `Option`, `Output`, `Mood`, `GroundingContext`, `Reference`, `draft`) and the building blocks
+of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments), so a pack needs no
+other Tracer module.
 """
 
 from __future__ import annotations
 
-import random
+import difflib
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cache
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tau_emotion.core import PROJECT
 from tau_emotion.core.errors import TauError
-from tau_emotion.core.registry import resolve_target
+from tau_emotion.core.registry import RegistryError
+from tau_emotion.tracer.drafts import (
+    Choice,
+    GroundingContext,
+    IntentDraft,
+    Mood,
+    Option,
+    Output,
+    Persona,
+    Reference,
+    draft,
+)
+from tau_emotion.tracer.grounders import (
+    INSTRUMENT_ORDERS,
+    day_period,
+    days_between,
+    fact_values,
+    fact_wording,
+    join_and,
+    money,
+    month_day,
+    name_instrument,
+    per_database,
+    pick_fresh,
+    pick_instrument,
+    plural_key,
+    settle,
+    shift_date,
+    used_by_earlier_intents,
+)
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.state import State
 
+__all__ = [
+    "INSTRUMENT_ORDERS", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
+    "Persona", "Reference", "TracerHints", "day_period", "days_between", "draft", "fact_values", "fact_wording",
+    "join_and", "money", "month_day", "name_instrument", "per_database", "pick_fresh", "pick_instrument",
+    "plural_key", "settle",
+    "shift_date", "used_by_earlier_intents",
+]
 
 hookspec = pluggy.HookspecMarker(PROJECT)
+
+Occasion = str | tuple[str, int, str]
 
 
 class HintsError(TauError):
     """A domain's tracer hints are missing or malformed."""
 
 
-@dataclass
-class Persona:
-    """The simulated user: what they can tell about themselves and how the agent identifies them."""
+class TracerHints(BaseModel):
+    """What a pack tells the Tracer about one domain. Unknown fields are an error (a misspelling is not ignored)."""
 
-    name: str
-    facts: dict[str, Any]
-    #: identification reads the first intent may start with, e.g. {"get_user": [{"user_id": ...}]}
-    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    #: the pack's own record of this user (the Tracer never looks inside, but keys sets by it: it must be
-    #: hashable, e.g. a user id rather than the user's row)
-    entity: Any = None
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-
-@dataclass
-class Option:
-    """One alternative of a choice: the argument value it stands for and how a person would describe it."""
-
-    value: Any
-    attrs: dict[str, Any]
-
-
-@dataclass
-class Choice:
-    """A point where the agent must pick one of several valid values; the user's words must pick exactly one.
-
-    `selectors` are attribute values the user states ("nonstop", "on May 24"); `order` is a stated
-    ranking such as ("price", "min") for "the cheapest". The choice is determined when filtering the
-    options by the selectors and then taking the best by `order` leaves exactly `value`.
-    """
-
-    what: str
-    value: Any
-    options: list[Option]
-    selectors: dict[str, Any] = field(default_factory=dict)
-    order: tuple[str, str] | None = None
-
-    def resolve(self) -> list[Any]:
-        """The values still possible given what the user said (distinct, in option order)."""
-        left = [o for o in self.options if all(o.attrs.get(k) == v for k, v in self.selectors.items())]
-        if self.order and left:
-            attr, how = self.order
-            ranked = [o for o in left if o.attrs.get(attr) is not None]
-            if ranked:
-                best = (min if how == "min" else max)(o.attrs[attr] for o in ranked)
-                left = [o for o in ranked if o.attrs[attr] == best]
-        out: list[Any] = []
-        for option in left:
-            if option.value not in out:
-                out.append(option.value)
-        return out
-
-
-@dataclass
-class Output:
-    """A gold output: a short figure or phrase the agent must tell, and how the user asks for it."""
-
-    text: str
-    #: a noun phrase for what the user asks, e.g. "the fare difference" (None: not asked, e.g. a refusal reason)
-    ask: str | None = None
-    #: the goal call's own result holds it (a refund total); otherwise it must be known before the goal call
-    from_goal: bool = False
-    #: a refusal's policy reason (declared in the pack's data/refusals.json): the task's gold names
-    #: the reason (`gold.reasons`) instead of the keyword `text`, and any declared phrasing explains it
-    reason: str | None = None
-
-
-@dataclass
-class Mood:
-    """The situation as the user lives it, for the feelings generator."""
-
-    event: str
-    valence: str = "neutral"  # negative | neutral | positive
-    stakes: int = 1  # 0 (trivial) .. 3 (life-changing)
-    days_left: int | None = None  # time pressure; None when there is none
-
-
-@dataclass
-class IntentDraft:
-    """One grounded intent: the goal call, what the user says and knows, and which reads may precede it."""
-
-    kind: str
-    goal: str
-    arguments: dict[str, Any]
-    request: list[str]
-    facts: dict[str, Any] = field(default_factory=dict)
-    #: read tool -> argument sets this intent can use, in order of preference
-    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    #: reads that verify a fact the decision rests on (purposeful even when no value flows on)
-    evidence: list[str] = field(default_factory=list)
-    choices: list[Choice] = field(default_factory=list)
-    outputs: list[Output] = field(default_factory=list)
-    preferences: list[str] = field(default_factory=list)
-    context: str | None = None
-    #: policy challenge: the goal call must be refused, so it is not part of the gold trajectory
-    refused: bool = False
-    #: what the user does when refused: "accept", or "transfer" (insist and get handed over)
-    on_refusal: str = "accept"
-    #: values the agent computes from the written policy (e.g. a fee from a table)
-    policy_values: list[Any] = field(default_factory=list)
-    mood: Mood = field(default_factory=lambda: Mood(event="{{I}} need some help"))
-    #: the summary passed to the handoff tool when the user insists
-    handoff_summary: str = ""
-    #: what the user does instead when a decision rule goes against the request ("keep {{my}} flight as it
-    #: is"); None: this intent takes no decision rule (see `decisions.py`)
-    decline: str | None = None
-    #: set by the Tracer: the user's decision rule on a figure the agent must look up (see `decisions.py`)
-    decision: dict[str, Any] | None = None
-
-    @property
-    def declined(self) -> bool:
-        """The decision rule's branch says no: the goal call is not made (and no policy forbids it)."""
-        return bool(self.decision) and self.decision["branch"] == "decline"
-
-
-@dataclass
-class GroundingContext:
-    """What a goal grounder sees: the state after the earlier intents, the persona and a seeded rng."""
-
-    domain: Domain
-    state: State
-    persona: Persona
-    rng: random.Random
-    index: int = 0
-    is_last: bool = True
-    want_challenge: bool = False
-    history: list[IntentDraft] = field(default_factory=list)
-
-    def peek(self, table: str, key: str) -> Any:
-        return self.state[table].peek(key)
-
-
-@dataclass
-class Hints:
-    """The hints of one domain, with defaults for what the pack left out."""
-
-    module: ModuleType | None
-    persona: Callable[[GroundingContext], Persona | None] | None
-    goals: dict[str, Callable[[GroundingContext], IntentDraft | None]]
-    goal_weights: dict[str, float]
-    entry_tools: list[str] | None
-    policy_edges: list[tuple[str, str]]
-    forbidden_edges: list[tuple[str, str]]
-    probe_arguments: dict[str, list[dict[str, Any]]]
-    handoff_tool: str | None
-    occasions: list[str]
-    #: intent kinds an occasion may go with (None: any); a cancellation has its own reason, not a wedding
-    occasion_intents: set[str] | None = None
-    #: the pack's wording of a known fact in the instruction (None: the Tracer's generic wording)
+    #: pick the user of one candidate task from `ctx.state` with `ctx.rng` (None: no tasks, only a graph)
+    persona: Callable[[GroundingContext], Persona | None] | None = None
+    #: one grounder per goal tool (a write, a terminal tool, or a read whose answer the user wants): given the
+    #: state after the earlier intents it returns an `IntentDraft`, or None when the goal cannot be grounded for
+    #: this persona; with `ctx.want_challenge` it may return a policy challenge instead
+    goals: dict[str, Callable[[GroundingContext], IntentDraft | None]] = Field(default_factory=dict)
+    #: how often each goal is drawn; a goal left out weighs 1.0 (after validation every goal has its weight)
+    goal_weights: dict[str, float] = Field(default_factory=dict)
+    #: tools a workflow may start with (empty: the graph's nodes without predecessors)
+    entry_tools: list[str] = Field(default_factory=list)
+    #: successions the written policy implies ("verify a flight's status before compensating"), added to the graph
+    policy_edges: list[tuple[str, str]] = Field(default_factory=list)
+    #: successions the policy forbids, removed from the graph
+    forbidden_edges: list[tuple[str, str]] = Field(default_factory=list)
+    #: example arguments for tools the graph prober cannot fill from database records
+    probe_arguments: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    #: the terminal tool a refused user may insist on (None: the domain's only terminal tool)
+    handoff_tool: str | None = None
+    #: reasons people have in this domain ("{{my}} sister's wedding"), optionally as (reason, stakes 0-3,
+    #: valence positive|neutral|negative), for the feelings generator and as instruction context
+    occasions: list[Occasion] = Field(default_factory=list)
+    #: the intent kinds an occasion may accompany (None: any); a cancellation "because plans changed" gets none
+    occasion_intents: frozenset[str] | None = None
+    #: the instruction's wording of one known fact, in the second person; `key` may be the plural a merge made
+    #: ("order_ids", with a list). None keeps the generic wording; "" leaves the fact out of the instruction
     fact_phrase: Callable[[str, Any], str | None] | None = None
+
+    @model_validator(mode="after")
+    def _every_goal_weighs(self) -> TracerHints:
+        unknown = sorted(set(self.goal_weights) - set(self.goals))
+        if unknown:
+            raise ValueError(f"goal_weights names {', '.join(unknown)}, which is not among the goals")
+        self.goal_weights = {g: float(self.goal_weights.get(g, 1.0)) for g in self.goals}
+        return self
 
     @property
     def can_ground(self) -> bool:
@@ -239,60 +138,67 @@ class TracerHooks:
     """The hook the tracer plugin adds (through `tau_addhooks`)."""
 
     @hookspec(firstresult=True)
-    def tau_tracer_hints(self, domain: Domain) -> ModuleType | str | object | None:
-        """The Tracer hints for `domain`: a module, a module path, or an object with the same names. firstresult.
+    def tau_tracer_hints(self, domain: Domain) -> TracerHints | None:
+        """The `TracerHints` for `domain`, or None when the pack gives none. firstresult.
 
         A pack answers for its own domains only (compare `domain.package` or `domain.name`) and
         implements it with `@hookimpl(optionalhook=True)`, so the pack loads without the tracer.
         """
 
 
-_resolved: weakref.WeakKeyDictionary[Domain, Hints] = weakref.WeakKeyDictionary()
+_resolved: weakref.WeakKeyDictionary[Domain, TracerHints] = weakref.WeakKeyDictionary()
 
 
-@cache
-def _installed_plugins() -> Any:
-    from tau_emotion.core.plugins import load_all_plugins
+def _pack(domain: Domain, pm: Any) -> str:
+    """The plugin that registered `domain` (its package when no catalog names one)."""
+    try:
+        return str(pm.catalog("domains").entry(domain.name).owner)
+    except RegistryError:  # a domain built outside any catalog (a test's own)
+        return domain.package or domain.name
 
-    return load_all_plugins()
+
+def describe_error(exc: ValidationError) -> str:
+    """One line for the first problem of a `TracerHints` validation: the field, and the nearest field for a typo."""
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ())) or "(top level)"
+    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    if err.get("type") == "extra_forbidden":
+        near = difflib.get_close_matches(loc.lower(), list(TracerHints.model_fields), n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else f" (fields: {', '.join(TracerHints.model_fields)})"
+        return f"unknown field '{loc}'{hint}{more}"
+    msg = str(err.get("msg", "")).removeprefix("Value error, ")
+    return f"field '{loc}': {msg}{more}" if err.get("loc") else f"{msg}{more}"
 
 
-def load_hints(domain: Domain, pm: Any = None) -> Hints:
-    """The hints a pack gives for `domain` through `tau_tracer_hints` (empty hints when none does).
+def load_hints(domain: Domain, pm: Any = None) -> TracerHints:
+    """The hints a pack gives for `domain` through `tau_tracer_hints` asked of `pm`, the command's plugin manager.
 
-    Resolved once per Domain object; `pm` is the plugin manager to ask (default: every installed plugin).
+    Resolved once per Domain object: later calls without `pm` (the graph, the grounder, the refiner of the
+    same build) get the same object. Empty hints when no pack answers.
     """
-    if domain in _resolved and pm is None:
-        return _resolved[domain]
-    pm = pm if pm is not None else _installed_plugins()
+    if pm is None:
+        if domain in _resolved:
+            return _resolved[domain]
+        raise HintsError(f"domain '{domain.name}': its tracer hints are not resolved yet; call "
+                         f"load_hints(domain, pm) with the command's plugin manager first")
     hook = getattr(pm.hook, "tau_tracer_hints", None)
-    target = hook(domain=domain) if hook is not None else None
-    module: Any = None
-    if isinstance(target, str):
-        try:
-            module = resolve_target(target)
-        except ImportError as exc:
-            raise HintsError(f"domain '{domain.name}': tracer hints module '{target}' cannot be imported: {exc}") from None
+    try:
+        given = hook(domain=domain) if hook is not None else None
+    except ValidationError as exc:
+        if exc.title != TracerHints.__name__:
+            raise
+        raise HintsError(f"tracer hints of pack '{_pack(domain, pm)}' (domain '{domain.name}'): "
+                         f"{describe_error(exc)}") from None
+    if given is None:
+        hints = TracerHints()
+    elif isinstance(given, TracerHints):
+        hints = given
     else:
-        module = target
-    get = (lambda name, default: getattr(module, name, default)) if module is not None else (lambda name, default: default)
-    goals = dict(get("GOALS", {}))
-    unknown = sorted(g for g in goals if g not in domain.toolset)
+        raise HintsError(f"tracer hints of pack '{_pack(domain, pm)}' (domain '{domain.name}'): tau_tracer_hints "
+                         f"returned {type(given).__name__}, not a TracerHints (see tau_emotion.tracer.hints)")
+    unknown = sorted(g for g in hints.goals if g not in domain.toolset)
     if unknown:
-        raise HintsError(f"domain '{domain.name}': tracer GOALS name unknown tools: {', '.join(unknown)}")
-    hints = Hints(
-        module=module,
-        persona=get("persona", None),
-        goals=goals,
-        goal_weights={g: float(get("GOAL_WEIGHTS", {}).get(g, 1.0)) for g in goals},
-        entry_tools=list(get("ENTRY_TOOLS", [])) or None,
-        policy_edges=[tuple(e) for e in get("POLICY_EDGES", [])],
-        forbidden_edges=[tuple(e) for e in get("FORBIDDEN_EDGES", [])],
-        probe_arguments=dict(get("PROBE_ARGUMENTS", {})),
-        handoff_tool=get("HANDOFF_TOOL", None),
-        occasions=list(get("OCCASIONS", [])),
-        occasion_intents=set(get("OCCASION_INTENTS", None) or []) or None,
-        fact_phrase=get("fact_phrase", None),
-    )
+        raise HintsError(f"tracer hints of pack '{_pack(domain, pm)}' (domain '{domain.name}'): goals name "
+                         f"unknown tools: {', '.join(unknown)}")
     _resolved[domain] = hints
     return hints

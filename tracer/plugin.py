@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.cli import command_pm, debug_option, guarded, plugins_option, raw_plugin_options
+from tau_emotion.core.plugin_cli import command_pm, debug_option, guarded, plugins_option, raw_plugin_options
 
 
 def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> Any:
@@ -174,8 +174,8 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
     Every trial is stored as it ends (resume with --resume RUN); the kept selection and its
     statistics are saved in the run's summary, where `tau export-sft` finds them.
     """
-    from tau_emotion.core.cli import DEFAULT_DB, execute_run
-    from tau_emotion.core.plugins import Selection
+    from tau_emotion.core.manager import Selection
+    from tau_emotion.core.plugin_cli import DEFAULT_DB, execute_run
     from tau_emotion.core.runner import prepare_run, resume_run
     from tau_emotion.tracer import collect
 
@@ -193,19 +193,19 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
         chosen, notes = collect.resolve_domains(installed, list(domains), preset, split)
         for note in notes:
             click.echo(f"note: {note}", err=True)
-        for group, values in (("tool_calling", {"agent_model": agent_model, "agent_api_base": agent_api_base,
-                                                "agent_temperature": agent_temperature}),
-                              ("llm_user", {"user_model": user_model, "user_api_base": user_api_base,
-                                            "user_temperature": user_temperature}),
+        for group, values in (("agent", {"agent_model": agent_model, "agent_api_base": agent_api_base,
+                                         "agent_temperature": agent_temperature}),
+                              ("user", {"user_model": user_model, "user_api_base": user_api_base,
+                                        "user_temperature": user_temperature}),
                               ("emotion", {"emotion": emotion})):
             given = {k: v for k, v in values.items() if v is not None}
-            if group != "llm_user" or user == "llm":
+            if group != "user" or user == "llm":
                 options.setdefault(group, {}).update({**given, **options.get(group, {})})
         _check_models(agent, user, options)
         ids = [x.strip() for v in task_ids for x in v.split(",") if x.strip()]
         # the plugin that registered each domain; a domain named after an installed plugin (the classic
         # suites: one entry point per domain, all from one module) also brings that plugin
-        from tau_emotion.core.plugins import installed_entry_points
+        from tau_emotion.core.manager import installed_entry_points
 
         plugins = installed_entry_points()
         owners = [pm.catalog("domains").entry(name).owner for name in chosen] + [n for n in chosen if n in plugins]
@@ -244,8 +244,8 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     its +1 trials. With --format dpo, tasks with both a +1 and a -1 trajectory across the runs
     give preference pairs.
     """
-    from tau_emotion.core.cli import DEFAULT_DB
     from tau_emotion.core.domain import Domain
+    from tau_emotion.core.plugin_cli import DEFAULT_DB
     from tau_emotion.core.runner import open_store
     from tau_emotion.tracer import export
 
@@ -275,14 +275,15 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
 
 
 def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> None:
-    """Fail before any trial runs when the model-backed agent or user has no model."""
-    from tau_emotion.plugins.llm_user import UserOptions
-    from tau_emotion.plugins.tool_calling_agent import AgentOptions
+    """Fail before any trial runs when the model-backed agent or user has no model (through the roles contract)."""
+    from tau_emotion.core.models import RunConfig
+    from tau_emotion.core.roles import role_settings
 
+    config = RunConfig(options={k: v for k, v in options.items() if k in ("agent", "user")})
     if agent == "tool_calling":
-        AgentOptions.model_validate(options.get("tool_calling", {})).settings()
+        role_settings(config, "agent")
     if user == "llm":
-        UserOptions.model_validate(options.get("llm_user", {})).settings()
+        role_settings(config, "user")
 
 
 @tracer_group.command("audit")

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from tau_emotion.tracer.decisions import rule_text
-from tau_emotion.tracer.grounders import join_and
-from tau_emotion.tracer.grounding import Candidate, Reject, plural_key
+from tau_emotion.tracer.grounders import join_and, plural_key
+from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.hints import load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 

@@ -25,16 +25,16 @@ class RolloutCheck:
 
     def __init__(self, domain: Domain, model: str, api_base: str | None = None, *, max_steps: int = ROLLOUT_STEPS,
                  options: dict[str, dict[str, Any]] | None = None, pm: Any = None):
-        """`options`: extra plugin options by group (e.g. `{"litellm": {"retry_wait": 0.01}}`)."""
+        """`options`: extra plugin options by group (e.g. `{"model_calls": {"retry_wait": 0.01}}`)."""
+        from tau_emotion.core.manager import get_plugin_manager
         from tau_emotion.core.models import RunConfig
-        from tau_emotion.core.plugins import get_plugin_manager
 
         self.domain = domain
         self.model = model
         self.pm = get_plugin_manager() if pm is None else pm
         groups: dict[str, dict[str, Any]] = {
-            "tool_calling": {"agent_model": model, "agent_api_base": api_base},
-            "llm_user": {"user_model": model, "user_api_base": api_base},
+            "agent": {"agent_model": model, "agent_api_base": api_base},  # the roles contract's groups (core.roles)
+            "user": {"user_model": model, "user_api_base": api_base},
             "progress": {"no_progress": True},
         }
         for group, values in (options or {}).items():

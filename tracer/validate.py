@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from tau_emotion.core.models import Action
 from tau_emotion.core.state import canonical_json
 from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
@@ -131,11 +132,10 @@ class Validator:
 
     def check_replay_and_policy(self, cand: Candidate) -> None:
         state = self.domain.database.state()
-        rules = self.domain.policy_rules
         refusals = sorted(cand.refusals, key=lambda r: r.at)
         for i, step in enumerate([*cand.steps, None]):
             for refusal in [r for r in refusals if r.at == i]:
-                if not any(rule(state, refusal.name, refusal.arguments) for rule in rules):
+                if not self.domain.violations(state, Action(name=refusal.name, arguments=refusal.arguments)):
                     raise Reject("policy", f"refused {refusal.name} breaks no policy rule, so refusing is not required")
             if step is None:
                 break
@@ -145,10 +145,9 @@ class Validator:
             if tool.terminal and i != len(cand.steps) - 1:
                 raise Reject("replay", f"terminal {step.name} is not the last gold call")
             if tool.writes:
-                for rule in rules:
-                    problem = rule(state, step.name, step.arguments)
-                    if problem:
-                        raise Reject("policy", f"{step.name}: {problem}")
+                broken = self.domain.violations(state, Action(name=step.name, arguments=step.arguments))
+                if broken:
+                    raise Reject("policy", f"{step.name}: {broken[0].reason}")
             text, is_error = self.tools.call(state, step.name, step.arguments)
             if is_error:
                 raise Reject("replay", f"gold call {i} ({step.name}) fails on replay: {text}")

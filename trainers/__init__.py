@@ -1,4 +1,5 @@
-"""The `trainers` plugin: supervised fine-tuning (`sft`) and preference optimisation (`dpo`) on TRL.
+"""The `trainers` plugin: supervised fine-tuning (`sft`), preference optimisation (`dpo`) and GRPO against the
+environment (`grpo`, `trainers/grpo.py`) on TRL.
 
 Trainers are a catalog (`tau_register_trainers`): each entry is a `"module:attr"` target naming a
 `protocols.Trainer` class, resolved only when used, and `tau train NAME` is built from the catalog,
@@ -17,6 +18,7 @@ from tau_emotion.core import hookimpl
 def tau_register_trainers(register: Any) -> None:
     register("sft", "tau_emotion.trainers.trl_trainers:SFT")
     register("dpo", "tau_emotion.trainers.trl_trainers:DPO")
+    register("grpo", "tau_emotion.trainers.grpo:GRPO")
 
 
 @hookimpl

@@ -14,8 +14,8 @@ from typing import Any
 import click
 from pydantic import BaseModel, ValidationError
 
-from tau_emotion.core.cli import _field_type, command_pm, debug_option, guarded
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.plugin_cli import command_pm, debug_option, guarded, model_params
 
 
 def _trainers() -> Any:
@@ -28,23 +28,6 @@ def _value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
-
-
-def _params(model: type[BaseModel]) -> list[click.Option]:
-    params = []
-    for name, info in model.model_fields.items():
-        if name == "extra":
-            continue
-        flag = "--" + name.replace("_", "-")
-        kind = _field_type(info.annotation)
-        if kind is bool:
-            params.append(click.Option([f"{flag}/--no-{flag[2:]}", name], default=None, help=info.description))
-        elif info.is_required():
-            params.append(click.Option([flag, name], type=kind, required=True, help=info.description))
-        else:
-            params.append(click.Option([flag, name], type=kind, default=info.get_default(), show_default=True,
-                                       help=info.description))
-    return params
 
 
 def trainer_command(name: str, entry: Any) -> click.Command:
@@ -70,9 +53,10 @@ def trainer_command(name: str, entry: Any) -> click.Command:
         click.echo(f"{name}: {record.get('global_step')} step(s) on {record.get('train_rows')} row(s), {trend} "
                    f"({record.get('device')}); model saved to {out}")
 
-    params = [click.Option(["--data"], required=True, help="An exported dataset folder (tau export-sft)."),
+    data_help = getattr(trainer_cls, "data_help", "An exported dataset folder (tau export-sft).")
+    params = [click.Option(["--data"], required=True, help=data_help),
               click.Option(["--out"], required=True, help="Folder for the fine-tuned model."),
-              *_params(options_model),
+              *model_params(options_model, defaults=True, skip=("extra",)),
               click.Option(["--option", "-o", "raw_options"], multiple=True,
                            help="Another TRL config field as KEY=VALUE (repeatable)."),
               ]

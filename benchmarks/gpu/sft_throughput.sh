@@ -40,7 +40,7 @@ python - "$WORK" "$TASKS" <<'PY'
 import sys
 from click.testing import CliRunner
 from tau_emotion.core.cli import build_cli
-from tau_emotion.core.plugins import load_all_plugins
+from tau_emotion.core.manager import load_all_plugins
 from tests.openai_server import ScriptedOpenAI
 from tests.tracer import expert
 

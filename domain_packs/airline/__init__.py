@@ -28,4 +28,6 @@ def tau_register_domains(register):
 @hookimpl(optionalhook=True)
 def tau_tracer_hints(domain):
     if domain.package == __name__:
-        return "tau_emotion.domain_packs.airline.tracer_hints"
+        from tau_emotion.domain_packs.airline.tracer_hints import HINTS
+
+        return HINTS

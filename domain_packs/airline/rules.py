@@ -1,6 +1,6 @@
 """Machine-checkable parts of the airline policy (`data/policy.md`).
 
-Each rule has the signature `rule(state, action_name, arguments) -> str | None`: given the state
+Each rule is a `Rule` (core's policy rules contract, declared with `@rule`): given the state
 *before* a write action and the action's raw arguments, it returns a one-line reason when the
 policy forbids that action, else None. Rules ignore actions they are not about and arguments they
 cannot read (the tool itself reports those). Tools stay permissive on purpose, as in tau-bench:
@@ -11,14 +11,12 @@ cancellation, explicit confirmation) cannot be checked from the state and are le
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from tau_emotion.core.domain import Rule, rule
 from tau_emotion.core.state import State
 from tau_emotion.domain_packs.airline.tools import FLOWN, FREE_BAGS, MAX_PASSENGERS, NOW
-
-Rule = Callable[[State, str, dict], "str | None"]
 
 _NOW = datetime.fromisoformat(NOW)
 
@@ -86,6 +84,7 @@ def _allowance(state: State, user_id: str, cabin: str, passengers: int) -> int |
 # --------------------------------------------------------------------------- rules
 
 
+@rule
 def basic_economy_flights_fixed(state: State, action_name: str, arguments: dict) -> str | None:
     """Basic economy flights cannot be changed (a cabin upgrade keeping the same flights is fine)."""
     if action_name != "update_reservation_flights":
@@ -99,6 +98,7 @@ def basic_economy_flights_fixed(state: State, action_name: str, arguments: dict)
     return None
 
 
+@rule
 def route_and_trip_type_kept(state: State, action_name: str, arguments: dict) -> str | None:
     """A flight change keeps the origin, destination and trip type; a booking's flights match its route."""
     if action_name == "update_reservation_flights":
@@ -118,6 +118,7 @@ def route_and_trip_type_kept(state: State, action_name: str, arguments: dict) ->
     return None
 
 
+@rule
 def no_change_after_departure(state: State, action_name: str, arguments: dict) -> str | None:
     """Flights already flown stay as they are, and the cabin cannot change once any flight has been flown."""
     if action_name != "update_reservation_flights":
@@ -137,6 +138,7 @@ def no_change_after_departure(state: State, action_name: str, arguments: dict) -
     return None
 
 
+@rule
 def cancellation_allowed(state: State, action_name: str, arguments: dict) -> str | None:
     """Cancel only within 24 hours of booking, after an airline cancellation, in business, or with insurance."""
     if action_name != "cancel_reservation":
@@ -156,6 +158,7 @@ def cancellation_allowed(state: State, action_name: str, arguments: dict) -> str
     )
 
 
+@rule
 def passenger_count_kept(state: State, action_name: str, arguments: dict) -> str | None:
     """Passenger details may change, the number of passengers may not."""
     if action_name != "update_reservation_passengers":
@@ -167,6 +170,7 @@ def passenger_count_kept(state: State, action_name: str, arguments: dict) -> str
     return f"reservation {res['reservation_id']} has {len(res['passengers'])} passenger(s); the count cannot change"
 
 
+@rule
 def baggage_rules(state: State, action_name: str, arguments: dict) -> str | None:
     """Bags can be added, not removed, and only bags beyond the free allowance are charged."""
     if action_name == "update_reservation_baggages":
@@ -193,6 +197,7 @@ def baggage_rules(state: State, action_name: str, arguments: dict) -> str | None
     return None
 
 
+@rule
 def booking_limits(state: State, action_name: str, arguments: dict) -> str | None:
     """At most five passengers; at most one certificate, one credit card and three gift cards per booking."""
     if action_name != "book_reservation":
@@ -215,6 +220,7 @@ def booking_limits(state: State, action_name: str, arguments: dict) -> str | Non
     return None
 
 
+@rule
 def change_paid_by_card(state: State, action_name: str, arguments: dict) -> str | None:
     """Changes are paid with a credit card or gift card from the profile, never a certificate."""
     if action_name not in ("update_reservation_flights", "update_reservation_baggages"):
@@ -231,6 +237,7 @@ def change_paid_by_card(state: State, action_name: str, arguments: dict) -> str 
     return None
 
 
+@rule
 def compensation_eligible(state: State, action_name: str, arguments: dict) -> str | None:
     """Certificates only for a cancelled (100 per passenger) or delayed (50 per passenger) flight,
     and only for silver/gold members, insured reservations or business cabin.
@@ -277,8 +284,3 @@ RULES: list[Rule] = [
     change_paid_by_card,
     compensation_eligible,
 ]
-
-
-def violations(state: State, action_name: str, arguments: dict) -> list[str]:
-    """Every rule's complaint about one action (empty when the action is policy-valid)."""
-    return [msg for rule in RULES if (msg := rule(state, action_name, arguments))]

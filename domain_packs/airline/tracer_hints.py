@@ -19,35 +19,32 @@ from __future__ import annotations
 from typing import Any
 
 from tau_emotion.domain_packs.airline.tools import BAG_FEE, FLOWN, FREE_BAGS, INSURANCE_PER_PASSENGER, NOW
-from tau_emotion.tracer.grounders import (
+from tau_emotion.tracer.hints import (
+    Choice,
+    GroundingContext,
+    IntentDraft,
+    Mood,
+    Option,
+    Output,
+    Persona,
+    Reference,
+    TracerHints,
     day_period,
     days_between,
+    draft,
     fact_values,
-    join_and,
+    fact_wording,
     money,
     month_day,
-    name_instrument,
     per_database,
     pick_fresh,
+    pick_instrument,
     settle,
     shift_date,
     used_by_earlier_intents,
 )
-from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
 
 TODAY = NOW[:10]
-ENTRY_TOOLS = ["get_user_details"]
-# Few users have a disrupted flight or a changeable one; draw those goals more often.
-GOAL_WEIGHTS = {"send_certificate": 2.5, "update_reservation_flights": 2.0, "get_flight_status": 0.7,
-                "book_reservation": 0.8, "update_reservation_passengers": 0.7}
-HANDOFF_TOOL = "transfer_to_human_agents"
-# The policy: verify a flight's status before compensating for it, read a reservation before acting on it.
-POLICY_EDGES = [
-    ("get_flight_status", "send_certificate"),
-    ("get_reservation_details", "send_certificate"),
-    ("get_reservation_details", "cancel_reservation"),
-    ("get_reservation_details", "update_reservation_flights"),
-]
 # (occasion, stakes, valence): the valence keeps feelings fitting (no excitement on the way to a funeral).
 OCCASIONS = [
     ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3, "positive"),
@@ -62,12 +59,6 @@ OCCASIONS = [
     ("{{I}} {{am}} attending a conference", 1, "neutral"),
     ("it is just a weekend getaway", 0, "positive"),
 ]
-
-# A cancellation states its own reason ("plans changed"): no occasion goes with it.
-OCCASION_INTENTS = ["change_flight", "change_flight_basic_economy", "change_cabin", "upgrade_after_departure",
-                    "add_bags", "remove_bag", "add_passenger", "fix_passenger", "replace_passenger", "compensation",
-                    "compensation_not_eligible", "book", "book_two_certificates", "flight_status"]
-
 
 
 # --------------------------------------------------------------------------- wording
@@ -180,10 +171,6 @@ _FACTS = {
     "flight_number": ("the flight number is {}", "the flight numbers are {}"),
     "flight_date": ("the flight is on {}", "the flights are on {}"),
 }
-_PLURALS = {"passengers_to_replace": "passenger_to_replace", "passengers_to_correct": "passenger_to_correct",
-            "correct_dobs": "correct_dob", "trip_types": "trip_type", "travel_insurances": "travel_insurance",
-            "checked_bags_wanted": "checked_bags_wanted", "checked_bags": "checked_bags",
-            "total_checked_bags": "total_checked_bags", "companions": "companion"}
 _DATES = ("trip_date", "new_travel_date", "travel_date", "return_date", "flight_date")
 
 
@@ -208,6 +195,9 @@ def _word(base: str, value: Any) -> str:
     return str(value)
 
 
+_wording = fact_wording(_FACTS, _word, unsaid=["card_last_four_digits"])
+
+
 def fact_phrase(key: str, value: Any) -> str | None:
     """The instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift card ending in 2799").
 
@@ -215,60 +205,45 @@ def fact_phrase(key: str, value: Any) -> str | None:
     the values need not line up with the intents (each intent's own line names its trip, date or card).
     A card's last four digits go unsaid: the payment method's words say them ("gift card ending in 2799").
     """
-    if key == "card_last_four_digits":
-        return ""
-    base = _PLURALS.get(key) or (key if key in _FACTS or key == "travel_insurance"
-                                 else key[:-1] if key.endswith("s") and key[:-1] in _FACTS else None)
-    if base is None:
-        return None
-    values = fact_values(value)
-    if base == "travel_insurance":
+    if key in ("travel_insurance", "travel_insurances"):
         said = {"you want travel insurance" if str(v) == "yes" else "no travel insurance" if str(v) == "no"
-                else f"travel insurance: {v}" for v in values}
+                else f"travel insurance: {v}" for v in fact_values(value)}
         return said.pop() if len(said) == 1 else "you want travel insurance on some bookings and not on others"
-    words = [_word(base, v) for v in values]
-    if base == "trip_type":
-        return join_and(words)
-    return _FACTS[base][len(values) > 1].format(join_and(words))
+    return _wording(key, value)
 
 
 # --------------------------------------------------------------------------- shared pieces
 
 
-class _Ref:
+def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
     """How the user points at one of their reservations: its id, or words that pick it out."""
-
-    def __init__(self, ctx: GroundingContext, res: dict, tell_id: float = 0.5):
-        self.res = res
-        rid = res["reservation_id"]
-        self.facts: dict[str, Any] = {}
-        self.choices: list[Choice] = []
-        # the policy asks to read a reservation before acting on it
-        self.reads: dict[str, list[dict]] = {"get_reservation_details": [{"reservation_id": rid}]}
-        self.evidence: list[str] = ["get_reservation_details"]
-        first = res["flights"][0]["date"]
-        self.phrase = f"{{{{my}}}} {_trip(ctx, res)} on {month_day(first)}"
-        if rid not in ctx.domain.database.tables["reservations"]:
-            self.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
-            return
-        others = _reservations(ctx)
-        options = [Option(r["reservation_id"], {"origin": _place(ctx, r["origin"]),
-                                                "destination": _place(ctx, r["destination"]),
-                                                "date": r["flights"][0]["date"]}) for r in others]
-        wanted = {"origin": _place(ctx, res["origin"]), "destination": _place(ctx, res["destination"]), "date": first}
-        settled = settle("reservation", rid, options, wanted,
-                         (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
-        selectors = settled.selectors if settled else None
-        if selectors is None or len(others) == 1 or ctx.rng.random() < tell_id:
-            self.facts["reservation_id"] = rid
-            self.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
-            return
-        self.choices.append(Choice("reservation", rid, options, selectors))
-        self.facts.update({f"trip_{k}": v for k, v in selectors.items()})
-        self.reads["list_user_reservations"] = [{"user_id": res["user_id"]}]
-        self.evidence.append("list_user_reservations")
-        if "date" not in selectors:
-            self.phrase = f"{{{{my}}}} {_trip(ctx, res)}"
+    rid = res["reservation_id"]
+    # the policy asks to read a reservation before acting on it
+    ref = Reference(f"{{{{my}}}} {_trip(ctx, res)} on {month_day(res['flights'][0]['date'])}",
+                    reads={"get_reservation_details": [{"reservation_id": rid}]}, evidence=["get_reservation_details"])
+    if rid not in ctx.domain.database.tables["reservations"]:
+        ref.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
+        return ref
+    others = _reservations(ctx)
+    options = [Option(r["reservation_id"], {"origin": _place(ctx, r["origin"]),
+                                            "destination": _place(ctx, r["destination"]),
+                                            "date": r["flights"][0]["date"]}) for r in others]
+    wanted = {"origin": _place(ctx, res["origin"]), "destination": _place(ctx, res["destination"]),
+              "date": res["flights"][0]["date"]}
+    settled = settle("reservation", rid, options, wanted,
+                     (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
+    selectors = settled.selectors if settled else None
+    if selectors is None or len(others) == 1 or ctx.rng.random() < tell_id:
+        ref.facts["reservation_id"] = rid
+        ref.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
+        return ref
+    ref.choices.append(Choice("reservation", rid, options, selectors))
+    ref.facts.update({f"trip_{k}": v for k, v in selectors.items()})
+    ref.reads["list_user_reservations"] = [{"user_id": res["user_id"]}]
+    ref.evidence.append("list_user_reservations")
+    if "date" not in selectors:
+        ref.phrase = f"{{{{my}}}} {_trip(ctx, res)}"
+    return ref
 
 
 def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> tuple[str, Choice, dict, str] | None:
@@ -284,33 +259,17 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
             # named by the end of its id, never by its balance: the balance changes during the task
             attrs.update(balance=m["amount"], last_four=pid[-4:])
         options.append(Option(pid, attrs))
-    usable = [o for o in options if o.attrs["kind"] == "credit card"
-              or (o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge))]
-    if not usable:
+    picked = pick_instrument(ctx, "payment method", options, lambda o: o.attrs["kind"] == "credit card" or (
+        o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge)))
+    if picked is None:
         return None
-    pick = ctx.rng.choice(usable)
-    attrs = pick.attrs
-    named = name_instrument("payment method", pick, options)
-    if named is None:
-        return None
-    settled, words = named
+    pick, settled, words = picked
     facts = {"payment_method": words}
     if "last_four" in settled.selectors:
-        facts["card_last_four_digits"] = attrs["last_four"]
+        facts["card_last_four_digits"] = pick.attrs["last_four"]
     phrase = (f"get the difference back on {{{{my}}}} {words}" if refund
               else f"pay with {{{{my}}}} {words}" if charge else f"use {{{{my}}}} {words} if anything is charged")
     return pick.value, settled, facts, phrase
-
-
-def _draft(kind: str, goal: str, arguments: dict, request: list[str], ref: _Ref | None = None, **kw: Any) -> IntentDraft:
-    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
-    if ref is not None:
-        draft.facts = {**ref.facts, **draft.facts}
-        draft.choices = [*ref.choices, *draft.choices]
-        for tool, sets in ref.reads.items():
-            draft.reads[tool] = [*sets, *draft.reads.get(tool, [])]
-        draft.evidence = [*ref.evidence, *[e for e in draft.evidence if e not in ref.evidence]]
-    return draft
 
 
 def _pick(ctx: GroundingContext, items: list[dict]) -> dict | None:
@@ -397,31 +356,31 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     diff = (new_price - leg["price"]) * n
     high, low = (new_price, leg["price"]) if diff >= 0 else (leg["price"], new_price)
     expression = f"({high} - {low}) * {n}" if n > 1 else f"{high} - {low}"  # the figure told: no sign
-    ref = _Ref(ctx, res)
+    ref = _ref(ctx, res)
     part = "" if len(res["flights"]) == 1 else ("the outbound flight of " if which == 0 else "the return flight of ")
     request = [f"move {part}{ref.phrase} from {month_day(leg['date'])} to {month_day(new_date)}",
                f"change {part}{ref.phrase} to fly on {month_day(new_date)} instead of {month_day(leg['date'])}"]
     search = {"origin": leg["origin"], "destination": leg["destination"], "date": new_date}
     mood = Mood("{{my}} plans moved, so {{I}} need to fly on another day", "neutral", 1, days_between(TODAY, min(leg["date"], new_date)))
     if challenge:
-        return _draft("change_flight_basic_economy", "update_reservation_flights",
-                      {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
-                       "payment_id": next(iter(_user(ctx)["payment_methods"]))},
-                      request, ref, facts={"new_travel_date": new_date}, refused=True,
-                      outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
-                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
-                                days_between(TODAY, leg["date"])))
+        return draft("change_flight_basic_economy", "update_reservation_flights",
+                     {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
+                      "payment_id": next(iter(_user(ctx)["payment_methods"]))},
+                     request, ref, facts={"new_travel_date": new_date}, refused=True,
+                     outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
+                     mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
+                               days_between(TODAY, leg["date"])))
     paid = _payment(ctx, max(diff, 0), refund=diff < 0)
     if paid is None:
         return None
     pid, pay_choice, pay_facts, pay_phrase = paid
     outputs = [Output(money(abs(diff)), "the fare difference")] if diff else []
-    return _draft("change_flight", "update_reservation_flights",
-                  {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
-                  request, ref, facts={"new_travel_date": new_date, **pay_facts},
-                  reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
-                  choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood,
-                  decline="keep {{my}} original flight" if diff > 0 else None)
+    return draft("change_flight", "update_reservation_flights",
+                 {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
+                 request, ref, facts={"new_travel_date": new_date, **pay_facts},
+                 reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
+                 choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood,
+                 decline="keep {{my}} original flight" if diff > 0 else None)
 
 
 def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
@@ -433,20 +392,20 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
         res = _pick(ctx, items)
         if res is None:
             return None
-        ref = _Ref(ctx, res)
+        ref = _ref(ctx, res)
         flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
         flown = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
         transfer = ctx.is_last and ctx.rng.random() < 0.6
-        return _draft("upgrade_after_departure", "update_reservation_flights",
-                      {"reservation_id": res["reservation_id"], "cabin": "business", "flights": flights,
-                       "payment_id": next(iter(user["payment_methods"]))},
-                      [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
-                      refused=True, on_refusal="transfer" if transfer else "accept",
-                      outputs=[] if transfer else [Output("flown", reason="already_flown")],
-                      reads={"get_flight_status": [{"flight_number": flown["flight_number"], "date": flown["date"]}]},
-                      evidence=["get_reservation_details", "get_flight_status"],
-                      handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
-                      mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
+        return draft("upgrade_after_departure", "update_reservation_flights",
+                     {"reservation_id": res["reservation_id"], "cabin": "business", "flights": flights,
+                      "payment_id": next(iter(user["payment_methods"]))},
+                     [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
+                     refused=True, on_refusal="transfer" if transfer else "accept",
+                     outputs=[] if transfer else [Output("flown", reason="already_flown")],
+                     reads={"get_flight_status": [{"flight_number": flown["flight_number"], "date": flown["date"]}]},
+                     evidence=["get_reservation_details", "get_flight_status"],
+                     handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
+                     mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
     res = _pick(ctx, items)
     if res is None:
@@ -473,20 +432,20 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     if paid is None:
         return None
     pid, pay_choice, pay_facts, pay_phrase = paid
-    ref = _Ref(ctx, res)
+    ref = _ref(ctx, res)
     flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
     verb = "upgrade" if cabin == "business" or res["cabin"] == "basic_economy" else "change"
     words = cabin.replace("_", " ")
-    return _draft("change_cabin", "update_reservation_flights",
-                  {"reservation_id": res["reservation_id"], "cabin": cabin, "flights": flights, "payment_id": pid},
-                  [f"{verb} {ref.phrase} to {words} class, same flights", f"{verb} the cabin of {ref.phrase} to {words}"],
-                  ref, facts={"new_cabin": cabin, **pay_facts},
-                  reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
-                  choices=[pay_choice], outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
-                  decline="keep {{my}} current cabin" if diff > 0 else None,
-                  preferences=[pay_phrase],
-                  mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
-                            days_between(TODAY, res["flights"][0]["date"])))
+    return draft("change_cabin", "update_reservation_flights",
+                 {"reservation_id": res["reservation_id"], "cabin": cabin, "flights": flights, "payment_id": pid},
+                 [f"{verb} {ref.phrase} to {words} class, same flights", f"{verb} the cabin of {ref.phrase} to {words}"],
+                 ref, facts={"new_cabin": cabin, **pay_facts},
+                 reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
+                 choices=[pay_choice], outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
+                 decline="keep {{my}} current cabin" if diff > 0 else None,
+                 preferences=[pay_phrase],
+                 mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
+                           days_between(TODAY, res["flights"][0]["date"])))
 
 
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
@@ -503,19 +462,19 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     res = _pick(ctx, items)
     if res is None:
         return None
-    ref = _Ref(ctx, res)
+    ref = _ref(ctx, res)
     n = len(res["passengers"])
     if ctx.want_challenge and res["total_baggages"] >= 1:
         total = res["total_baggages"] - 1
-        return _draft("remove_bag", "update_reservation_baggages",
-                      {"reservation_id": res["reservation_id"], "total_baggages": total,
-                       "nonfree_baggages": min(res["nonfree_baggages"], total),
-                       "payment_id": next(iter(user["payment_methods"]))},
-                      [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
-                      ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
-                      evidence=["get_reservation_details"],
-                      mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
-                                days_between(TODAY, res["flights"][0]["date"])))
+        return draft("remove_bag", "update_reservation_baggages",
+                     {"reservation_id": res["reservation_id"], "total_baggages": total,
+                      "nonfree_baggages": min(res["nonfree_baggages"], total),
+                      "payment_id": next(iter(user["payment_methods"]))},
+                     [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
+                     ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
+                     evidence=["get_reservation_details"],
+                     mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
+                               days_between(TODAY, res["flights"][0]["date"])))
     added = ctx.rng.choice([1, 1, 2, 3])
     total = res["total_baggages"] + added
     allowance = FREE_BAGS[user["membership"]][res["cabin"]] * n
@@ -530,16 +489,16 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     bags = "one checked bag" if added == 1 else f"{added} checked bags"
     outputs = [Output(money(fee), "the bag fee")] if fee else []
     reads = {"calculate": [{"expression": f"{BAG_FEE} * {nonfree - res['nonfree_baggages']}"}]} if fee else {}
-    return _draft("add_bags", "update_reservation_baggages",
-                  {"reservation_id": res["reservation_id"], "total_baggages": total, "nonfree_baggages": nonfree,
-                   "payment_id": pid},
-                  [f"add {bags} to {ref.phrase}" + (f", {total} in total" if total != added else ""),
-                   f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
-                  ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
-                  outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
-                  decline="travel with the bags {{I}} already {{have}}" if fee else None,
-                  mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
-                            days_between(TODAY, res["flights"][0]["date"])))
+    return draft("add_bags", "update_reservation_baggages",
+                 {"reservation_id": res["reservation_id"], "total_baggages": total, "nonfree_baggages": nonfree,
+                  "payment_id": pid},
+                 [f"add {bags} to {ref.phrase}" + (f", {total} in total" if total != added else ""),
+                  f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
+                 ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
+                 outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
+                 decline="travel with the bags {{I}} already {{have}}" if fee else None,
+                 mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
+                           days_between(TODAY, res["flights"][0]["date"])))
 
 
 _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11-02"), ("Mina", "Park", "1993-07-21"),
@@ -552,19 +511,19 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
     res = _pick(ctx, items)
     if res is None:
         return None
-    ref = _Ref(ctx, res)
+    ref = _ref(ctx, res)
     passengers = [dict(p) for p in res["passengers"]]
     first, last, dob = ctx.rng.choice(_NEW_PEOPLE)
     newcomer = {"first_name": first, "last_name": last, "dob": dob}
     mood = Mood("someone else has to travel on {{my}} booking", "negative", 1, days_between(TODAY, res["flights"][0]["date"]))
     if ctx.want_challenge and len(passengers) < 5:
-        return _draft("add_passenger", "update_reservation_passengers",
-                      {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
-                      [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
-                      facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
-                      evidence=["get_reservation_details"],
-                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
-                                days_between(TODAY, res["flights"][0]["date"])))
+        return draft("add_passenger", "update_reservation_passengers",
+                     {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
+                     [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
+                     facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
+                     evidence=["get_reservation_details"],
+                     mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
+                               days_between(TODAY, res["flights"][0]["date"])))
     k = ctx.rng.randrange(len(passengers))
     old = passengers[k]
     if ctx.rng.random() < 0.5:
@@ -580,9 +539,9 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
         facts = {"passenger_to_replace": f"{old['first_name']} {old['last_name']}", "new_passenger": newcomer}
         request = [f"replace {old['first_name']} {old['last_name']} with {first} {last} (born {dob}) on {ref.phrase}"]
         kind = "replace_passenger"
-    return _draft(kind, "update_reservation_passengers",
-                  {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
-                  mood=mood)
+    return draft(kind, "update_reservation_passengers",
+                 {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
+                 mood=mood)
 
 
 # --------------------------------------------------------------------------- cancel and compensate
@@ -620,31 +579,31 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
         if res is None:
             return None
-        ref = _Ref(ctx, res)
+        ref = _ref(ctx, res)
         reason, said = _REASONS["none"]
         if res in flown:
             leg = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
             transfer = ctx.is_last and ctx.rng.random() < 0.6
-            return _draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
-                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
-                          refused=True, on_refusal="transfer" if transfer else "accept",
-                          outputs=[] if transfer else [Output("flown", reason="already_flown")],
-                          reads={"get_flight_status": [{"flight_number": leg["flight_number"], "date": leg["date"]}]},
-                          evidence=["get_reservation_details", "get_flight_status"], context=reason,
-                          handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
-                          mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
-        return _draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
-                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
-                      refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
-                      mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
-                                days_between(TODAY, res["flights"][0]["date"])))
+            return draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
+                         [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
+                         refused=True, on_refusal="transfer" if transfer else "accept",
+                         outputs=[] if transfer else [Output("flown", reason="already_flown")],
+                         reads={"get_flight_status": [{"flight_number": leg["flight_number"], "date": leg["date"]}]},
+                         evidence=["get_reservation_details", "get_flight_status"], context=reason,
+                         handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
+                         mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
+        return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
+                     [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
+                     refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
+                     mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
+                               days_between(TODAY, res["flights"][0]["date"])))
     items = [r for r in unflown if _cancel_grounds(ctx, r)]
     res = _pick(ctx, items)
     if res is None:
         return None
     grounds = _cancel_grounds(ctx, res)
     reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else grounds]
-    ref = _Ref(ctx, res)
+    ref = _ref(ctx, res)
     refund = sum(p["amount"] for p in res["payment_history"] if not p["payment_id"].startswith("certificate_"))
     reads: dict[str, list[dict]] = {}
     evidence = []
@@ -653,12 +612,12 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         reads["get_flight_status"] = [{"flight_number": leg["flight_number"], "date": leg["date"]}]
         evidence.append("get_flight_status")
     stakes = 3 if grounds in ("airline", "insured") else 1
-    return _draft("cancel", "cancel_reservation", {"reservation_id": res["reservation_id"]},
-                  [f"cancel {ref.phrase}", f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref,
-                  facts={"cancellation_reason": said}, reads=reads, evidence=evidence, context=reason,
-                  outputs=[Output(money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
-                  mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes,
-                            days_between(TODAY, res["flights"][0]["date"])))
+    return draft("cancel", "cancel_reservation", {"reservation_id": res["reservation_id"]},
+                 [f"cancel {ref.phrase}", f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref,
+                 facts={"cancellation_reason": said}, reads=reads, evidence=evidence, context=reason,
+                 outputs=[Output(money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
+                 mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes,
+                           days_between(TODAY, res["flights"][0]["date"])))
 
 
 def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
@@ -677,7 +636,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     if not wanted:
         return None
     res, leg, status, _ = ctx.rng.choice(earlier or wanted)
-    ref = _Ref(ctx, res)
+    ref = _ref(ctx, res)
     n = len(res["passengers"])
     per = 100 if status == "cancelled" else 50
     event = "was cancelled by the airline" if status == "cancelled" else "is delayed"
@@ -687,11 +646,11 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     request = ["get some compensation for the " + ("cancellation" if status == "cancelled" else "delay"),
                "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay")]
     if ctx.want_challenge:
-        return _draft("compensation_not_eligible", "send_certificate",
-                      {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
-                      request, ref, refused=True, outputs=[Output("insurance", reason="compensation_not_eligible")], context=context,
-                      reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
-                      mood=mood)
+        return draft("compensation_not_eligible", "send_certificate",
+                     {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
+                     request, ref, refused=True, outputs=[Output("insurance", reason="compensation_not_eligible")], context=context,
+                     reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
+                     mood=mood)
     amount = per * n
     options = [Option(per * n, {"reason": status})]
     other = [s for s in {_status(ctx, f["flight_number"], f["date"]) for f in res["flights"]} if s in ("cancelled", "delayed")
@@ -699,12 +658,12 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     for s in sorted(other):
         options.append(Option((100 if s == "cancelled" else 50) * n, {"reason": s}))
     choice = Choice("certificate amount", amount, options, {"reason": status})
-    return _draft("compensation", "send_certificate",
-                  {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]},
-                  request, ref, context=context, reads={"get_flight_status": [status_read]}, choices=[choice],
-                  policy_values=[amount],
-                  evidence=["get_flight_status"], outputs=[Output(str(amount), "the value of the certificate")],
-                  mood=mood)
+    return draft("compensation", "send_certificate",
+                 {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]},
+                 request, ref, context=context, reads={"get_flight_status": [status_read]}, choices=[choice],
+                 policy_values=[amount],
+                 evidence=["get_flight_status"], outputs=[Output(str(amount), "the value of the certificate")],
+                 mood=mood)
 
 
 # --------------------------------------------------------------------------- booking
@@ -891,9 +850,8 @@ def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice,
     methods = _user(ctx)["payment_methods"]
     options = [Option(pid, {"kind": m["source"].replace("_", " "), "brand": m.get("brand"),
                             "last_four": m.get("last_four", pid[-4:])}) for pid, m in methods.items()]
-    card = ctx.rng.choice(cards)
-    named = name_instrument("credit card", next(o for o in options if o.value == card), options)
-    return None if named is None else (card, *named)
+    picked = pick_instrument(ctx, "credit card", options, lambda o: o.value in cards)
+    return None if picked is None else (picked[0].value, picked[1], picked[2])
 
 
 # --------------------------------------------------------------------------- flight status
@@ -913,26 +871,44 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
     if not found:
         return None
     res, leg, status = ctx.rng.choice(found)
-    ref = _Ref(ctx, res)
+    ref = _ref(ctx, res)
     when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
     facts = {"flight_date": leg["date"]}
     if ctx.rng.random() < 0.4:
         facts["flight_number"] = leg["flight_number"]
         flight += f" ({leg['flight_number']})"
-    return _draft("flight_status", "get_flight_status", {"flight_number": leg["flight_number"], "date": leg["date"]},
-                  [f"check whether {flight} is on schedule", f"find out the status of {flight}"], ref, facts=facts,
-                  outputs=[Output(status)],
-                  mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
-                            days_between(TODAY, leg["date"])))
+    return draft("flight_status", "get_flight_status", {"flight_number": leg["flight_number"], "date": leg["date"]},
+                 [f"check whether {flight} is on schedule", f"find out the status of {flight}"], ref, facts=facts,
+                 outputs=[Output(status)],
+                 mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
+                           days_between(TODAY, leg["date"])))
 
 
-GOALS = {
-    "update_reservation_flights": ground_update_reservation_flights,
-    "update_reservation_baggages": ground_update_reservation_baggages,
-    "update_reservation_passengers": ground_update_reservation_passengers,
-    "cancel_reservation": ground_cancel_reservation,
-    "send_certificate": ground_send_certificate,
-    "book_reservation": ground_book_reservation,
-    "get_flight_status": ground_get_flight_status,
-}
+HINTS = TracerHints(
+    persona=persona,
+    goals={
+        "update_reservation_flights": ground_update_reservation_flights,
+        "update_reservation_baggages": ground_update_reservation_baggages,
+        "update_reservation_passengers": ground_update_reservation_passengers,
+        "cancel_reservation": ground_cancel_reservation,
+        "send_certificate": ground_send_certificate,
+        "book_reservation": ground_book_reservation,
+        "get_flight_status": ground_get_flight_status,
+    },
+    # few users have a disrupted flight or a changeable one: draw those goals more often
+    goal_weights={"send_certificate": 2.5, "update_reservation_flights": 2.0, "get_flight_status": 0.7,
+                  "book_reservation": 0.8, "update_reservation_passengers": 0.7},
+    entry_tools=["get_user_details"],
+    handoff_tool="transfer_to_human_agents",
+    # the policy: verify a flight's status before compensating for it, read a reservation before acting on it
+    policy_edges=[("get_flight_status", "send_certificate"), ("get_reservation_details", "send_certificate"),
+                  ("get_reservation_details", "cancel_reservation"),
+                  ("get_reservation_details", "update_reservation_flights")],
+    occasions=OCCASIONS,
+    # a cancellation states its own reason ("plans changed"): no occasion goes with it
+    occasion_intents=["change_flight", "change_flight_basic_economy", "change_cabin", "upgrade_after_departure",
+                      "add_bags", "remove_bag", "add_passenger", "fix_passenger", "replace_passenger", "compensation",
+                      "compensation_not_eligible", "book", "book_two_certificates", "flight_status"],
+    fact_phrase=fact_phrase,
+)

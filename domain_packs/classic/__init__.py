@@ -22,8 +22,8 @@ from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.domain import Domain
+from tau_emotion.core.manager import PluginUnavailable
 from tau_emotion.core.models import Task
-from tau_emotion.core.plugins import PluginUnavailable
 from tau_emotion.core.state import Database
 from tau_emotion.core.tools import Toolset
 from tau_emotion.domain_packs.classic.adapter import ClassicTool, database_from
@@ -45,8 +45,9 @@ DISTRIBUTIONS = {
     "tau_bench": Distribution("τ-bench", "tau-bench", "install tau-bench from source: "
                               "pip install git+https://github.com/sierra-research/tau-bench"),
     "tau_emotion_bench": Distribution("τ-Emotion-Bench", "tau-emotion-bench",
-                                      "install the τ-Emotion-Bench release from source (its package "
-                                      "`tau_emotion_bench`; not on PyPI): pip install /path/to/its/checkout"),
+                                      "install the τ-Emotion-Bench release from source (package "
+                                      "`tau_emotion_bench`, not on PyPI; github.com/rishitoshsingh/"
+                                      "tau-emotion-bench): pip install /path/to/its/checkout"),
 }
 
 # plugin (and domain) name -> (their package, their env); the entry points name each one

@@ -1,56 +1,32 @@
 """τ-Emotion-Bench's task conditions as our `emotion` block.
 
 Their task records carry `emotion_family`, `emotion_leaf` and `dimension_politeness`,
-`dimension_urgency`, `dimension_trust_in_agent`. The leaf decides the emotion: one of our 22 by
-name, else through the small explicit synonym table LEAF_SYNONYMS (the mapping is recorded on the
-task). The family is then ours for that emotion; when their family, read through FAMILY_SYNONYMS,
-names another one, the task keeps our family and records theirs (`meta.emotion_source`) plus a line
-in `meta.notes`, which `tau tasks --check` reports: their family/leaf pairs are not always
-consistent (the same leaf sits under two families), and that is reported, not silently fixed.
-Dimension values map one to one through DIMENSION_VALUES; an unknown value takes our default and is
-noted. The anchor is the task's own (ANCHOR_FIELDS) or one from our bank, seeded by the task id.
+`dimension_urgency`, `dimension_trust_in_agent`, in our own vocabulary: every value in the release's
+test, train and dev splits is one of our 5 families, 22 emotions and 3x3 dimension values (checked
+against the release by `tests/domain_packs/test_tauemo.py`), so there is no synonym table; a value
+outside it is noted, never guessed. The leaf decides the emotion, and the family is ours for that
+emotion: their family/leaf pairs are not always consistent (leaf `peace` under family `sadness`), so
+a family of theirs that differs is recorded (`meta.emotion_source`) and noted in `meta.notes`, which
+`tau tasks --check` reports, not silently fixed. An unknown dimension value takes our default, noted.
+
+Their instruction ends with the emotion in their words, a paragraph `Emotion Instruction: ...`
+(every emotional task of their test and train splits; their no-emotion twins lack it). That paragraph
+is the block's anchor and leaves the instruction, so the emotion plugin's user prompt states it once
+and the instruction is the twin's; a task without it gets an anchor from our bank, seeded by its id.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
 BLOCK = "emotion"  # the emotion plugin's task block
-
-# their leaf -> our emotion, for leaves that are not one of our 22 names
-LEAF_SYNONYMS: dict[str, str] = {
-    "irritation": "annoyance", "impatience": "frustration", "anger": "exasperation", "rage": "exasperation",
-    "fury": "exasperation", "hostility": "argumentativeness", "defensiveness": "argumentativeness",
-    "resentment": "bitterness", "cynicism": "bitterness",
-    "contempt": "distaste", "disdain": "distaste", "revulsion": "repugnance", "disgust": "repugnance",
-    "worry": "anxiety", "stress": "anxiety", "apprehension": "nervousness", "unease": "nervousness",
-    "fear": "dread", "panic": "desperation", "terror": "dread",
-    "sadness": "sorrow", "grief": "sorrow", "despair": "hopelessness", "overwhelm": "helplessness",
-    "overwhelmed": "helplessness", "confusion": "helplessness", "resignation": "discouragement",
-    "joy": "excitement", "happiness": "excitement", "enthusiasm": "excitement", "eagerness": "excitement",
-    "hope": "excitement", "gratitude": "peace", "contentment": "peace", "calm": "peace", "satisfaction": "peace",
-    "confidence": "pride", "triumph": "pride",
-}
-# their family -> ours, where the names differ
-FAMILY_SYNONYMS: dict[str, str] = {"joy": "enjoyment", "happiness": "enjoyment", "anxiety": "fear",
-                                   "anger_frustration": "anger", "sad": "sadness", "happy": "enjoyment"}
-# our dimension -> (their field, {their value: ours}); our own value names map to themselves
-DIMENSION_VALUES: dict[str, tuple[str, dict[str, str]]] = {
-    "politeness": ("dimension_politeness", {
-        "warm": "warm", "polite": "warm", "courteous": "warm", "friendly": "warm", "high": "warm",
-        "neutral": "neutral", "medium": "neutral", "moderate": "neutral",
-        "cold": "cold", "rude": "cold", "impolite": "cold", "curt": "cold", "low": "cold"}),
-    "urgency": ("dimension_urgency", {
-        "low": "low", "none": "low", "moderate": "moderate", "medium": "moderate", "high": "high", "urgent": "high"}),
-    "trust": ("dimension_trust_in_agent", {
-        "trusting": "trusting", "high": "trusting", "cautious": "cautious", "medium": "cautious",
-        "moderate": "cautious", "neutral": "cautious", "skeptical": "skeptical", "low": "skeptical",
-        "distrustful": "skeptical"}),
-}
-# fields of their task record that carry the user's emotion instruction in their own words
-ANCHOR_FIELDS = ("emotion_anchor", "emotion_instruction", "emotion_description")
+# our dimension -> the field of their task record that holds it
+DIMENSION_FIELDS: dict[str, str] = {"politeness": "dimension_politeness", "urgency": "dimension_urgency",
+                                    "trust": "dimension_trust_in_agent"}
+_EMOTION_INSTRUCTION = re.compile(r"\s*\bEmotion Instruction:\s*")
 
 
 def has_condition(get: Callable[[str], Any]) -> bool:
@@ -58,41 +34,48 @@ def has_condition(get: Callable[[str], Any]) -> bool:
     return bool(get("emotion_leaf"))
 
 
+def split_instruction(instruction: str) -> tuple[str, str | None]:
+    """(the instruction without its `Emotion Instruction:` paragraph, that paragraph's text or None)."""
+    parts = _EMOTION_INSTRUCTION.split(instruction, maxsplit=1)
+    if len(parts) == 1 or not parts[1].strip():
+        return instruction, None
+    return parts[0].rstrip(), parts[1].strip()
+
+
 def _norm(value: Any) -> str:
     return str(value or "").strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def emotion_block(get: Callable[[str], Any], task_id: str) -> tuple[dict[str, Any] | None, dict[str, Any], list[str]]:
-    """(our `emotion` block as a dict or None, `meta.emotion_source`, notes) for one of their task records."""
-    from tau_emotion.emotion_pack.anchors import anchor_for
-    from tau_emotion.emotion_pack.taxonomy import EMOTIONS, FAMILIES, Condition, dimension_default
+def emotion_block(get: Callable[[str], Any], task_id: str,
+                  anchor: str | None = None) -> tuple[dict[str, Any] | None, dict[str, Any], list[str]]:
+    """(our `emotion` block as a dict or None, `meta.emotion_source`, notes) for one of their task records.
 
-    their_family, leaf = _norm(get("emotion_family")), _norm(get("emotion_leaf"))
+    `anchor` is the task's own emotion text (its `Emotion Instruction:`), else one comes from our bank.
+    """
+    from tau_emotion.emotion_pack.anchors import anchor_for
+    from tau_emotion.emotion_pack.taxonomy import DIMENSIONS, EMOTIONS, FAMILIES, Condition, dimension_default
+
+    their_family, emotion = _norm(get("emotion_family")), _norm(get("emotion_leaf"))
     source: dict[str, Any] = {"family": get("emotion_family"), "leaf": get("emotion_leaf")}
-    notes: list[str] = []
-    emotion = leaf if leaf in EMOTIONS else LEAF_SYNONYMS.get(leaf)
-    if emotion is None:
+    if emotion not in EMOTIONS:
         source["unmapped_leaf"] = True
-        return None, source, [f"{task_id}: emotion leaf '{get('emotion_leaf')}' maps to none of ours; no emotion block"]
-    if emotion != leaf:
-        source["leaf_synonym"] = emotion
+        return None, source, [f"{task_id}: emotion leaf '{get('emotion_leaf')}' is none of ours; no emotion block"]
+    notes: list[str] = []
     family = EMOTIONS[emotion]
-    theirs = FAMILY_SYNONYMS.get(their_family, their_family)
-    if theirs != family:
+    if their_family != family:
         source["family_mismatch"] = True
-        known = theirs in FAMILIES
         notes.append(f"{task_id}: family/leaf mismatch: their family '{get('emotion_family')}' with leaf "
-                     f"'{get('emotion_leaf')}'; ours is '{family}.{emotion}'" + ("" if known else " (unknown family)"))
+                     f"'{get('emotion_leaf')}'; ours is '{family}.{emotion}'"
+                     + ("" if their_family in FAMILIES else " (unknown family)"))
     dims: dict[str, str] = {}
-    for dim, (field, table) in DIMENSION_VALUES.items():
+    for dim, field in DIMENSION_FIELDS.items():
         value = _norm(get(field))
-        if value in table:
-            dims[dim] = table[value]
+        if value in DIMENSIONS[dim]:
+            dims[dim] = value
         else:
             dims[dim] = dimension_default(dim)
-            notes.append(f"{task_id}: {field} '{get(field)}' is not a known value; taken as '{dims[dim]}'")
+            notes.append(f"{task_id}: {field} '{get(field)}' is none of ours; taken as '{dims[dim]}'")
     condition = Condition(family, emotion, dims["politeness"], dims["urgency"], dims["trust"])
-    own = next((str(get(f)) for f in ANCHOR_FIELDS if get(f)), None)
-    source["anchor"] = "task" if own else "bank"
-    anchor = own or anchor_for(condition, random.Random(f"anchor/{task_id}"))
+    source["anchor"] = "instruction" if anchor else "bank"
+    anchor = anchor or anchor_for(condition, random.Random(f"anchor/{task_id}"))
     return {**condition.to_dict(), "anchor": anchor}, source, notes

@@ -67,9 +67,11 @@ def convert_task(raw: Any, *, domain: str, split: str, index: int, source: str, 
     task_id = f"{domain}-{split}-{index:03d}"
     blocks: dict[str, Any] = {}
     if emotions.has_condition(lambda name: _get(raw, name)):
-        block, meta["emotion_source"], notes = emotions.emotion_block(lambda name: _get(raw, name), task_id)
-        if block is not None:
+        rest, anchor = emotions.split_instruction(instruction)
+        block, meta["emotion_source"], notes = emotions.emotion_block(lambda name: _get(raw, name), task_id, anchor)
+        if block is not None:  # its anchor is the instruction's emotion paragraph, which leaves the instruction
             blocks[emotions.BLOCK] = block
+            instruction = rest
         if notes:
             meta["notes"] = notes
     return Task.model_validate({
@@ -86,27 +88,42 @@ def convert_task(raw: Any, *, domain: str, split: str, index: int, source: str, 
 def link_no_emotion_twins(tasks: list[Task]) -> None:
     """Give each task of a split with a `<split>-no-emotion` twin split its twin's user, for the control arm.
 
-    Twins pair by index; a pair links only when the user and the gold agree, else the task gets a note.
-    The link is `meta.emotion_control_user` (instruction and known facts), which the emotion plugin's
-    `--emotion-control` copy plays instead of the emotional instruction.
+    Twins pair by index and are checked: a pair links only when the twin has the same user id and the
+    same gold (actions and outputs), else the task gets a note and no link. A linked twin whose
+    instruction is not the task's own without its emotion paragraph is linked with a note (their
+    telecom test split words four twins slightly differently). The link is `meta.emotion_control_user`
+    (instruction and known facts), which the emotion plugin's `--emotion-control` copy plays instead of
+    the emotional instruction.
     """
     by_split: dict[str, list[Task]] = {}
     for task in tasks:
         by_split.setdefault(task.split, []).append(task)
     for split, twins in by_split.items():
-        if not split.endswith(NO_EMOTION_SPLIT) or split[: -len(NO_EMOTION_SPLIT)] not in by_split:
+        base = split.removesuffix(NO_EMOTION_SPLIT)
+        if base == split or base not in by_split:
             continue
-        originals = {t.meta["task_index"]: t for t in by_split[split[: -len(NO_EMOTION_SPLIT)]]}
-        for twin in twins:
-            task = originals.get(twin.meta["task_index"])
-            if task is None:
+        twin_at = {t.meta["task_index"]: t for t in twins}
+        for task in by_split[base]:
+            twin = twin_at.get(task.meta["task_index"])
+            if twin is None:
+                _note(task, f"{task.id}: no no-emotion twin at index {task.meta['task_index']} of {split}; "
+                            "not linked for the control arm")
                 continue
-            if task.meta.get("user_id") == twin.meta.get("user_id") and task.gold == twin.gold:
+            differs = [what for what, same in (("user", task.meta.get("user_id") == twin.meta.get("user_id")),
+                                               ("gold", task.gold == twin.gold)) if not same]
+            if differs:
+                _note(task, f"{task.id}: its no-emotion twin {twin.id} has another {' and '.join(differs)}; "
+                            "not linked for the control arm")
+            else:
                 task.meta["emotion_control_user"] = {"task": twin.id, "instruction": twin.user.instruction,
                                                      "known": dict(twin.user.known)}
-            else:
-                task.meta.setdefault("notes", []).append(
-                    f"{task.id}: its no-emotion twin {twin.id} has another user or gold; not linked for the control arm")
+                if twin.user.instruction.strip() != task.user.instruction.strip():
+                    _note(task, f"{task.id}: its no-emotion twin {twin.id} (same user and gold, linked) words the "
+                                "instruction differently")
+
+
+def _note(task: Task, note: str) -> None:
+    task.meta.setdefault("notes", []).append(note)
 
 
 def load_tasks(env: EnvModule, *, domain: str, source: str, tools: set[str]) -> tuple[list[Task], dict[str, str]]:

@@ -1,6 +1,6 @@
 """Machine-checkable parts of the retail policy (`data/policy.md`).
 
-Each rule has the signature `rule(state, action_name, arguments) -> str | None`: given the state
+Each rule is a `Rule` (core's policy rules contract, declared with `@rule`): given the state
 *before* a write action and its raw arguments, it returns a one-line reason when the policy forbids
 the action, else None. Tools stay permissive where the policy is stricter than the mechanics (a
 refund to any card, a second return on an order already exchanged is stopped by state, but the
@@ -10,11 +10,8 @@ policy-breaking gold. What depends on the user's words (identity, confirmation) 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from tau_emotion.core.domain import Rule, rule
 from tau_emotion.core.state import State
-
-Rule = Callable[[State, str, dict], "str | None"]
 
 _ORDER_TOOLS = {
     "cancel_pending_order": "pending",
@@ -36,6 +33,7 @@ def _method(state: State, order: dict, payment_id: object) -> dict | None:
     return None if user is None or not isinstance(payment_id, str) else user["payment_methods"].get(payment_id)
 
 
+@rule
 def order_status_allows(state: State, action_name: str, arguments: dict) -> str | None:
     """Only pending orders are cancelled or modified; only delivered ones are returned or exchanged."""
     wanted = _ORDER_TOOLS.get(action_name)
@@ -45,6 +43,7 @@ def order_status_allows(state: State, action_name: str, arguments: dict) -> str 
     return f"order {order['order_id']} is {order['status']}, and {action_name} needs a {wanted} order"
 
 
+@rule
 def one_return_or_exchange(state: State, action_name: str, arguments: dict) -> str | None:
     """An order gets at most one return or exchange request (the status leaves 'delivered' after one)."""
     if action_name not in ("return_delivered_order_items", "exchange_delivered_order_items"):
@@ -55,6 +54,7 @@ def one_return_or_exchange(state: State, action_name: str, arguments: dict) -> s
     return None
 
 
+@rule
 def items_modified_once(state: State, action_name: str, arguments: dict) -> str | None:
     """A pending order's items can be modified only once."""
     if action_name != "modify_pending_order_items":
@@ -65,6 +65,7 @@ def items_modified_once(state: State, action_name: str, arguments: dict) -> str 
     return None
 
 
+@rule
 def refund_destination(state: State, action_name: str, arguments: dict) -> str | None:
     """A return is refunded to the order's original payment method or to a gift card of the user."""
     if action_name != "return_delivered_order_items":
@@ -82,6 +83,7 @@ def refund_destination(state: State, action_name: str, arguments: dict) -> str |
     return None
 
 
+@rule
 def gift_card_covers(state: State, action_name: str, arguments: dict) -> str | None:
     """A gift card pays only up to its balance (the tool refuses too; the rule names the policy)."""
     if action_name != "modify_pending_order_payment":
@@ -96,6 +98,7 @@ def gift_card_covers(state: State, action_name: str, arguments: dict) -> str | N
     return None
 
 
+@rule
 def same_product_only(state: State, action_name: str, arguments: dict) -> str | None:
     """An item is swapped only for another variant of the same product."""
     if action_name not in ("modify_pending_order_items", "exchange_delivered_order_items"):

@@ -15,21 +15,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau_emotion.tracer.grounders import fact_values, join_and, money, name_instrument, per_database, pick_fresh
-from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
+from tau_emotion.tracer.hints import (
+    Choice,
+    GroundingContext,
+    IntentDraft,
+    Mood,
+    Option,
+    Output,
+    Persona,
+    Reference,
+    TracerHints,
+    draft,
+    fact_wording,
+    money,
+    name_instrument,
+    per_database,
+    pick_fresh,
+    pick_instrument,
+)
 
-ENTRY_TOOLS = ["find_user_id_by_email", "find_user_id_by_name_zip"]
-HANDOFF_TOOL = "transfer_to_human_agents"
-GOAL_WEIGHTS = {"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
-                "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5, "cancel_pending_order": 0.7}
-POLICY_EDGES = [
-    ("find_user_id_by_email", "get_user_details"),
-    ("find_user_id_by_name_zip", "get_user_details"),
-    ("get_order_details", "cancel_pending_order"),
-    ("get_order_details", "modify_pending_order_items"),
-    ("get_order_details", "return_delivered_order_items"),
-    ("get_order_details", "exchange_delivered_order_items"),
-]
 OCCASIONS = [
     ("it is a birthday present for {{my}} daughter", 2, "positive"),
     ("{{I}} {{am}} moving to a new flat next week", 2, "neutral"),
@@ -41,7 +45,6 @@ OCCASIONS = [
     ("{{I}} {{am}} recovering from surgery and stuck at home", 3, "negative"),
     ("it is just a little treat", 0, "positive"),
 ]
-OCCASION_INTENTS = ["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"]
 
 NEW_ADDRESSES = [
     {"address1": "48 Harbor View Rd", "address2": "", "city": "Portland", "state": "ME", "country": "USA", "zip": "04101"},
@@ -83,8 +86,8 @@ def _addr_facts(a: dict) -> dict:
 
 def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
     """The address a user gives: the one an earlier request of the task named (one move), else a new one."""
-    for draft in ctx.history:
-        said = draft.facts.get("new_address")
+    for earlier in ctx.history:
+        said = earlier.facts.get("new_address")
         if said is not None:
             new = next(a for a in NEW_ADDRESSES if {k: v for k, v in a.items() if v} == said)
             return None if new == current else new
@@ -95,14 +98,11 @@ def _addr_args(a: dict) -> dict:
     return {("state_code" if k == "state" else k): v for k, v in a.items()}
 
 
-def _draft(kind: str, goal: str, order: dict | None, arguments: dict, request: list[str], **kw: Any) -> IntentDraft:
-    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
-    if order is not None:
-        oid = order["order_id"]
-        draft.facts = {"order_id": oid, **draft.facts}
-        draft.reads = {"get_order_details": [{"order_id": oid}], **draft.reads}
-        draft.evidence = ["get_order_details", *[e for e in draft.evidence if e != "get_order_details"]]
-    return draft
+def _order(order: dict) -> Reference:
+    """The user names an order by its id; the agent reads it before acting on it."""
+    oid = order["order_id"]
+    return Reference(facts={"order_id": oid}, reads={"get_order_details": [{"order_id": oid}]},
+                     evidence=["get_order_details"], reads_first=True)
 
 
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
@@ -117,15 +117,14 @@ def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None
         else:
             attrs.update(last_four=pid[-4:])
         options.append(Option(pid, attrs))
-    usable = [o for o in options if o.value != exclude and (allowed is None or o.value in allowed)
-              and (methods[o.value]["source"] != "gift_card" or methods[o.value]["balance"] >= charge)]
-    if not usable:
-        return None
-    pick = ctx.rng.choice(usable)
-    named = name_instrument("payment method", pick, options)
-    if named is None:
-        return None
-    return pick.value, named[0], named[1]
+
+    def usable(o: Option) -> bool:
+        m = methods[o.value]
+        return o.value != exclude and (allowed is None or o.value in allowed) and (
+            m["source"] != "gift_card" or m["balance"] >= charge)
+
+    picked = pick_instrument(ctx, "payment method", options, usable)
+    return None if picked is None else (picked[0].value, picked[1], picked[2])
 
 
 def _item(ctx: GroundingContext, order: dict) -> dict | None:
@@ -184,16 +183,6 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
     return new, Choice("item", new["item_id"], options, dict(new["options"]))
 
 
-def _diff_expression(new: float, old: float) -> str:
-    high, low = (new, old) if new >= old else (old, new)
-    return f"{high} - {low}"
-
-
-# --------------------------------------------------------------------------- wording of facts
-
-
-
-
 def _address(a: dict) -> str:
     line = a["address1"] + (f", {a['address2']}" if a.get("address2") else "")
     return f"{line}, {a['city']}, {a['state']} {a['zip']}, {a['country']}"
@@ -202,37 +191,41 @@ def _address(a: dict) -> str:
 _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
 
 
-def fact_phrase(key: str, value: Any) -> str | None:
-    """The instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")."""
-    values = fact_values(value)
-    many = len(values) > 1
-    the = [f"the {v}" for v in values]
-    if key in ("order_id", "order_ids"):
-        return f"your order number{'s are' if many else ' is'} {join_and([str(v) for v in values])}"
-    if key in ("new_address", "new_addresses"):
-        return f"your new address is {join_and([_address(a) for a in values])}"
-    # two intents, two methods: named in the intents' order
-    yours = " and your ".join(str(v) for v in values) + (" respectively" if many else "")
-    if key in ("refund_to", "refunds_to"):
-        return f"the refund{'s go' if many else ' goes'} to your {yours}"
-    if key in ("payment_method", "payment_methods"):
-        return f"the payment method{'s are' if many else ' is'} your {yours}"
-    if key in ("new_payment_method", "new_payment_methods"):
-        return f"you want to pay with your {yours} instead"
-    if key in ("cancellation_reason", "cancellation_reasons"):
-        return f"you are cancelling because {join_and([_REASONS.get(v, v) for v in values])}"
-    if key.endswith(("item_to_return", "items_to_return")):
-        return f"you are {'also ' if key.startswith('second') else ''}sending back {join_and(the)}"
-    if key.endswith(("item_to_change", "items_to_change")):
-        first = "the first item" if key.startswith("first") else "the second item" if key.startswith("second") else \
-            "the item"
-        return f"{first}{'s are' if many else ' is'} {join_and(the)}"
-    if key.startswith("wanted_options") or key == "options":
-        wanted = join_and([f"the {v} version" for v in values])
-        return f"you want {wanted}" + (" respectively" if many else "")
-    if key in ("product", "products"):
-        return f"you are asking about {join_and(the)}"
-    return None
+def _word(key: str, value: Any) -> str:
+    if key == "new_address":
+        return _address(value)
+    if key == "cancellation_reason":
+        return _REASONS.get(value, value)
+    if key.startswith(("wanted_options", "options")):
+        return f"the {value} version"
+    return f"the {value}" if key.endswith(("item_to_return", "item_to_change")) or key == "product" else str(value)
+
+
+def _each(said: list[str]) -> str:
+    """Two intents, two methods: named in the intents' order ("credit card and your PayPal account respectively")."""
+    return " and your ".join(said) + (" respectively" if len(said) > 1 else "")
+
+
+#: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
+fact_phrase = fact_wording({
+    "order_id": ("your order number is {}", "your order numbers are {}"),
+    "new_address": ("your new address is {}", "your new address is {}"),
+    "refund_to": lambda said: f"the refund{'s go' if len(said) > 1 else ' goes'} to your {_each(said)}",
+    "payment_method": lambda said: f"the payment method{'s are' if len(said) > 1 else ' is'} your {_each(said)}",
+    "new_payment_method": lambda said: f"you want to pay with your {_each(said)} instead",
+    "cancellation_reason": ("you are cancelling because {}", "you are cancelling because {}"),
+    "item_to_return": ("you are sending back {}", "you are sending back {}"),
+    "first_item_to_return": ("you are sending back {}", "you are sending back {}"),
+    "second_item_to_return": ("you are also sending back {}", "you are also sending back {}"),
+    "item_to_change": ("the item is {}", "the items are {}"),
+    "first_item_to_change": ("the first item is {}", "the first items are {}"),
+    "second_item_to_change": ("the second item is {}", "the second items are {}"),
+    "wanted_options": ("you want {}", "you want {} respectively"),
+    "wanted_options_for_first": ("you want {}", "you want {} respectively"),
+    "wanted_options_for_second": ("you want {}", "you want {} respectively"),
+    "options": ("you want {}", "you want {} respectively"),
+    "product": ("you are asking about {}", "you are asking about {}"),
+}, _word)
 
 
 # --------------------------------------------------------------------------- persona
@@ -263,9 +256,9 @@ def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any
     if order is None:
         return None
     oid = order["order_id"]
-    return _draft(kind, goal, order, arguments_for(order), [f"{words} order {oid}"], refused=True,
-                  outputs=[Output("processed", reason="not_pending")],
-                  mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
+    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order), refused=True,
+                 outputs=[Output("processed", reason="not_pending")],
+                 mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
 
 
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
@@ -281,11 +274,12 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     oid = order["order_id"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
     said = "{{I}} no longer need it" if reason == "no longer needed" else "{{I}} ordered it by mistake"
-    return _draft("cancel", "cancel_pending_order", order, {"order_id": oid, "reason": reason},
-                  [f"cancel order {oid}", f"cancel {{{{my}}}} order {oid} and get {{{{my}}}} money back"],
-                  facts={"cancellation_reason": reason}, context=said,
-                  outputs=[Output(money(paid), "the refund total", from_goal=True)],
-                  mood=Mood(said, "neutral", 1))
+    return draft("cancel", "cancel_pending_order", {"order_id": oid, "reason": reason},
+                 [f"cancel order {oid}", f"cancel {{{{my}}}} order {oid} and get {{{{my}}}} money back"],
+                 _order(order),
+                 facts={"cancellation_reason": reason}, context=said,
+                 outputs=[Output(money(paid), "the refund total", from_goal=True)],
+                 mood=Mood(said, "neutral", 1))
 
 
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
@@ -296,11 +290,11 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
     new = _new_address(ctx, order["address"])
     if new is None:
         return None
-    return _draft("modify_address", "modify_pending_order_address", order, {"order_id": oid, **_addr_args(new)},
-                  [f"ship order {oid} to {_addr_words(new)} instead",
-                   f"change the shipping address of order {oid} to {_addr_words(new)}"],
-                  facts=_addr_facts(new),
-                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
+    return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
+                 [f"ship order {oid} to {_addr_words(new)} instead",
+                  f"change the shipping address of order {oid} to {_addr_words(new)}"], _order(order),
+                 facts=_addr_facts(new),
+                 mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
 
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
@@ -321,20 +315,21 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
         options = [Option(pid, {"kind": m["source"].replace("_", " ")}) for pid, m in methods.items()]
         if sum(o.attrs["kind"] == "gift card" for o in options) != 1:
             return None
-        return _draft("gift_card_short", "modify_pending_order_payment", order,
-                      {"order_id": oid, "payment_method_id": short[0]},
-                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], refused=True,
-                      evidence=["get_user_details"],
-                      outputs=[Output("balance", reason="gift_card_balance")],
-                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
+        return draft("gift_card_short", "modify_pending_order_payment",
+                     {"order_id": oid, "payment_method_id": short[0]},
+                     [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order), refused=True,
+                     evidence=["get_user_details"],
+                     outputs=[Output("balance", reason="gift_card_balance")],
+                     mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
     paid = _payment(ctx, total, exclude=current)
     if paid is None:
         return None
     pid, choice, words = paid
-    return _draft("modify_payment", "modify_pending_order_payment", order, {"order_id": oid, "payment_method_id": pid},
-                  [f"pay for order {oid} with {{{{my}}}} {words} instead"], facts={"new_payment_method": words},
-                  choices=[choice], outputs=[Output(money(total), "the order total")],
-                  decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
+    return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
+                 [f"pay for order {oid} with {{{{my}}}} {words} instead"],
+                 _order(order), facts={"new_payment_method": words},
+                 choices=[choice], outputs=[Output(money(total), "the order total")],
+                 decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
 
 
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
@@ -372,18 +367,18 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
         facts.update(first_item_to_change=items[0]["name"], wanted_options_for_first=wanted[0],
                      second_item_to_change=items[1]["name"], wanted_options_for_second=wanted[1])
     what = " and ".join(i["name"] for i in items)
-    return _draft(kind, goal, order,
-                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
-                   "payment_method_id": pid},
-                  [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"],
-                  facts=facts,
-                  reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
-                         "calculate": [{"expression": expression}]},
-                  evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay_choice], outputs=outputs,
-                  preferences=[f"settle any difference with {{{{my}}}} {pay_words}"],
-                  decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
-                  if diff > 0 else None,
-                  mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
+    return draft(kind, goal,
+                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
+                  "payment_method_id": pid},
+                 [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"], _order(order),
+                 facts=facts,
+                 reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
+                        "calculate": [{"expression": expression}]},
+                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay_choice], outputs=outputs,
+                 preferences=[f"settle any difference with {{{{my}}}} {pay_words}"],
+                 decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
+                 if diff > 0 else None,
+                 mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
 
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -394,12 +389,13 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
         item = _item(ctx, order) if order else None
         if item is None:
             return None
-        return _draft("modify_items_not_pending", "modify_pending_order_items", order,
-                      {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
-                       "payment_method_id": order["payment_history"][0]["payment_id"]},
-                      [f"change the {item['name']} in order {order['order_id']} to another size or color"],
-                      refused=True, outputs=[Output("processed", reason="not_pending")],
-                      mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
+        return draft("modify_items_not_pending", "modify_pending_order_items",
+                     {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
+                      "payment_method_id": order["payment_history"][0]["payment_id"]},
+                     [f"change the {item['name']} in order {order['order_id']} to another size or color"],
+                     _order(order),
+                     refused=True, outputs=[Output("processed", reason="not_pending")],
+                     mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
 
 
@@ -419,9 +415,9 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
     if goal == "exchange_delivered_order_items":
         args["new_item_ids"] = [item["item_id"]]
     args["payment_method_id"] = order["payment_history"][0]["payment_id"]
-    return _draft(kind, goal, order, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"],
-                  context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
-                  mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
+    return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
+                 context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
+                 mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
 
 
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
@@ -440,12 +436,13 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     named = name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options)
     if named is None:
         return None
-    return _draft("return_wrong_refund", "return_delivered_order_items", order,
-                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
-                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
-                  refused=True, choices=[named[0]], facts={"refund_to": named[1]},
-                  outputs=[Output("original payment", reason="refund_destination")],
-                  mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
+    return draft("return_wrong_refund", "return_delivered_order_items",
+                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
+                 [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
+                 _order(order),
+                 refused=True, choices=[named[0]], facts={"refund_to": named[1]},
+                 outputs=[Output("original payment", reason="refund_destination")],
+                 mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
 
 
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -455,12 +452,12 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         item = _item(ctx, order) if order else None
         if item is None:
             return None
-        return _draft("return_not_delivered", "return_delivered_order_items", order,
-                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
-                       "payment_method_id": order["payment_history"][0]["payment_id"]},
-                      [f"return the {item['name']} from order {order['order_id']}"], refused=True,
-                      outputs=[Output("delivered", reason="not_delivered")],
-                      mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
+        return draft("return_not_delivered", "return_delivered_order_items",
+                     {"order_id": order["order_id"], "item_ids": [item["item_id"]],
+                      "payment_method_id": order["payment_history"][0]["payment_id"]},
+                     [f"return the {item['name']} from order {order['order_id']}"], _order(order), refused=True,
+                     outputs=[Output("delivered", reason="not_delivered")],
+                     mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
     if ctx.want_challenge and kind == "again":
         return _again(ctx, "return_again", "return_delivered_order_items", "return")
     if ctx.want_challenge:
@@ -494,12 +491,13 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         # the total is confirmed with the customer before the return is made (policy: amounts before writes)
         reads["calculate"] = [{"expression": " + ".join(str(i["price"]) for i in items)}]
         outputs = [Output(money(refund), "the total refund")]
-    return _draft("return", "return_delivered_order_items", order,
-                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
-                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
-                  facts=facts, choices=[choice], reads=reads,
-                  preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
-                  mood=Mood(f"the {what} did not work out", "negative", 1))
+    return draft("return", "return_delivered_order_items",
+                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
+                 [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
+                 _order(order),
+                 facts=facts, choices=[choice], reads=reads,
+                 preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
+                 mood=Mood(f"the {what} did not work out", "negative", 1))
 
 
 def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -522,12 +520,13 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     new = next((v for v in product["variants"].values() if v["available"]), None)
     if new is None:
         return None
-    return _draft("exchange_other_product", "exchange_delivered_order_items", order,
-                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
-                   "payment_method_id": order["payment_history"][0]["payment_id"]},
-                  [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"],
-                  refused=True, outputs=[Output("same product", reason="same_product_only")],
-                  mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
+    return draft("exchange_other_product", "exchange_delivered_order_items",
+                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
+                  "payment_method_id": order["payment_history"][0]["payment_id"]},
+                 [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"],
+                 _order(order),
+                 refused=True, outputs=[Output("same product", reason="same_product_only")],
+                 mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
 
 # --------------------------------------------------------------------------- profile and products
@@ -566,13 +565,28 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
                        mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
 
 
-GOALS = {
-    "cancel_pending_order": ground_cancel_pending_order,
-    "modify_pending_order_address": ground_modify_pending_order_address,
-    "modify_pending_order_payment": ground_modify_pending_order_payment,
-    "modify_pending_order_items": ground_modify_pending_order_items,
-    "return_delivered_order_items": ground_return_delivered_order_items,
-    "exchange_delivered_order_items": ground_exchange_delivered_order_items,
-    "modify_user_address": ground_modify_user_address,
-    "get_product_details": ground_get_product_details,
-}
+HINTS = TracerHints(
+    persona=persona,
+    goals={
+        "cancel_pending_order": ground_cancel_pending_order,
+        "modify_pending_order_address": ground_modify_pending_order_address,
+        "modify_pending_order_payment": ground_modify_pending_order_payment,
+        "modify_pending_order_items": ground_modify_pending_order_items,
+        "return_delivered_order_items": ground_return_delivered_order_items,
+        "exchange_delivered_order_items": ground_exchange_delivered_order_items,
+        "modify_user_address": ground_modify_user_address,
+        "get_product_details": ground_get_product_details,
+    },
+    goal_weights={"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
+                  "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5,
+                  "cancel_pending_order": 0.7},
+    entry_tools=["find_user_id_by_email", "find_user_id_by_name_zip"],
+    handoff_tool="transfer_to_human_agents",
+    policy_edges=[("find_user_id_by_email", "get_user_details"), ("find_user_id_by_name_zip", "get_user_details"),
+                  ("get_order_details", "cancel_pending_order"), ("get_order_details", "modify_pending_order_items"),
+                  ("get_order_details", "return_delivered_order_items"),
+                  ("get_order_details", "exchange_delivered_order_items")],
+    occasions=OCCASIONS,
+    occasion_intents=["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"],
+    fact_phrase=fact_phrase,
+)

@@ -1,6 +1,6 @@
 """Machine-checkable parts of the telecom policy (`data/policy.md`).
 
-Each rule has the signature `rule(state, action_name, arguments) -> str | None`: given the state
+Each rule is a `Rule` (core's policy rules contract, declared with `@rule`): given the state
 *before* a write action and the action's raw arguments, it returns a one-line reason when the
 policy forbids that action, else None. Rules ignore actions they are not about and arguments they
 cannot read (the tool itself reports those). Tools stay permissive on purpose: the agent must
@@ -10,12 +10,10 @@ apply the policy, and these rules let the Tracer reject policy-breaking gold tra
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
 
+from tau_emotion.core.domain import Rule, rule
 from tau_emotion.core.state import State
 from tau_emotion.domain_packs.telecom.tools import CYCLE_START, TODAY
-
-Rule = Callable[[State, str, dict], "str | None"]
 
 CREDIT_LIMIT = 50  # total credits per bill
 CREDIT_WINDOW_DAYS = 60  # a bill can be credited up to this many days after it was issued
@@ -41,6 +39,7 @@ def overdue_bills(state: State, account_id: str) -> list[str]:
 # --------------------------------------------------------------------------- rules
 
 
+@rule
 def contract_term(state: State, action_name: str, arguments: dict) -> str | None:
     """A line under contract cannot move to a plan with a lower monthly price before the contract ends."""
     if action_name != "change_line_plan":
@@ -53,6 +52,7 @@ def contract_term(state: State, action_name: str, arguments: dict) -> str | None
     return None
 
 
+@rule
 def plan_change_once_per_cycle(state: State, action_name: str, arguments: dict) -> str | None:
     """A line's plan can change at most once per billing cycle."""
     if action_name != "change_line_plan":
@@ -63,6 +63,7 @@ def plan_change_once_per_cycle(state: State, action_name: str, arguments: dict) 
     return f"the plan of line {line['line_id']} already changed on {line['plan_changed_on']}, in this billing cycle"
 
 
+@rule
 def suspended_line_frozen(state: State, action_name: str, arguments: dict) -> str | None:
     """No plan or add-on changes on a suspended line."""
     if action_name not in ("change_line_plan", "add_addon"):
@@ -73,6 +74,7 @@ def suspended_line_frozen(state: State, action_name: str, arguments: dict) -> st
     return f"line {line['line_id']} is suspended: resume it before changing its plan or add-ons"
 
 
+@rule
 def roaming_needs_clear_account(state: State, action_name: str, arguments: dict) -> str | None:
     """A roaming add-on is not added while the line's account has an overdue bill."""
     if action_name != "add_addon":
@@ -84,6 +86,7 @@ def roaming_needs_clear_account(state: State, action_name: str, arguments: dict)
     return f"account {line['account_id']} has an overdue bill ({overdue[0]}): no roaming add-on" if overdue else None
 
 
+@rule
 def suspension_limits(state: State, action_name: str, arguments: dict) -> str | None:
     """A suspension lasts at most 30 days (lost or stolen), 90 days (travel) or 180 days (medical)."""
     if action_name != "suspend_line":
@@ -95,6 +98,7 @@ def suspension_limits(state: State, action_name: str, arguments: dict) -> str | 
     return f"a suspension for {arguments['reason']} lasts at most {limit} days, not {days}"
 
 
+@rule
 def credit_limits(state: State, action_name: str, arguments: dict) -> str | None:
     """Credits on a bill total at most 50, and only within 60 days of the bill's issue date."""
     if action_name != "issue_bill_credit":
@@ -119,8 +123,3 @@ RULES: list[Rule] = [
     suspension_limits,
     credit_limits,
 ]
-
-
-def violations(state: State, action_name: str, arguments: dict) -> list[str]:
-    """Every rule's complaint about one action (empty when the action is policy-valid)."""
-    return [msg for rule in RULES if (msg := rule(state, action_name, arguments))]

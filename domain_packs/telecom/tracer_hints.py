@@ -22,24 +22,27 @@ from tau_emotion.domain_packs.telecom.rules import (
     CREDIT_LIMIT,
     CREDIT_WINDOW_DAYS,
     MAX_SUSPENSION_DAYS,
-    violations,
 )
 from tau_emotion.domain_packs.telecom.tools import CYCLE_START, DEDUCTIBLE, PROTECTION_ADDON, TODAY
-from tau_emotion.tracer.grounders import fact_values, join_and, money, name_instrument, per_database, pick_fresh
-from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
+from tau_emotion.tracer.hints import (
+    Choice,
+    GroundingContext,
+    IntentDraft,
+    Mood,
+    Option,
+    Output,
+    Persona,
+    Reference,
+    TracerHints,
+    draft,
+    fact_wording,
+    money,
+    per_database,
+    pick_fresh,
+    pick_instrument,
+    used_by_earlier_intents,
+)
 
-ENTRY_TOOLS = ["find_customer_by_phone"]
-HANDOFF_TOOL = "transfer_to_human_agents"
-# Few lines have a fault or a disputable charge; draw those goals a little more often.
-GOAL_WEIGHTS = {"run_troubleshooting_step": 1.3, "issue_bill_credit": 1.5, "resume_line": 0.7, "remove_addon": 0.7,
-                "get_data_usage": 0.7}
-# The policy: diagnose before troubleshooting, read the line before changing it, the bills before crediting.
-POLICY_EDGES = [
-    ("diagnose_line", "run_troubleshooting_step"),
-    ("get_line_details", "change_line_plan"),
-    ("get_line_details", "suspend_line"),
-    ("get_bills", "issue_bill_credit"),
-]
 OCCASIONS = [
     ("{{I}} {{am}} flying abroad for {{my}} brother's wedding", 3, "positive"),
     ("{{I}} {{am}} starting a new job next week", 2, "positive"),
@@ -52,13 +55,8 @@ OCCASIONS = [
     ("{{I}} run a small business from {{my}} phone", 2, "neutral"),
     ("it is just a routine question", 0, "neutral"),
 ]
-OCCASION_INTENTS = ["change_plan", "downgrade_under_contract", "plan_changed_this_cycle", "add_addon",
-                    "roaming_overdue", "replace_device", "data_usage", "troubleshoot", "pay_bill"]
 
 MONTHS = {"2024-12": "December", "2025-01": "January", "2025-02": "February"}
-STEP_WORDS = {"restart_device": "restarting the phone", "toggle_airplane_mode": "toggling airplane mode",
-              "reset_network_settings": "resetting the network settings", "reprovision_sim": "reprovisioning the SIM",
-              "update_carrier_settings": "updating the carrier settings"}
 
 
 # --------------------------------------------------------------------------- lookups
@@ -89,33 +87,16 @@ def _catalogue_choice(ctx: GroundingContext, table: str, key: str, value: str, w
     return Choice(what, value, options, {"name": ctx.state[table].peek(value)["name"]})
 
 
-def _draft(kind: str, goal: str, arguments: dict, request: list[str], ref: _LineRef | None = None,
-           **kw: Any) -> IntentDraft:
-    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
-    if ref is not None:
-        draft.facts = {**ref.facts, **draft.facts}
-        draft.choices = [*ref.choices, *draft.choices]
-        for tool, sets in ref.reads.items():
-            draft.reads[tool] = [*sets, *draft.reads.get(tool, [])]
-        draft.evidence = [*ref.evidence, *[e for e in draft.evidence if e not in ref.evidence]]
-    return draft
-
-
-class _LineRef:
+def _line_ref(ctx: GroundingContext, line: dict) -> Reference:
     """How the caller points at one of their lines: by its phone number."""
-
-    def __init__(self, ctx: GroundingContext, line: dict):
-        self.line = line
-        account = ctx.state["accounts"].peek(line["account_id"])
-        phone = line["phone_number"]
-        self.facts: dict[str, Any] = {} if phone == ctx.persona.facts["phone_number"] else {"line_phone_number": phone}
-        options = [Option(lid, {"phone_number": ctx.state["lines"].peek(lid)["phone_number"]})
-                   for lid in account["line_ids"]]
-        self.choices = [Choice("line", line["line_id"], options, {"phone_number": phone})]
-        self.reads: dict[str, list[dict]] = {"get_account_details": [{"account_id": account["account_id"]}],
-                                             "get_line_details": [{"line_id": line["line_id"]}]}
-        self.evidence = ["get_line_details"]
-        self.phrase = f"{{{{my}}}} line {phone}"
+    account = ctx.state["accounts"].peek(line["account_id"])
+    phone = line["phone_number"]
+    options = [Option(lid, {"phone_number": ctx.state["lines"].peek(lid)["phone_number"]}) for lid in account["line_ids"]]
+    return Reference(f"{{{{my}}}} line {phone}",
+                     facts={} if phone == ctx.persona.facts["phone_number"] else {"line_phone_number": phone},
+                     choices=[Choice("line", line["line_id"], options, {"phone_number": phone})],
+                     reads={"get_account_details": [{"account_id": account["account_id"]}],
+                            "get_line_details": [{"line_id": line["line_id"]}]}, evidence=["get_line_details"])
 
 
 def _pick(ctx: GroundingContext, lines: list[dict]) -> dict | None:
@@ -131,11 +112,10 @@ def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str] | None:
             options.append(Option(pid, {"kind": "credit card", "brand": m["brand"], "last_four": m["last_four"]}))
         else:
             options.append(Option(pid, {"kind": "bank account", "brand": m["bank"], "last_four": m["last_four"]}))
-    pick = ctx.rng.choice(options)
-    named = name_instrument("payment method", pick, options)
-    if named is None:
+    picked = pick_instrument(ctx, "payment method", options)
+    if picked is None:
         return None
-    choice, words = named
+    pick, choice, words = picked
     if pick.attrs["kind"] == "bank account" and "brand" in choice.selectors:
         words = f"{pick.attrs['brand']} bank account"
     facts = {"payment_method": words}
@@ -158,35 +138,30 @@ _SUSPENSION_WORDS = {"my phone was stolen": "your phone was stolen", "I am trave
                      "a long hospital treatment": "you are going into hospital for a long treatment"}
 
 
-def fact_phrase(key: str, value: Any) -> str | None:
-    """The instruction's wording of a known fact ("the line is 305-555-1799", "your February bill")."""
-    values = [str(v) for v in fact_values(value)]
-    many = len(values) > 1
-    if key in ("line_phone_number", "line_phone_numbers"):
-        return f"the line{'s are' if many else ' is'} {join_and(values)}"
-    if key in ("new_plan", "new_plans"):
-        return f"the plan you want is {join_and(values)}"
-    if key in ("add_on", "adds_on"):
-        return f"the add-on{'s you want are' if many else ' you want is'} {join_and(values)}"
-    if key in ("add_on_to_remove", "adds_on_to_remove"):
-        return f"the add-on{'s' if many else ''} to remove {'are' if many else 'is'} {join_and(values)}"
-    if key in ("new_phone_model", "new_phone_models"):
-        return f"the phone you want is the {join_and(values)}"
-    if key in ("payment_method", "payment_methods"):  # two intents, two methods: in the intents' order
-        return f"you pay with your {' and your '.join(values)}" + (" respectively" if many else "")
-    if key == "payment_last_four_digits":
-        return ""  # the payment method's words say it already ("credit card ending in 3132")
-    if key in ("suspension_reason", "suspension_reasons"):
-        return f"the reason is that {join_and([_SUSPENSION_WORDS.get(v, v) for v in values])}"
-    if key == "suspension_days":
-        return f"you want it suspended for {join_and(values)} days" + (" respectively" if many else "")
-    if key in ("problem", "problems"):  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
-        return "the problem is " + join_and([v if v.startswith(("no ", "very ")) else f"that {v}" for v in values])
-    if key in ("bill_month", "bill_months"):
-        return f"the bill is your {join_and(values)} bill" if not many else f"the bills are your {join_and(values)} bills"
-    if key in ("disputed_charge", "disputed_charges"):
-        return f"the charge you dispute is {join_and(values)}"
-    return None
+def _word(key: str, value: Any) -> str:
+    value = str(value)
+    if key == "suspension_reason":
+        return _SUSPENSION_WORDS.get(value, value)
+    if key == "problem":  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
+        return value if value.startswith(("no ", "very ")) else f"that {value}"
+    return value
+
+
+#: the instruction's wording of a known fact ("the line is 305-555-1799", "your February bill")
+fact_phrase = fact_wording({
+    "line_phone_number": ("the line is {}", "the lines are {}"),
+    "new_plan": ("the plan you want is {}", "the plan you want is {}"),
+    "add_on": ("the add-on you want is {}", "the add-ons you want are {}"),
+    "add_on_to_remove": ("the add-on to remove is {}", "the add-ons to remove are {}"),
+    "new_phone_model": ("the phone you want is the {}", "the phone you want is the {}"),
+    # two intents, two methods: in the intents' order
+    "payment_method": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
+    "suspension_reason": ("the reason is that {}", "the reason is that {}"),
+    "suspension_days": ("you want it suspended for {} days", "you want it suspended for {} days respectively"),
+    "problem": ("the problem is {}", "the problem is {}"),
+    "bill_month": ("the bill is your {} bill", "the bills are your {} bills"),
+    "disputed_charge": ("the charge you dispute is {}", "the charge you dispute is {}"),
+}, _word, unsaid=["payment_last_four_digits"])  # the payment method's words say it ("credit card ending in 3132")
 
 
 # --------------------------------------------------------------------------- persona
@@ -220,7 +195,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
             for plan in plans:
                 if plan["plan_id"] == line["plan_id"]:
                     continue
-                found = violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]})
+                found = ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]})
                 if len(found) != 1:
                     continue
                 if line["status"] == "suspended":
@@ -229,44 +204,43 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                     options.append((line, plan, "plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"))
                 elif plan["monthly_price"] < current["monthly_price"]:
                     options.append((line, plan, "contract_term", "contract", "downgrade_under_contract"))
-        used = {d.arguments.get("line_id") for d in ctx.history}
-        options = [o for o in options if o[0]["line_id"] not in used]
+        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
         if not options:
             return None
         line, plan, reason, keyword, kind = ctx.rng.choice(options)
-        ref = _LineRef(ctx, line)
-        return _draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
-                      [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
-                      facts={"new_plan": plan["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
-                      mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
+        ref = _line_ref(ctx, line)
+        return draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
+                     [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
+                     facts={"new_plan": plan["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
     items = []
     for line in lines:
-        if violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_BASIC5"}) and \
-                violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}):
+        if ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_BASIC5"}) and \
+                ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}):
             continue
         items.append(line)
     line = _pick(ctx, items)
     if line is None:
         return None
     allowed = [p for p in plans if p["plan_id"] != line["plan_id"]
-               and not violations(ctx.state, "change_line_plan", {"line_id": line["line_id"], "plan_code": p["plan_id"]})]
+               and not ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": p["plan_id"]})]
     if not allowed:
         return None
     plan = ctx.rng.choice(allowed)
     old = _plan(ctx, line["plan_id"])["monthly_price"]
     new = plan["monthly_price"]
     high, low = max(old, new), min(old, new)
-    ref = _LineRef(ctx, line)
+    ref = _line_ref(ctx, line)
     more = new > old
-    return _draft("change_plan", "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
-                  [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to the {plan['name']} plan"],
-                  ref, facts={"new_plan": plan["name"]},
-                  reads={"get_catalogue": [{}], "calculate": [{"expression": f"{high} - {low}"}]},
-                  choices=[_catalogue_choice(ctx, "plans", "plan_id", plan["plan_id"], "plan")],
-                  outputs=[Output(money(high - low), "how much the monthly price changes")],
-                  decline="keep {{my}} current plan" if more else None,
-                  mood=Mood("{{I}} need " + ("more data" if more else "to spend less each month"),
-                            "neutral", 1 if more else 2, None))
+    return draft("change_plan", "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
+                 [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to the {plan['name']} plan"],
+                 ref, facts={"new_plan": plan["name"]},
+                 reads={"get_catalogue": [{}], "calculate": [{"expression": f"{high} - {low}"}]},
+                 choices=[_catalogue_choice(ctx, "plans", "plan_id", plan["plan_id"], "plan")],
+                 outputs=[Output(money(high - low), "how much the monthly price changes")],
+                 decline="keep {{my}} current plan" if more else None,
+                 mood=Mood("{{I}} need " + ("more data" if more else "to spend less each month"),
+                           "neutral", 1 if more else 2, None))
 
 
 # --------------------------------------------------------------------------- add-ons
@@ -281,42 +255,41 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
             for addon in addons:
                 if addon["addon_id"] in line["addons"]:
                     continue
-                found = violations(ctx.state, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
+                found = ctx.violations("add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
                 if len(found) != 1:
                     continue
                 if line["status"] == "suspended":
                     options.append((line, addon, "line_suspended", "suspended", "addon_on_suspended_line"))
                 else:
                     options.append((line, addon, "overdue_balance", "overdue", "roaming_overdue"))
-        used = {d.arguments.get("line_id") for d in ctx.history}
-        options = [o for o in options if o[0]["line_id"] not in used]
+        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
         if not options:
             return None
         line, addon, reason, keyword, kind = ctx.rng.choice(options)
-        ref = _LineRef(ctx, line)
+        ref = _line_ref(ctx, line)
         reads = {"get_bills": [{"account_id": line["account_id"]}]} if reason == "overdue_balance" else {}
-        return _draft(kind, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
-                      [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
-                      facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
-                      reads=reads, evidence=["get_bills"] if reads else [],
-                      mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
+        return draft(kind, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
+                     [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
+                     facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     reads=reads, evidence=["get_bills"] if reads else [],
+                     mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
     options = [(line, addon) for line in lines for addon in addons
                if addon["addon_id"] not in line["addons"] and addon["monthly_price"] >= 10
-               and not violations(ctx.state, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
-               and line["line_id"] not in {d.arguments.get("line_id") for d in ctx.history}]
+               and not ctx.violations("add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
+               and line["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
     if not options:
         return None
     line, addon = ctx.rng.choice(options)
-    ref = _LineRef(ctx, line)
+    ref = _line_ref(ctx, line)
     travel = addon["kind"] == "roaming"
-    return _draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
-                  [f"add {addon['name']} to {ref.phrase}", f"put the {addon['name']} add-on on {ref.phrase}"], ref,
-                  facts={"add_on": addon["name"]}, reads={"get_catalogue": [{}]},
-                  choices=[_catalogue_choice(ctx, "addons", "addon_id", addon["addon_id"], "add-on")],
-                  outputs=[Output(money(addon["monthly_price"]), "the monthly price of the add-on")],
-                  decline="skip the add-on",
-                  mood=Mood("{{I}} " + ("travel soon and need {{my}} phone abroad" if travel else "want more from {{my}} line"),
-                            "positive" if travel else "neutral", 2 if travel else 1, 5 if travel else None))
+    return draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
+                 [f"add {addon['name']} to {ref.phrase}", f"put the {addon['name']} add-on on {ref.phrase}"], ref,
+                 facts={"add_on": addon["name"]}, reads={"get_catalogue": [{}]},
+                 choices=[_catalogue_choice(ctx, "addons", "addon_id", addon["addon_id"], "add-on")],
+                 outputs=[Output(money(addon["monthly_price"]), "the monthly price of the add-on")],
+                 decline="skip the add-on",
+                 mood=Mood("{{I}} " + ("travel soon and need {{my}} phone abroad" if travel else "want more from {{my}} line"),
+                           "positive" if travel else "neutral", 2 if travel else 1, 5 if travel else None))
 
 
 def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
@@ -326,14 +299,14 @@ def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
         return None
     addon_id = ctx.rng.choice(line["addons"])
     addon = ctx.state["addons"].peek(addon_id)
-    ref = _LineRef(ctx, line)
+    ref = _line_ref(ctx, line)
     options = [Option(a, {"name": ctx.state["addons"].peek(a)["name"]}) for a in line["addons"]]
-    return _draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_code": addon_id},
-                  [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
-                  ref, facts={"add_on_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
-                  evidence=["get_catalogue"],
-                  choices=[Choice("add-on", addon_id, options, {"name": addon["name"]})],
-                  mood=Mood("{{I}} no longer use " + addon["name"], "neutral", 0, None))
+    return draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_code": addon_id},
+                 [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
+                 ref, facts={"add_on_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
+                 evidence=["get_catalogue"],
+                 choices=[Choice("add-on", addon_id, options, {"name": addon["name"]})],
+                 mood=Mood("{{I}} no longer use " + addon["name"], "neutral", 0, None))
 
 
 # --------------------------------------------------------------------------- suspensions
@@ -353,19 +326,19 @@ def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
     reason = ctx.rng.choice(sorted(MAX_SUSPENSION_DAYS))
     limit = MAX_SUSPENSION_DAYS[reason]
     event, said, valence, stakes = _SUSPEND[reason]
-    ref = _LineRef(ctx, line)
+    ref = _line_ref(ctx, line)
     if ctx.want_challenge:
         days = ctx.rng.choice([limit + 15, limit + 30, 2 * limit])
-        return _draft("suspend_too_long", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
-                      [f"suspend {ref.phrase} for {days} days"], ref,
-                      facts={"suspension_reason": said, "suspension_days": days}, refused=True, context=event,
-                      outputs=[Output("maximum duration", reason="suspension_too_long")], policy_values=[reason],
-                      mood=Mood(event, valence, stakes, None))
+        return draft("suspend_too_long", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
+                     [f"suspend {ref.phrase} for {days} days"], ref,
+                     facts={"suspension_reason": said, "suspension_days": days}, refused=True, context=event,
+                     outputs=[Output("maximum duration", reason="suspension_too_long")], policy_values=[reason],
+                     mood=Mood(event, valence, stakes, None))
     days = ctx.rng.choice(sorted({7, 14, limit // 2, limit}))
-    return _draft("suspend", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
-                  [f"suspend {ref.phrase} for {days} days", f"put {ref.phrase} on hold for {days} days"], ref,
-                  facts={"suspension_reason": said, "suspension_days": days}, context=event, policy_values=[reason],
-                  mood=Mood(event, valence, stakes, None))
+    return draft("suspend", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
+                 [f"suspend {ref.phrase} for {days} days", f"put {ref.phrase} on hold for {days} days"], ref,
+                 facts={"suspension_reason": said, "suspension_days": days}, context=event, policy_values=[reason],
+                 mood=Mood(event, valence, stakes, None))
 
 
 def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
@@ -373,10 +346,10 @@ def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
     line = _pick(ctx, lines)
     if line is None:
         return None
-    ref = _LineRef(ctx, line)
-    return _draft("resume", "resume_line", {"line_id": line["line_id"]},
-                  [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
-                  mood=Mood("{{I}} need {{my}} line working again", "positive", 1, 0))
+    ref = _line_ref(ctx, line)
+    return draft("resume", "resume_line", {"line_id": line["line_id"]},
+                 [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
+                 mood=Mood("{{I}} need {{my}} line working again", "positive", 1, 0))
 
 
 # --------------------------------------------------------------------------- devices
@@ -396,18 +369,18 @@ def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     if paid is None:
         return None
     pid, pay_choice, pay_facts, words = paid
-    ref = _LineRef(ctx, line)
-    return _draft("replace_device", "replace_device",
-                  {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
-                  [f"replace the phone on {ref.phrase} with {'an' if model['name'][0] in 'AEIOUi' else 'a'} {model['name']}",
-                   f"get a new {model['name']} for {ref.phrase}"], ref,
-                  facts={"new_phone_model": model["name"], **pay_facts}, reads={"get_catalogue": [{}]},
-                  choices=[_catalogue_choice(ctx, "device_models", "model_id", model["model_id"], "device model"),
-                           pay_choice],
-                  outputs=[Output(money(charge), "what the new phone costs {{me}}")],
-                  policy_values=[DEDUCTIBLE] if protected and charge == DEDUCTIBLE else [],
-                  preferences=[f"pay with {{{{my}}}} {words}"], decline="keep {{my}} current phone",
-                  mood=Mood("{{my}} phone broke", "negative", 2, None))
+    ref = _line_ref(ctx, line)
+    return draft("replace_device", "replace_device",
+                 {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
+                 [f"replace the phone on {ref.phrase} with {'an' if model['name'][0] in 'AEIOUi' else 'a'} {model['name']}",
+                  f"get a new {model['name']} for {ref.phrase}"], ref,
+                 facts={"new_phone_model": model["name"], **pay_facts}, reads={"get_catalogue": [{}]},
+                 choices=[_catalogue_choice(ctx, "device_models", "model_id", model["model_id"], "device model"),
+                          pay_choice],
+                 outputs=[Output(money(charge), "what the new phone costs {{me}}")],
+                 policy_values=[DEDUCTIBLE] if protected and charge == DEDUCTIBLE else [],
+                 preferences=[f"pay with {{{{my}}}} {words}"], decline="keep {{my}} current phone",
+                 mood=Mood("{{my}} phone broke", "negative", 2, None))
 
 
 # --------------------------------------------------------------------------- bills
@@ -434,16 +407,16 @@ def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
         return None
     pid, pay_choice, pay_facts, words = paid
     month = MONTHS[bill["period"]]
-    return _draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pid, "amount": bill["balance"]},
-                  [f"pay {{{{my}}}} {month} bill in full", f"settle what {{{{I}}}} owe on {{{{my}}}} {month} bill"],
-                  facts={"bill_month": month, **pay_facts},
-                  reads={"get_account_details": [{"account_id": bill["account_id"]}],
-                         "get_bills": [{"account_id": bill["account_id"]}]},
-                  evidence=["get_bills"], choices=[_bill_choice(ctx, bill), pay_choice],
-                  outputs=[Output(money(bill["balance"]), "the amount due")],
-                  preferences=[f"pay with {{{{my}}}} {words}"], decline="pay it later",
-                  mood=Mood("{{I}} want to clear {{my}} " + month + " bill", "neutral",
-                            2 if bill["status"] == "overdue" else 1, 0 if bill["status"] == "overdue" else 7))
+    return draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pid, "amount": bill["balance"]},
+                 [f"pay {{{{my}}}} {month} bill in full", f"settle what {{{{I}}}} owe on {{{{my}}}} {month} bill"],
+                 facts={"bill_month": month, **pay_facts},
+                 reads={"get_account_details": [{"account_id": bill["account_id"]}],
+                        "get_bills": [{"account_id": bill["account_id"]}]},
+                 evidence=["get_bills"], choices=[_bill_choice(ctx, bill), pay_choice],
+                 outputs=[Output(money(bill["balance"]), "the amount due")],
+                 preferences=[f"pay with {{{{my}}}} {words}"], decline="pay it later",
+                 mood=Mood("{{I}} want to clear {{my}} " + month + " bill", "neutral",
+                           2 if bill["status"] == "overdue" else 1, 0 if bill["status"] == "overdue" else 7))
 
 
 _DISPUTES = {"Late payment fee": ("late_fee_waiver", "the late payment fee"),
@@ -456,11 +429,10 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
         for item in bill["items"]:
             if item["description"] in _DISPUTES:
                 args = {"bill_id": bill["bill_id"], "amount": item["amount"], "reason": _DISPUTES[item["description"]][0]}
-                problems = violations(ctx.state, "issue_bill_credit", args)
+                problems = ctx.violations("issue_bill_credit", args)
                 if len(problems) == (1 if ctx.want_challenge else 0) and not bill["credits"]:
                     found.append((bill, item, args))
-    used = {d.arguments.get("bill_id") for d in ctx.history}
-    found = [f for f in found if f[0]["bill_id"] not in used]
+    found = [f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")]
     if not found:
         return None
     bill, item, args = ctx.rng.choice(found)
@@ -478,12 +450,12 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
             "credit_limit", "credit limit", "credit_over_limit")
         if not old and item["amount"] <= CREDIT_LIMIT:
             return None
-        return _draft(kind, "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                      reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], refused=True,
-                      outputs=[Output(keyword, reason=reason)], mood=mood)
-    return _draft("bill_credit", "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                  reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], policy_values=[args["reason"]],
-                  outputs=[Output(money(item["amount"]), "how much is credited")], mood=mood)
+        return draft(kind, "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
+                     reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], refused=True,
+                     outputs=[Output(keyword, reason=reason)], mood=mood)
+    return draft("bill_credit", "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
+                 reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], policy_values=[args["reason"]],
+                 outputs=[Output(money(item["amount"]), "how much is credited")], mood=mood)
 
 
 # --------------------------------------------------------------------------- network faults and usage
@@ -494,12 +466,12 @@ def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None
     if line is None:
         return None
     issue = line["issue"]
-    ref = _LineRef(ctx, line)
-    return _draft("troubleshoot", "run_troubleshooting_step", {"line_id": line["line_id"], "step": issue["fix"]},
-                  [f"fix {ref.phrase}: {issue['symptom']}", f"sort out a problem with {ref.phrase} ({issue['symptom']})"],
-                  ref, facts={"problem": issue["symptom"]}, reads={"diagnose_line": [{"line_id": line["line_id"]}]},
-                  evidence=["diagnose_line"], outputs=[Output("fault cleared", "whether the problem is fixed", from_goal=True)],
-                  mood=Mood("{{my}} phone service is not working properly", "negative", 2, 0))
+    ref = _line_ref(ctx, line)
+    return draft("troubleshoot", "run_troubleshooting_step", {"line_id": line["line_id"], "step": issue["fix"]},
+                 [f"fix {ref.phrase}: {issue['symptom']}", f"sort out a problem with {ref.phrase} ({issue['symptom']})"],
+                 ref, facts={"problem": issue["symptom"]}, reads={"diagnose_line": [{"line_id": line["line_id"]}]},
+                 evidence=["diagnose_line"], outputs=[Output("fault cleared", "whether the problem is fixed", from_goal=True)],
+                 mood=Mood("{{my}} phone service is not working properly", "negative", 2, 0))
 
 
 def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
@@ -511,24 +483,39 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     if is_error:
         return None
     usage = json.loads(text)
-    ref = _LineRef(ctx, line)
-    return _draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
-                  [f"find out how much data is left on {ref.phrase} this month",
-                   f"check the data {{{{I}}}} have left on {ref.phrase}"], ref,
-                  outputs=[Output(str(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
-                  mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
-                            _days_to_cycle_end()))
+    ref = _line_ref(ctx, line)
+    return draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
+                 [f"find out how much data is left on {ref.phrase} this month",
+                  f"check the data {{{{I}}}} have left on {ref.phrase}"], ref,
+                 outputs=[Output(str(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
+                 mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
+                           _days_to_cycle_end()))
 
 
-GOALS = {
-    "change_line_plan": ground_change_line_plan,
-    "add_addon": ground_add_addon,
-    "remove_addon": ground_remove_addon,
-    "suspend_line": ground_suspend_line,
-    "resume_line": ground_resume_line,
-    "replace_device": ground_replace_device,
-    "pay_bill": ground_pay_bill,
-    "issue_bill_credit": ground_issue_bill_credit,
-    "run_troubleshooting_step": ground_run_troubleshooting_step,
-    "get_data_usage": ground_get_data_usage,
-}
+HINTS = TracerHints(
+    persona=persona,
+    goals={
+        "change_line_plan": ground_change_line_plan,
+        "add_addon": ground_add_addon,
+        "remove_addon": ground_remove_addon,
+        "suspend_line": ground_suspend_line,
+        "resume_line": ground_resume_line,
+        "replace_device": ground_replace_device,
+        "pay_bill": ground_pay_bill,
+        "issue_bill_credit": ground_issue_bill_credit,
+        "run_troubleshooting_step": ground_run_troubleshooting_step,
+        "get_data_usage": ground_get_data_usage,
+    },
+    # few lines have a fault or a disputable charge: draw those goals a little more often
+    goal_weights={"run_troubleshooting_step": 1.3, "issue_bill_credit": 1.5, "resume_line": 0.7, "remove_addon": 0.7,
+                  "get_data_usage": 0.7},
+    entry_tools=["find_customer_by_phone"],
+    handoff_tool="transfer_to_human_agents",
+    # the policy: diagnose before troubleshooting, read the line before changing it, the bills before crediting
+    policy_edges=[("diagnose_line", "run_troubleshooting_step"), ("get_line_details", "change_line_plan"),
+                  ("get_line_details", "suspend_line"), ("get_bills", "issue_bill_credit")],
+    occasions=OCCASIONS,
+    occasion_intents=["change_plan", "downgrade_under_contract", "plan_changed_this_cycle", "add_addon",
+                      "roaming_overdue", "replace_device", "data_usage", "troubleshoot", "pay_bill"],
+    fact_phrase=fact_phrase,
+)

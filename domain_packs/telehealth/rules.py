@@ -1,6 +1,6 @@
 """Machine-checkable parts of the telehealth policy (`data/policy.md`).
 
-Each rule has the signature `rule(state, action_name, arguments) -> str | None`: given the state
+Each rule is a `Rule` (core's policy rules contract, declared with `@rule`): given the state
 *before* a write action and the action's raw arguments, it returns a one-line reason when the
 policy forbids that action, else None. Rules ignore actions they are not about and arguments they
 cannot read (the tool itself reports those). Tools enforce only identity verification; the rules
@@ -10,8 +10,8 @@ let the Tracer reject policy-breaking gold trajectories and ground the refusals.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
 
+from tau_emotion.core.domain import Rule, rule
 from tau_emotion.core.state import State
 from tau_emotion.domain_packs.telehealth.tools import (
     LATE_WINDOW_HOURS,
@@ -21,8 +21,6 @@ from tau_emotion.domain_packs.telehealth.tools import (
     caller_id,
     hours_until,
 )
-
-Rule = Callable[[State, str, dict], "str | None"]
 
 MAX_RESCHEDULES = 2  # an appointment is moved at most twice
 CONTROLLED_VISIT_DAYS = 90  # a controlled substance is refilled only after a visit with its prescriber this recent
@@ -68,6 +66,7 @@ def patient_age(dob: str) -> int:
 # --------------------------------------------------------------------------- rules
 
 
+@rule
 def identity_verified(state: State, action_name: str, arguments: dict) -> str | None:
     """Nothing changes before the caller's identity is verified."""
     if action_name not in SCOPE or caller_id(state) is not None:
@@ -75,6 +74,7 @@ def identity_verified(state: State, action_name: str, arguments: dict) -> str | 
     return "the caller's identity is not verified"
 
 
+@rule
 def consent_on_file(state: State, action_name: str, arguments: dict) -> str | None:
     """Acting for another patient needs their active consent covering the action; contact details and consents only by the patient."""
     caller = caller_id(state)
@@ -91,6 +91,7 @@ def consent_on_file(state: State, action_name: str, arguments: dict) -> str | No
     return None
 
 
+@rule
 def reschedule_limits(state: State, action_name: str, arguments: dict) -> str | None:
     """An appointment is rescheduled at most twice, and never less than 24 hours before it starts."""
     if action_name != "reschedule_appointment":
@@ -107,6 +108,7 @@ def reschedule_limits(state: State, action_name: str, arguments: dict) -> str | 
     return None
 
 
+@rule
 def refill_rules(state: State, action_name: str, arguments: dict) -> str | None:
     """A refill needs refills left, an unexpired prescription, a 21-day gap since the last fill, and for a
     controlled substance a visit with the prescriber within 90 days."""
@@ -132,6 +134,7 @@ def refill_rules(state: State, action_name: str, arguments: dict) -> str | None:
     return None
 
 
+@rule
 def booking_rules(state: State, action_name: str, arguments: dict) -> str | None:
     """A booking is with an in-network provider whose service the plan covers, who sees patients of that
     age, and with whom the patient has no other scheduled appointment."""
@@ -166,8 +169,3 @@ RULES: list[Rule] = [
     refill_rules,
     booking_rules,
 ]
-
-
-def violations(state: State, action_name: str, arguments: dict) -> list[str]:
-    """Every rule's complaint about one action (empty when the action is policy-valid)."""
-    return [msg for rule in RULES if (msg := rule(state, action_name, arguments))]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau_emotion.core.domain import Violation
 from tau_emotion.domain_packs.telehealth.rules import (
     CONTROLLED_VISIT_DAYS,
     EARLY_REFILL_DAYS,
@@ -26,9 +27,6 @@ from tau_emotion.domain_packs.telehealth.rules import (
     SCOPE,
     active_consent,
     patient_age,
-)
-from tau_emotion.domain_packs.telehealth.rules import (
-    violations as _rule_violations,
 )
 from tau_emotion.domain_packs.telehealth.tools import (
     LATE_CANCEL_FEE,
@@ -38,22 +36,27 @@ from tau_emotion.domain_packs.telehealth.tools import (
     coverage,
     hours_until,
 )
-from tau_emotion.tracer.grounders import days_between, fact_values, join_and, money, month_day, per_database, settle
-from tau_emotion.tracer.grounding import plural_key
-from tau_emotion.tracer.hints import Choice, GroundingContext, IntentDraft, Mood, Option, Output, Persona
+from tau_emotion.tracer.hints import (
+    Choice,
+    GroundingContext,
+    IntentDraft,
+    Mood,
+    Option,
+    Output,
+    Persona,
+    Reference,
+    TracerHints,
+    days_between,
+    draft,
+    fact_wording,
+    join_and,
+    money,
+    month_day,
+    per_database,
+    settle,
+    used_by_earlier_intents,
+)
 
-ENTRY_TOOLS = ["verify_patient_identity"]
-HANDOFF_TOOL = "transfer_to_human_agents"
-GOAL_WEIGHTS = {"book_appointment": 1.7, "request_refill": 1.2, "reschedule_appointment": 1.0,
-                "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
-                "update_contact_info": 0.5, "revoke_consent": 0.4}
-# The policy: verify first, read the appointment before changing it, the prescription before a refill.
-POLICY_EDGES = [
-    ("get_appointment_details", "reschedule_appointment"),
-    ("get_appointment_details", "cancel_appointment"),
-    ("get_prescription_details", "request_refill"),
-    ("check_coverage", "book_appointment"),
-]
 # patients are 0 to 90: no occasion that fits only some ages (a new job, a first marathon, a pregnancy)
 OCCASIONS = [
     ("{{I}} {{am}} going on a long-awaited holiday next month and want this sorted first", 2, "positive"),
@@ -66,8 +69,6 @@ OCCASIONS = [
     ("{{my}} insurance changes at the end of the year", 1, "neutral"),
     ("it is just a routine question", 0, "neutral"),
 ]
-OCCASION_INTENTS = ["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
-                    "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"]
 
 SPECIALTY_WORDS = {"family_medicine": "family medicine", "pediatrics": "pediatrics", "dermatology": "dermatology",
                    "cardiology": "cardiology", "psychiatry": "psychiatry", "physical_therapy": "physical therapy",
@@ -106,8 +107,8 @@ class _AsCaller:
         return self.session if name == "session" else self.state[name]
 
 
-def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[str]:
-    return _rule_violations(_AsCaller(ctx.state, ctx.persona.entity), goal, arguments)  # type: ignore[arg-type]
+def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[Violation]:
+    return ctx.violations(goal, arguments, _AsCaller(ctx.state, ctx.persona.entity))
 
 
 def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
@@ -132,43 +133,18 @@ def _start(a: dict) -> str:
     return f"{a['date']}T{a['time']}"
 
 
-def _used(ctx: GroundingContext, key: str, reads: bool = False) -> set[Any]:
-    """Values of `key` an earlier intent of the task wrote or stated (with `reads`, also read: a refusal's evidence)."""
-    used = {v for d in ctx.history for v in (d.arguments.get(key), d.facts.get(key)) if v}
-    if reads:
-        used |= {args.get(key) for d in ctx.history for sets in d.reads.values() for args in sets if args.get(key)}
-    return used
-
-
-def _draft(kind: str, goal: str, arguments: dict, request: list[str], who: _Who, **kw: Any) -> IntentDraft:
-    draft = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **kw)
-    if who.read_before:  # an earlier intent already read this family member's profile
-        who.reads, who.evidence = {}, []
-    draft.facts = {**who.facts, **draft.facts}
-    draft.choices = [*who.choices, *draft.choices]
-    for tool, sets in who.reads.items():
-        draft.reads[tool] = [*sets, *draft.reads.get(tool, [])]
-    draft.evidence = [*who.evidence, *[e for e in draft.evidence if e not in who.evidence]]
-    return draft
-
-
-class _Who:
+class _Who(Reference):
     """The patient an intent is about: the caller, or a family member named by name."""
 
     def __init__(self, ctx: GroundingContext, patient: dict, consent: dict | None = None):
+        super().__init__()
         self.patient = patient
         self.pid = patient["patient_id"]
         self.self = consent is None
-        self.read_before = any(args.get("patient_id") == self.pid for d in ctx.history
-                               for args in d.reads.get("get_patient_details", []))
-        caller = _caller(ctx)
         if self.self:
-            self.facts: dict[str, Any] = {}
-            self.choices: list[Choice] = []
-            self.reads: dict[str, list[dict]] = {}
-            self.evidence: list[str] = []
             self.me, self.my, self.for_ = "{{me}}", "{{my}}", ""
             return
+        caller = _caller(ctx)
         name = _name(patient)
         relation = RELATION[consent["relationship"]]
         options = []
@@ -177,8 +153,9 @@ class _Who:
             options.append(Option(c["patient_id"], {"name": _name(ctx.state["patients"].peek(c["patient_id"]))}))
         self.facts = {"family_member": name, "family_member_relationship": relation}
         self.choices = [Choice("patient", self.pid, options, {"name": name})]
-        self.reads = {"get_patient_details": [{"patient_id": self.pid}]}
-        self.evidence = ["get_patient_details"]
+        # unless an earlier intent already read this family member's profile
+        if not any(args.get("patient_id") == self.pid for d in ctx.history for args in d.reads.get("get_patient_details", [])):
+            self.reads, self.evidence = {"get_patient_details": [{"patient_id": self.pid}]}, ["get_patient_details"]
         first = patient["name"]["first_name"]
         self.me, self.my, self.for_ = f"{{{{my}}}} {relation} {first}", f"{first}'s", f" for {{{{my}}}} {relation} {name}"
 
@@ -252,47 +229,40 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
 
 
 
-def _mode(value: str) -> str:
-    return "a video visit" if value == "video" else "an in-person visit"
+def _word(key: str, value: Any) -> str:
+    if key in ("appointment_date", "new_date", "visit_date"):
+        return month_day(str(value))
+    if key == "visit_mode":
+        return "a video visit" if value == "video" else "an in-person visit"
+    return str(value)
 
 
-def fact_phrase(key: str, value: Any) -> str | None:
-    """The instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit").
+def _calling_for(said: list[str]) -> str:
+    return f"you are calling for your {join_and([said[0], *(f'your {v}' for v in said[1:])])}" + \
+        (" respectively" if len(said) > 1 else "")
 
-    A plural key is two intents' facts merged, in the intents' order ("... respectively").
-    """
-    values = [str(v) for v in fact_values(value)]
-    many = len(values) > 1
-    resp = " respectively" if many else ""
-    one = {
-        "specialty": ("the specialty is {}", "the specialties are {}"),
-        "provider": ("you want to see {}", "you want to see {}"),
-        "appointment_provider": ("the appointment is with {}", "the appointments are with {}"),
-        "appointment_date": ("the appointment is on {}", "the appointments are on {}"),
-        "appointment_time": ("the time is {}", "the times are {}"),
-        "new_date": ("you want to move it to {}", "you want to move them to {}"),
-        "new_time": ("the new time is {}", "the new times are {}"),
-        "visit_date": ("the visit was on {}", "the visits were on {}"),
-        "visit_provider": ("the doctor at that visit was {}", "the doctors at those visits were {}"),
-        "visit_mode": ("you want {}", "you want {}"),
-        "medication": ("the medication is {}", "the medications are {}"),
-        "family_member": ("the patient is {}", "the patients are {}"),
-        "family_member_relationship": ("you are calling for your {}", "you are calling for your {}"),
-        "new_phone": ("your new phone number is {}", "the new phone numbers are {}"),
-        "new_email": ("your new email address is {}", "the new email addresses are {}"),
-        "representative": ("the person whose permission you withdraw is {}", "the people whose permission you "
-                                                                             "withdraw are {}"),
-    }
-    base = next((k for k in one if key in (k, plural_key(k))), None)
-    if base is None:
-        return None
-    if base in ("appointment_date", "new_date", "visit_date"):
-        values = [month_day(v) for v in values]
-    elif base == "visit_mode":
-        values = [_mode(v) for v in values]
-    elif base == "family_member_relationship" and many:
-        values = [values[0], *(f"your {v}" for v in values[1:])]
-    return one[base][many].format(join_and(values)) + resp
+
+#: the instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit"); a
+#: plural key is two intents' facts merged, in the intents' order ("... respectively")
+fact_phrase = fact_wording({
+    "specialty": ("the specialty is {}", "the specialties are {} respectively"),
+    "provider": ("you want to see {}", "you want to see {} respectively"),
+    "appointment_provider": ("the appointment is with {}", "the appointments are with {} respectively"),
+    "appointment_date": ("the appointment is on {}", "the appointments are on {} respectively"),
+    "appointment_time": ("the time is {}", "the times are {} respectively"),
+    "new_date": ("you want to move it to {}", "you want to move them to {} respectively"),
+    "new_time": ("the new time is {}", "the new times are {} respectively"),
+    "visit_date": ("the visit was on {}", "the visits were on {} respectively"),
+    "visit_provider": ("the doctor at that visit was {}", "the doctors at those visits were {} respectively"),
+    "visit_mode": ("you want {}", "you want {} respectively"),
+    "medication": ("the medication is {}", "the medications are {} respectively"),
+    "family_member": ("the patient is {}", "the patients are {} respectively"),
+    "family_member_relationship": _calling_for,
+    "new_phone": ("your new phone number is {}", "the new phone numbers are {} respectively"),
+    "new_email": ("your new email address is {}", "the new email addresses are {} respectively"),
+    "representative": ("the person whose permission you withdraw is {}",
+                       "the people whose permission you withdraw are {} respectively"),
+}, _word)
 
 
 # --------------------------------------------------------------------------- persona
@@ -329,7 +299,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             continue
         else:
             options += [(who, a) for a in _appointments(ctx, who)]
-    options = [o for o in options if o[0].pid not in _used(ctx, "patient_id")]
+    options = [o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")]
     if not options:
         return None
     who, row = ctx.rng.choice(options)
@@ -359,10 +329,10 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
     if len(violations(ctx, goal, args)) != 1:
         return None
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
-    return _draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
-                  outputs=[Output("valid consent", reason="consent_required")],
-                  mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
-                            "negative", 2, None))
+    return draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
+                 outputs=[Output("valid consent", reason="consent_required")],
+                 mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
+                           "negative", 2, None))
 
 
 # --------------------------------------------------------------------------- appointments
@@ -381,7 +351,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return None  # bookings are the most common goal: leave some challenges to the other goals
     who = _who(ctx, "appointments")
-    if who.pid in _used(ctx, "patient_id"):
+    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
         return None
     age = patient_age(who.patient["date_of_birth"])
     slots = per_database(ctx, _slot_by_index)
@@ -405,10 +375,10 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if not candidates:
         return None
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
-        kinds = sorted({_book_kind(c[3][0]) for c in candidates})
+        kinds = sorted({_book_kind(c[3][0].reason) for c in candidates})
         # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
         kind = ctx.rng.choices(kinds, weights=[0.25 if k == "book_out_of_network" else 1 for k in kinds])[0]
-        candidates = [c for c in candidates if _book_kind(c[3][0]) == kind]
+        candidates = [c for c in candidates if _book_kind(c[3][0].reason) == kind]
     provider, slot, args, found = ctx.rng.choice(candidates)
     specialty = provider["specialty"]
     peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
@@ -425,7 +395,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
              "find_available_slots": [{"provider_id": provider["provider_id"], "date": slot["date"]}],
              "check_coverage": [{"patient_id": who.pid, "provider_id": provider["provider_id"]}]}
     if ctx.want_challenge:
-        kind = _book_kind(found[0])
+        kind = _book_kind(found[0].reason)
         reason, _ = _BOOK_REASONS[kind]
         evidence = {"book_age": ["search_providers", "get_provider_details"],
                     "book_out_of_network": ["search_providers", "check_coverage"],
@@ -434,24 +404,24 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         if kind == "book_duplicate":
             dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
-        return _draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
-                      choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
-                      mood=Mood(_wish(who, specialty), "neutral", 2, None))
+        return draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
+                     choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     mood=Mood(_wish(who, specialty), "neutral", 2, None))
     cost = coverage(ctx.state, who.patient, provider)
-    return _draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
-                  facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
-                  choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
-                  outputs=[Output(money(cost["copay"]), "the copay of the visit")],
-                  decline="not book the appointment after all",
-                  mood=Mood(_wish(who, specialty), "neutral", 2,
-                            days_between(TODAY, slot["date"])))
+    return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
+                 facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
+                 choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
+                 outputs=[Output(money(cost["copay"]), "the copay of the visit")],
+                 decline="not book the appointment after all",
+                 mood=Mood(_wish(who, specialty), "neutral", 2,
+                           days_between(TODAY, slot["date"])))
 
 
 def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return _consent_challenge(ctx, "reschedule_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)]
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)]
     options = []
     for a in rows:
         later = [s for s in _open_slots(ctx, a["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
@@ -477,23 +447,23 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         limit = a["reschedule_count"] >= MAX_RESCHEDULES
         reason = "reschedule_limit" if limit else "reschedule_window"
-        return _draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
-                      facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
-                      evidence=["get_appointment_details"], choices=[choice], refused=True,
-                      outputs=[Output(KEYWORDS[reason], reason=reason)],
-                      mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
-    return _draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
-                  evidence=["get_appointment_details"],
-                  choices=[choice, _slot_choice(ctx, a["provider_id"], slot)],
-                  mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
-                            days_between(TODAY, slot["date"])))
+        return draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
+                     facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
+                     evidence=["get_appointment_details"], choices=[choice], refused=True,
+                     outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
+    return draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
+                 evidence=["get_appointment_details"],
+                 choices=[choice, _slot_choice(ctx, a["provider_id"], slot)],
+                 mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
+                           days_between(TODAY, slot["date"])))
 
 
 def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _consent_challenge(ctx, "cancel_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in _used(ctx, "appointment_id", reads=True)
+    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)
             and not violations(ctx, "cancel_appointment", {"appointment_id": a["appointment_id"]})]
     if not rows:
         return None
@@ -505,12 +475,12 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     choice, facts, phrase = ref
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     outputs = [Output(money(fee), "the cancellation fee")] if fee else []
-    return _draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
-                  [f"cancel {phrase}", f"call off {phrase}"], who, facts=facts,
-                  reads={"get_appointment_details": [{"appointment_id": a["appointment_id"]}]},
-                  evidence=["get_appointment_details"], choices=[choice], outputs=outputs,
-                  policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
-                  mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
+    return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
+                 [f"cancel {phrase}", f"call off {phrase}"], who, facts=facts,
+                 reads={"get_appointment_details": [{"appointment_id": a["appointment_id"]}]},
+                 evidence=["get_appointment_details"], choices=[choice], outputs=outputs,
+                 policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
+                 mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
 
 
 # --------------------------------------------------------------------------- prescriptions
@@ -545,7 +515,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
     options = []
     for rx in rows:
-        if rx["prescription_id"] in _used(ctx, "prescription_id", reads=True):
+        if rx["prescription_id"] in used_by_earlier_intents(ctx, "prescription_id", reads=True):
             continue
         if sum(x["medication"] == rx["medication"] for x in rows) != 1:
             continue
@@ -574,13 +544,13 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
                 (who.patient["name"]["first_name"] + " will run out of " + med + " soon"), "negative", 2, 3)
     if ctx.want_challenge:
         reason = problems[0]
-        return _draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
-                      reads=reads, evidence=evidence, choices=[choice], refused=True,
-                      outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
-    return _draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
-                  evidence=evidence, choices=[choice],
-                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
-                  mood=mood)
+        return draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
+                     reads=reads, evidence=evidence, choices=[choice], refused=True,
+                     outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
+    return draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
+                 evidence=evidence, choices=[choice],
+                 outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
+                 mood=mood)
 
 
 # --------------------------------------------------------------------------- coverage and records
@@ -593,7 +563,7 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     for _, p in ctx.state["providers"].scan():
         if p["specialty"] == "pediatrics" or not p["patient_ages"][0] <= age <= p["patient_ages"][1]:
             continue
-        if p["provider_id"] in _used(ctx, "provider_id") or p["name"] in _used(ctx, "provider"):
+        if p["provider_id"] in used_by_earlier_intents(ctx, "provider_id") or p["name"] in used_by_earlier_intents(ctx, "provider"):
             continue
         cost = coverage(ctx.state, who.patient, p)
         if cost["covered"] and cost["copay"] > 0:
@@ -604,19 +574,19 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     specialty = provider["specialty"]
     peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
              if p["specialty"] == specialty]
-    return _draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
-                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
-                   f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
-                  facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
-                  reads={"search_providers": [{"specialty": specialty}]},
-                  choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
-                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
-                  mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
+    return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
+                 [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
+                  f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
+                 facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
+                 reads={"search_providers": [{"specialty": specialty}]},
+                 choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
+                 outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
+                 mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
 
 
 def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "records")
-    if who.pid in _used(ctx, "patient_id"):
+    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
         return None
     visits = [ctx.state["visits"].peek(v) for v in who.patient["visit_ids"]]
     unique = [v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1]
@@ -624,12 +594,12 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
         return None
     visit = ctx.rng.choice(unique)
     provider = _provider(ctx, visit["provider_id"])
-    return _draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
-                  [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
-                   f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
-                  facts={"visit_date": visit["date"], "visit_provider": provider["name"]},
-                  outputs=[Output(visit["diagnosis"], "the diagnosis", from_goal=True)],
-                  mood=Mood("{{I}} forgot what the doctor said at " + who.my + " last visit", "neutral", 1, None))
+    return draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
+                 [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
+                  f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
+                 facts={"visit_date": visit["date"], "visit_provider": provider["name"]},
+                 outputs=[Output(visit["diagnosis"], "the diagnosis", from_goal=True)],
+                 mood=Mood("{{I}} forgot what the doctor said at " + who.my + " last visit", "neutral", 1, None))
 
 
 # --------------------------------------------------------------------------- contact details and consents
@@ -639,7 +609,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
     if ctx.want_challenge:
         family = [w for w in _family(ctx, "appointments") + _family(ctx, "appointments", valid=False)
-                  if w.pid not in _used(ctx, "patient_id")]
+                  if w.pid not in used_by_earlier_intents(ctx, "patient_id")]
         if not family:
             return None
         who = ctx.rng.choice(family)
@@ -648,11 +618,11 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
         if len(violations(ctx, "update_contact_info", args)) != 1:
             return None
         who.reads, who.evidence = {}, []
-        return _draft("contact_for_family", "update_contact_info", args,
-                      [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
-                      outputs=[Output("only the patient themself", reason="patient_only")],
-                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
-    if caller["patient_id"] in _used(ctx, "patient_id"):
+        return draft("contact_for_family", "update_contact_info", args,
+                     [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
+                     outputs=[Output("only the patient themself", reason="patient_only")],
+                     mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
+    if caller["patient_id"] in used_by_earlier_intents(ctx, "patient_id"):
         return None
     who = _Who(ctx, caller)
     if ctx.rng.random() < 0.5:
@@ -663,15 +633,15 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     else:
         email = f"{caller['name']['first_name'].lower()}.{caller['name']['last_name'].lower()}@mailbox.org"
         args, facts, what = {"patient_id": who.pid, "email": email}, {"new_email": email}, f"email address to {email}"
-    return _draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
-                  mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
+    return draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
+                 mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
 
 
 def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
     granted = [ctx.state["consents"].peek(c) for c in caller["consent_ids"]]
     active = [c for c in granted if c["status"] == "active" and c["expires_on"] >= TODAY
-              and c["consent_id"] not in _used(ctx, "consent_id")]
+              and c["consent_id"] not in used_by_earlier_intents(ctx, "consent_id")]
     if not active:
         return None
     consent = ctx.rng.choice(active)
@@ -682,20 +652,35 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     if choice is None:
         return None
     who = _Who(ctx, caller)
-    return _draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
-                  [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
-                   f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], who,
-                  facts={"representative": _name(rep)}, choices=[choice],
-                  mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
+    return draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
+                 [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
+                  f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], who,
+                 facts={"representative": _name(rep)}, choices=[choice],
+                 mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
 
 
-GOALS = {
-    "book_appointment": ground_book_appointment,
-    "reschedule_appointment": ground_reschedule_appointment,
-    "cancel_appointment": ground_cancel_appointment,
-    "request_refill": ground_request_refill,
-    "check_coverage": ground_check_coverage,
-    "list_visit_records": ground_list_visit_records,
-    "update_contact_info": ground_update_contact_info,
-    "revoke_consent": ground_revoke_consent,
-}
+HINTS = TracerHints(
+    persona=persona,
+    goals={
+        "book_appointment": ground_book_appointment,
+        "reschedule_appointment": ground_reschedule_appointment,
+        "cancel_appointment": ground_cancel_appointment,
+        "request_refill": ground_request_refill,
+        "check_coverage": ground_check_coverage,
+        "list_visit_records": ground_list_visit_records,
+        "update_contact_info": ground_update_contact_info,
+        "revoke_consent": ground_revoke_consent,
+    },
+    goal_weights={"book_appointment": 1.7, "request_refill": 1.2, "reschedule_appointment": 1.0,
+                  "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
+                  "update_contact_info": 0.5, "revoke_consent": 0.4},
+    entry_tools=["verify_patient_identity"],
+    handoff_tool="transfer_to_human_agents",
+    # the policy: verify first, read the appointment before changing it, the prescription before a refill
+    policy_edges=[("get_appointment_details", "reschedule_appointment"), ("get_appointment_details", "cancel_appointment"),
+                  ("get_prescription_details", "request_refill"), ("check_coverage", "book_appointment")],
+    occasions=OCCASIONS,
+    occasion_intents=["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
+                      "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"],
+    fact_phrase=fact_phrase,
+)

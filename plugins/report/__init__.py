@@ -1,7 +1,8 @@
 """The `report` plugin: run metadata, and the commands that read and compare results.
 
 It records each run's metadata through the store (`tau_run_start`, `tau_run_end`, and the summary
-`--summary-json` writes), extends `tau show` with a trial viewer (`tau show RUN TASK`, `--failed`),
+`--summary-json` writes) and reads it back for `tau runs` (`tau_run_row`: started, status, models) and
+`tau show` (`tau_run_header`), extends `tau show` with a trial viewer (`tau show RUN TASK`, `--failed`),
 and adds `tau analyze`, `tau report` (one self-contained HTML file), `tau compare` and `tau gate`.
 Every command reads through the stores catalog, so any store works. Heavy work (Jinja, the
 analyses) is imported inside the commands.
@@ -41,6 +42,20 @@ def tau_run_end(run, summary):
                 n_trials_stored=stored, n_trials_expected=run.total)
     _save(run, meta)
     summary["meta"] = meta
+
+
+@hookimpl
+def tau_run_row(run):
+    from tau_emotion.plugins.report.meta import run_row
+
+    return run_row(run)
+
+
+@hookimpl
+def tau_run_header(run):
+    from tau_emotion.plugins.report.meta import run_header
+
+    return run_header(run)
 
 
 @hookimpl

@@ -1,7 +1,7 @@
 """Deterministic analyses of a run's trials, computed from gold vs actual actions and the transcript.
 
 - **error category** of each failed trial (first that applies): error (the trial crashed),
-  policy_violation (a call the domain's `policy_rules` refuse), wrong_arguments (a gold tool
+  policy_violation (a call `Domain.violations` refuses), wrong_arguments (a gold tool
   called, never with the gold arguments), missing_action (a gold action never done), extra_action
   (a database-changing call the gold does not make), incomplete (gold done but the episode was cut
   or the user quit first), wrong_output (database right, a gold output never told), other.
@@ -17,10 +17,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tau_emotion.core.models import EpisodeResult
+from tau_emotion.core.models import Action, EpisodeResult
 from tau_emotion.plugins.report.reading import RunData, actions, questions
+
+if TYPE_CHECKING:
+    from tau_emotion.core.domain import Domain
 
 FEW_QUESTIONS = 2
 INEFFICIENT = 3.0  # agent steps (or calls + questions, if more) per gold action
@@ -36,18 +39,15 @@ def _canon(arguments: Any) -> str:
     return json.dumps(arguments, sort_keys=True, default=str)
 
 
-def policy_violations(domain: Any, calls: list[tuple[str, Any]]) -> list[str]:
-    rules = getattr(domain, "policy_rules", None) or []
-    if not rules:
+def policy_violations(domain: Domain, calls: list[tuple[str, Any]]) -> list[str]:
+    """The domain's policy rules each call breaks, replayed in order from the initial database."""
+    if not domain.policy_rules:
         return []
     state = domain.database.state()
     found = []
     for name, arguments in calls:
-        args = arguments if isinstance(arguments, dict) else {}
-        for rule in rules:
-            problem = rule(state, name, args)
-            if problem:
-                found.append(f"{name}: {problem}")
+        call = Action(name=name, arguments=arguments if isinstance(arguments, dict) else {})
+        found += [f"{name}: {v.reason}" for v in domain.violations(state, call)]
         domain.toolset.call(state, name, arguments)
     return found
 

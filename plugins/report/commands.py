@@ -10,7 +10,17 @@ from typing import Any
 
 import click
 
-from tau_emotion.core.cli import command_pm, db_option, debug_option, guarded, plugins_option, store_option
+from tau_emotion.core.plugin_cli import (
+    command_pm,
+    db_option,
+    debug_option,
+    guarded,
+    insert_params,
+    plugins_option,
+    role_model_params,
+    role_settings_from,
+    store_option,
+)
 
 
 def _open(db_path: str, store: str | None, extra: tuple[str, ...]) -> tuple[Any, Any]:
@@ -35,11 +45,10 @@ def extend_show(cli: click.Group) -> None:
     show = cli.commands.get("show")
     if show is None or getattr(show, "_tau_report", False):
         return
-    show.params.insert(1, click.Argument(["task_id"], required=False))
-    show.params[2:2] = [
-        click.Option(["--trial", "trial"], type=int, default=None, help="Only this trial of TASK."),
-        click.Option(["--failed", "failed"], is_flag=True, help="The conversations of every failed or errored trial."),
-    ]
+    insert_params(show, [click.Argument(["task_id"], required=False),
+                         click.Option(["--trial", "trial"], type=int, default=None, help="Only this trial of TASK."),
+                         click.Option(["--failed", "failed"], is_flag=True,
+                                      help="The conversations of every failed or errored trial.")], before="as_json")
     plain = show.callback
 
     @guarded
@@ -129,33 +138,27 @@ by_option = click.option("--by", default="emotion.family", show_default=True,
 @click.command("analyze")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--judge-model", default=None, help="Also ask this model, per failed trial, about intent misreading "
-                                                  "and emotion neglect.")
-@click.option("--judge-api-base", default=None, help="The judge model's endpoint (OpenAI-compatible).")
-@click.option("--judge-api-key", default=None, help="The judge model's key (or TAU_API_KEY); never stored.")
-@click.option("--judge-client", default=None, help="Model-client plugin for the judge (default: the default client).")
+@role_model_params("judge")
 @by_option
 @store_option
 @db_option
 @plugins_option
 @debug_option
 @guarded
-def analyze_command(run_id: str, as_json: bool, judge_model: str | None, judge_api_base: str | None,
-                    judge_api_key: str | None, judge_client: str | None, by: str, db_path: str, store: str | None,
-                    extra_plugins: tuple[str, ...]) -> None:
+def analyze_command(run_id: str, as_json: bool, by: str, db_path: str, store: str | None,
+                    extra_plugins: tuple[str, ...], **judge_options: Any) -> None:
     """Error categories of failed trials, the UNSATISFIED audit and the user-hallucination audit
     (with --judge-model, an LLM's verdicts on intent misreading and emotion neglect too)."""
     from tau_emotion.plugins.report.analysis import analyze
 
     data = _load(run_id, db_path, store, extra_plugins)
     result = analyze(data, by)
-    if judge_model:
+    settings = role_settings_from("judge", judge_options)
+    if settings is not None:
         import asyncio
 
-        from tau_emotion.core.models import ModelSettings
         from tau_emotion.plugins.report.judge import judge
 
-        settings = ModelSettings.for_role("judge", judge_model, judge_api_base, judge_api_key, client=judge_client)
         result["judge"] = asyncio.run(judge(command_pm(extra_plugins), settings, data))
     if as_json:
         click.echo(json.dumps(result, indent=2))

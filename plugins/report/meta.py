@@ -44,11 +44,16 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def models(options: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """The model and endpoint options of every plugin (`agent_model`, `user_api_base`, ...), flat."""
-    return {name: str(value) for values in options.values() for name, value in values.items()
-            if value not in (None, "") and (name.endswith("_model") or name.endswith("_api_base"))
-            and not is_secret_name(name)}
+def models(run: Any) -> dict[str, str]:
+    """The model and endpoint of every role the run gives one (`agent_model`, `user_api_base`, ...), flat, as the
+    roles contract reads them (a role `serve` pointed at its server shows that server)."""
+    from tau_emotion.core.roles import role_options
+
+    out: dict[str, str] = {}
+    for role in run.pm.catalog("roles").names():
+        o = role_options(run.config, role)
+        out.update({f"{role}_{k}": str(v) for k, v in (("model", o.model), ("api_base", o.api_base)) if v})
+    return out
 
 
 def start_meta(run: Any, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -59,7 +64,7 @@ def start_meta(run: Any, previous: dict[str, Any] | None) -> dict[str, Any]:
     meta.update({
         "agent": config.agent,
         "user": config.user,
-        "models": models(config.options),
+        "models": models(run),
         "options": redact(config.options),
         "plugins": list(config.plugins),
         "seed": config.seed,
@@ -85,3 +90,57 @@ def end_status(expected: int, stored: int, errors: int) -> str:
     if stored < expected:
         return "interrupted"
     return "errored" if errors else "complete"
+
+
+def when(stamp: float | None) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "-"
+
+
+def died(meta: dict[str, Any]) -> bool:
+    """A run recorded as running by a process of this host that no longer exists (killed, e.g. SIGKILL)."""
+    if meta.get("host") != socket.gethostname() or not isinstance(meta.get("pid"), int):
+        return False
+    try:
+        os.kill(meta["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def run_status(run: dict[str, Any]) -> str:
+    """running, complete, interrupted or errored (from the run's metadata; older runs from their summary)."""
+    meta = run.get("meta") or {}
+    if meta.get("status") == "running" and died(meta):
+        return "interrupted"
+    if meta.get("status"):
+        return meta["status"]
+    s = run.get("summary")
+    if not s:
+        return "unknown"
+    if run.get("n_trials", 0) < s.get("n_tasks", 0) * s.get("trials", 0):
+        return "interrupted"
+    return "errored" if s.get("errors") else "complete"
+
+
+def run_row(run: dict[str, Any]) -> dict[str, str]:
+    """The report's cells of one run in `tau runs`: when it started, its status, models, and the trials it plans."""
+    meta, s, config = run.get("meta") or {}, run.get("summary") or {}, run.get("config") or {}
+    planned = (meta.get("n_tasks") or s.get("n_tasks") or 0) * config.get("trials", 0)
+    return {"started": when(meta.get("started") or run.get("created")), "status": run_status(run),
+            "models": " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
+            "trials": f"{run.get('n_trials', 0)}/{planned or '?'}"}
+
+
+def run_header(run: dict[str, Any]) -> list[str]:
+    """`tau show`'s first line: status, agent, user, models, seed, when, and the harness that ran it."""
+    meta = run.get("meta") or {}
+    if not meta:
+        return []
+    models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
+    return [f"run {run['run_id']}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
+            f"{models} seed={meta.get('seed')} started {when(meta.get('started'))} ended {when(meta.get('ended'))}"
+            f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}".rstrip()]

@@ -161,3 +161,16 @@ def test_a_broken_graph_file_is_one_line_naming_it(tau, bad_pack):
     (bad_pack / "graph.json").write_text('{"edges": [')
     result = tau("tracer", "graph", "bad", "--plugins", "badpack")
     assert result.exit_code == 1 and "graph.json: invalid JSON at line 1" in result.output
+
+
+def test_the_core_prints_only_its_own_counts_when_no_plugin_gives_summary_rows(tau, tmp_path):
+    result = tau("run", "--plugins", "mock,no:metrics,no:report", "--trials", "1", "--no-progress",
+                 "--summary-json", "s.json")
+    assert result.exit_code == 0, result.output
+    assert "no plugin gives summary rows" in result.output and "terminations: " in result.output
+    assert "Avg@k" not in result.output and "avg_at_k" not in json.loads((tmp_path / "s.json").read_text())
+    shown = tau("run", "--plugins", "mock", "--trials", "1", "--no-progress")
+    assert "Avg@k" in shown.output and "Pass^1" in shown.output and "scope" in shown.output
+    runs = tau("runs").output
+    for column in ("run", "agent", "trials", "errors", "status", "Avg@k"):  # the core's and the plugins' cells
+        assert column in runs

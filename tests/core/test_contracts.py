@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.manager import PluginManager, get_plugin_manager
 from tau_emotion.core.models import Message, ModelSettings, RunConfig
-from tau_emotion.core.plugins import PluginManager, get_plugin_manager
 from tau_emotion.core.runner import RunError, prepare_run, run_sync
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +93,8 @@ def test_a_plugin_owned_block_is_validated_kept_and_tagged(shady, tmp_path):
     assert summary["by_tag"]["shade.colour"]["red"]["n_tasks"] == 2
     stored = run.store.results(run.run_id)
     assert stored[0].tags == {"shade.colour": "red", "intents": "1"} and stored[0].blocks == {"shade": {"colour": "red", "depth": 1}}
-    assert ("shade:blue", summary["by_tag"]["shade.colour"]["blue"]) in pm.hook.tau_summary_rows(summary=summary)[0]
+    rows = [row for rows in pm.hook.tau_summary_rows(summary=summary) for row in rows]
+    assert ("shade:blue", summary["by_tag"]["shade.colour"]["blue"]) in rows and rows[0] == ("all", summary)
     dumped = run.tasks[0].model_dump(mode="json")
     assert dumped["shade"] == {"colour": "red", "depth": 1} and "blocks" not in dumped  # file format: top level
 
@@ -138,7 +139,7 @@ def test_two_metrics_giving_one_key_is_an_error_naming_both(tmp_path):
             register("clash", lambda results, config: {"avg_at_k": 0.0})
 
     pm = get_plugin_manager(["mock"], extra=[Clash()])
-    with pytest.raises(RunError, match="metric 'core' .* and 'clash' both give summary key 'avg_at_k'|"
+    with pytest.raises(RunError, match="metric 'scores' .* and 'clash' both give summary key 'avg_at_k'|"
                                        "metric 'clash' .* and 'core' both give summary key 'avg_at_k'"):
         run_sync(prepare_run(RunConfig(plugins=["mock"], trials=1, options=QUIET), str(tmp_path / "r.db"), pm=pm))
 
@@ -189,8 +190,8 @@ def test_agents_and_users_get_their_model_client_from_the_catalog(tmp_path):
     Canned.calls = []
     pm = get_plugin_manager(["mock"], extra=[CannedPlugin()])
     config = RunConfig(plugins=["mock"], trials=1, task_ids=["mock-001"], agent="tool_calling", user="llm", options={
-        **QUIET, "tool_calling": {"agent_model": "a", "agent_client": "canned"},
-        "llm_user": {"user_model": "u", "user_client": "canned"}})
+        **QUIET, "agent": {"agent_model": "a", "agent_client": "canned"},
+        "user": {"user_model": "u", "user_client": "canned"}})
     run = prepare_run(config, str(tmp_path / "r.db"), pm=pm)
     run_sync(run)
     [result] = run.store.results(run.run_id)
@@ -202,8 +203,8 @@ def test_agents_and_users_get_their_model_client_from_the_catalog(tmp_path):
 def test_options_of_a_plugin_not_loaded_or_badly_typed_are_errors(tmp_path):
     with pytest.raises(RunError, match="options for 'emotion' were given, but no loaded plugin takes them"):
         prepare_run(RunConfig(plugins=["mock"], options={"emotion": {"emotion": "none"}}), str(tmp_path / "r.db"))
-    with pytest.raises(RunError, match="plugin options 'litellm': field 'max_retries': Input should be greater"):
-        prepare_run(RunConfig(plugins=["mock"], options={"litellm": {"max_retries": -1}}), str(tmp_path / "r.db"))
+    with pytest.raises(RunError, match="plugin options 'model_calls': field 'max_retries': Input should be greater"):
+        prepare_run(RunConfig(plugins=["mock"], options={"model_calls": {"max_retries": -1}}), str(tmp_path / "r.db"))
 
 
 def test_cli_option_of_an_unselected_plugin_exits_2_naming_it(tau):
@@ -291,7 +292,7 @@ def test_user_errors_are_one_line_and_bugs_keep_their_traceback(tau, plugin_modu
 
 def test_run_help_lists_plugin_options_with_their_owner(tau):
     out = tau("run", "--help").output
-    assert "[tool_calling] Model name for the agent" in " ".join(out.split())
+    assert "[core] Model name for the agent" in " ".join(out.split())
     for flag in ("--agent-model", "--user-api-base", "--max-retries", "--no-progress", "--emotion-control", "--store"):
         assert flag in out
 
@@ -312,3 +313,12 @@ def test_option_models_become_typed_click_options():
     params = {p.name: p for p in option_params(get_plugin_manager(extra=[P()]))}
     assert params["opt__p__level"].type is click.INT and params["opt__p__loud"].is_flag
     assert params["opt__p__name"].type is click.STRING
+
+
+def test_retry_options_keep_their_owner_when_the_litellm_client_is_blocked(tau):
+    result = tau("run", "--plugins", "mock,no:litellm", "--agent", "tool_calling", "--max-retries", "2", "--help")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if "--max-retries" in x)
+    assert "[model_calls] Retries of a failing model" in line
+    pm = get_plugin_manager(["mock"], ["litellm"])
+    assert pm.catalog("options").entry("model_calls").owner == "model_calls"

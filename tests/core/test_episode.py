@@ -1,8 +1,8 @@
 """The episode loop: every call of a message runs in order, error limits, max steps, failures recorded."""
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, RunConfig, ToolCall
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import EpisodeView
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import RunConfig
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.plugins.oracle_agent import OracleAgent
 

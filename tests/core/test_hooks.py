@@ -9,8 +9,8 @@ import pluggy
 import pytest
 
 from tau_emotion.core import hookimpl, hookspecs
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_addhooks_suites_trainers_and_commands():
 
 def all_hookspecs():
     """Every hook specification: the core's and every installed plugin's (added through tau_addhooks)."""
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     pm = load_all_plugins()
     return {name: caller.spec for name, caller in vars(pm.hook).items()

@@ -2,7 +2,7 @@
 import pytest
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.plugins import PluginError, Selection, get_plugin_manager
+from tau_emotion.core.manager import PluginError, Selection, get_plugin_manager
 from tau_emotion.core.registry import RegistryError
 from tau_emotion.plugins import DEFAULT_PLUGINS
 
@@ -111,7 +111,7 @@ def test_owners_of_catalog_entries_tell_instances_of_one_class_apart():
     pm.register(Pack("b"), name="pack-b")
     suites = pm.catalog("suites")
     assert suites.entry("suite-a").owner == "pack-a" and suites.entry("suite-b").owner == "pack-b"
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     domains = load_all_plugins().catalog("domains")
     assert all(entry.owner == name for name, entry in domains.items() if name.startswith("tautrait-"))

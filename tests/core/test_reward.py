@@ -1,8 +1,8 @@
 import pytest
 
 from tau_emotion.core.domain import Domain
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Gold, Message, Termination
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.reward import GoldReplayError, check_task, outputs_told, reasons_explained, replay, score
 
 

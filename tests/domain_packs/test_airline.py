@@ -9,6 +9,7 @@ from importlib.resources import files
 import pytest
 
 from tau_emotion.core.domain import Domain
+from tau_emotion.core.models import Action
 from tau_emotion.domain_packs.airline import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.airline.tools import BAG_FEE
 
@@ -234,7 +235,7 @@ def test_certificate_ids_are_deterministic(domain):
 # --------------------------------------------------------------------------- rules
 
 
-def test_basic_economy_flight_change_is_a_violation(state):
+def test_basic_economy_flight_change_is_a_violation(domain, state):
     moved = {
         "reservation_id": "1TKEB0",
         "cabin": "basic_economy",
@@ -243,7 +244,7 @@ def test_basic_economy_flight_change_is_a_violation(state):
     }
     assert "basic economy" in rules.basic_economy_flights_fixed(state, "update_reservation_flights", moved)
     upgrade = dict(moved, cabin="economy", flights=[{"flight_number": "SKY295", "date": "2024-05-26"}])
-    assert rules.violations(state, "update_reservation_flights", upgrade) == []
+    assert domain.violations(state, Action(name="update_reservation_flights", arguments=upgrade)) == []
 
 
 def test_cancellation_rules(state):
@@ -288,11 +289,11 @@ def test_route_bags_payment_and_compensation_rules(state):
     )
 
 
-def test_rules_ignore_malformed_arguments(state):
+def test_rules_ignore_malformed_arguments(domain, state):
     junk = [{}, {"reservation_id": 5}, {"reservation_id": "ZTGLR0", "flights": "x", "total_baggages": "many"}]
     for name in ("book_reservation", "update_reservation_flights", "update_reservation_baggages", "send_certificate"):
         for arguments in junk:
-            rules.violations(state, name, arguments)  # must not raise
+            domain.violations(state, Action(name=name, arguments=arguments))  # must not raise
 
 
 # --------------------------------------------------------------------------- tasks
@@ -320,9 +321,10 @@ def test_tracer_splits_are_built_and_long_enough(domain):
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["hand", "test", "train"])
 def test_every_gold_replays_policy_valid_and_deterministic(domain, split):
+    from tau_emotion.domain_packs.airline.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    edges = set(domain.graph_edges) if split == "hand" else set(build_graph(domain).graph.edges)
+    edges = set(domain.graph_edges) if split == "hand" else set(build_graph(domain, HINTS).graph.edges)
     base = domain.database.content_hash
     for task in domain.tasks(split):
         hashes = []
@@ -330,7 +332,7 @@ def test_every_gold_replays_policy_valid_and_deterministic(domain, split):
             state = domain.database.state()
             for action in task.gold.actions:
                 if domain.toolset[action.name].writes:
-                    assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+                    assert domain.violations(state, action) == [], (task.id, action.name)
                 text, is_error = domain.toolset.call(state, action.name, action.arguments)
                 assert not is_error, (task.id, action.name, text)
             hashes.append(state.content_hash)
@@ -349,7 +351,7 @@ def test_policy_challenges_are_refused_requests_the_rules_forbid(domain):
             state = domain.database.state()
             for action in task.gold.actions[: refused["after"]]:
                 domain.toolset.call(state, action.name, action.arguments)
-            assert rules.violations(state, refused["name"], refused["arguments"]), task.id
+            assert domain.violations(state, Action(name=refused["name"], arguments=refused["arguments"])), task.id
         handover = any(domain.toolset.is_terminal(a.name) for a in task.gold.actions)
         assert task.gold.outputs or task.gold.reasons or handover, task.id
 
@@ -367,16 +369,17 @@ def test_send_certificate_for_a_named_reservation(domain, state):
 
 
 def test_tracer_hints_are_declared(domain):
-    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.domain_packs.airline import tracer_hints
     from tau_emotion.tracer.hints import load_hints
 
     pm = get_plugin_manager(["tracer", "airline"])
-    assert pm.hook.tau_tracer_hints(domain=domain) == "tau_emotion.domain_packs.airline.tracer_hints"
+    assert pm.hook.tau_tracer_hints(domain=domain) is tracer_hints.HINTS
     assert pm.hook.tau_tracer_hints(domain=pm.catalog("domains").get("airline")) is not None
     hints = load_hints(domain, pm)
-    assert hints.module is tracer_hints
+    assert hints is tracer_hints.HINTS
     assert hints.can_ground and hints.entry_tools == ["get_user_details"]
+    assert hints.goal_weights["send_certificate"] == 2.5 and hints.goal_weights["cancel_reservation"] == 1.0
     assert {"book_reservation", "cancel_reservation", "send_certificate"} <= set(hints.goals)
 
 

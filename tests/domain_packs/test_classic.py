@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tau_emotion.core.plugins import PluginUnavailable
+from tau_emotion.core.manager import PluginUnavailable
 from tau_emotion.core.reward import check_task, gold_messages, replay, score
 from tau_emotion.core.tools import Toolset
 from tau_emotion.domain_packs import classic

@@ -6,7 +6,7 @@ The checks live in `tau_emotion.domain_packs.conformance` so a pack's own tests 
 
 import pytest
 
-from tau_emotion.core.plugins import load_all_plugins
+from tau_emotion.core.manager import load_all_plugins
 from tau_emotion.domain_packs.conformance import CHECKS
 
 _PM = load_all_plugins()

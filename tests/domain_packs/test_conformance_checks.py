@@ -5,7 +5,7 @@ from tests.domain_packs.test_conformance import DOMAINS
 
 
 def test_the_policy_check_fails_a_bad_policy_and_a_rule_gold_breaks():
-    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.domain import Domain, rule
 
     mock = DOMAINS.get("mock")
     vague = Domain("vague", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
@@ -15,6 +15,7 @@ def test_the_policy_check_fails_a_bad_policy_and_a_rule_gold_breaks():
     assert any("never speaks of freeze_account" in p for p in problems)
     assert any("never speaks of transfer_to_human_agents" in p for p in problems)
 
+    @rule
     def no_transfers(state, action_name, arguments):
         return "transfers are closed" if action_name == "transfer" else None
 
@@ -35,3 +36,40 @@ def test_check_domain_names_the_failing_check_instead_of_raising():
                     load_policy=lambda: mock.policy, load_tasks=lambda: [bad])
     problems = check_domain(broken)
     assert any(p.startswith("every_gold_sequence_replays: ") and task.id in p for p in problems), problems
+
+
+def test_a_policy_rule_must_be_a_rule():
+    """Core's policy rules contract is typed: a bare function is refused with one line naming the domain."""
+    import pytest
+
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.core.errors import DataError
+
+    def bare(state, action_name, arguments):
+        return None
+
+    with pytest.raises(DataError, match=r"domain 'loose': policy_rules\[0\] \('bare'\) is not a Rule; declare it with @rule"):
+        Domain("loose", "tau_emotion.domain_packs.mock.tools", policy_rules=[bare])
+
+
+def test_domain_violations_names_each_broken_rule_and_its_reason():
+    from tau_emotion.core.domain import Domain, Violation, rule
+    from tau_emotion.core.models import Action
+
+    @rule
+    def no_transfers(state, action_name, arguments):
+        """Transfers are closed."""
+        return "transfers are closed" if action_name == "transfer" else None
+
+    @rule
+    def small_amounts(state, action_name, arguments):
+        return "over 100" if arguments.get("amount", 0) > 100 else None
+
+    mock = DOMAINS.get("mock")
+    strict = Domain("strict", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
+                    policy_rules=[no_transfers, small_amounts])
+    state = strict.database.state()
+    assert strict.violations(state, Action(name="transfer", arguments={"amount": 500})) == [
+        Violation("no_transfers", "transfers are closed"), Violation("small_amounts", "over 100")]
+    assert strict.violations(state, Action(name="get_account", arguments={"amount": 5})) == []
+    assert no_transfers(state, "transfer", {}) == "transfers are closed"  # a Rule is still a plain callable

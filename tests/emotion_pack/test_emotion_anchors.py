@@ -99,8 +99,8 @@ def _reword(body):
 
 
 def _client(model, base):
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.core.models import ModelSettings
-    from tau_emotion.core.plugins import get_plugin_manager
 
     return get_plugin_manager().model_client(ModelSettings.for_role("paraphrase", model, base))
 

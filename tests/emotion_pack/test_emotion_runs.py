@@ -6,8 +6,8 @@ from statistics import mean
 import pytest
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, RunConfig
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.plugins.oracle_agent import OracleAgent
 
@@ -92,9 +92,9 @@ def test_no_unsatisfied_ablates_the_terminator(tmp_path):
 
 def _llm_config(server, **kw):
     return dict(agent="tool_calling", user="llm", trials=1, task_ids=["mock-001"],
-                options={"tool_calling": {"agent_model": "openai/agent", "agent_api_base": server.base_url},
-                         "llm_user": {"user_model": "openai/user", "user_api_base": server.base_url},
-                         "litellm": {"retry_wait": 0.01}, "emotion": {"emotion": "fear.anxiety/warm/high/cautious"}},
+                options={"agent": {"agent_model": "openai/agent", "agent_api_base": server.base_url},
+                         "user": {"user_model": "openai/user", "user_api_base": server.base_url},
+                         "model_calls": {"retry_wait": 0.01}, "emotion": {"emotion": "fear.anxiety/warm/high/cautious"}},
                 **kw)
 
 

@@ -8,7 +8,7 @@ from tau_emotion.core.runner import prepare_run, run_sync
 
 def _pick_tasks():
     """From the committed test split: two plain write intents, a refusal without handover, a handover."""
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     domain = load_all_plugins().catalog("domains").get("airline")
     tasks, tools = domain.tasks("test"), domain.toolset
@@ -47,7 +47,7 @@ def test_asker_asks_before_it_acts_and_hasty_skips_reads_and_refusals(tmp_path):
     assert first.content == "Could you tell me the user id?" and TWO.user.known["user_id"] in asked.messages[2].content
     hasty = {r.task_id: r for r in _run(tmp_path, "hasty")}
     calls = [c.name for m in hasty[TWO.id].messages for c in m.tool_calls]
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     tools = load_all_plugins().catalog("domains").get("airline").toolset
     assert calls == [a.name for a in TWO.gold.actions if tools[a.name].writes]

@@ -8,9 +8,9 @@ from tau_emotion.core.runner import prepare_run, run_sync
 
 def _config(server, **kw):
     base = dict(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="llm",
-                options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
-                         "llm_user": {"user_model": "openai/user-model", "user_api_base": server.base_url},
-                         "progress": {"no_progress": True}, "litellm": {"retry_wait": 0.01, "max_retries": 2}})
+                options={"agent": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
+                         "user": {"user_model": "openai/user-model", "user_api_base": server.base_url},
+                         "progress": {"no_progress": True}, "model_calls": {"retry_wait": 0.01, "max_retries": 2}})
     base.update(kw)
     return RunConfig(**base)
 
@@ -58,10 +58,10 @@ def test_tool_calling_agent_and_llm_user_solve_a_task(openai_server, tmp_path):
 
 def test_unreachable_model_server_records_error_and_other_trials_finish(tmp_path):
     config = RunConfig(plugins=["mock"], task_ids=["mock-001", "mock-002"], trials=1, agent="tool_calling",
-                       options={"tool_calling": {"agent_model": "openai/x", "agent_api_base": "http://127.0.0.1:9/v1"},
+                       options={"agent": {"agent_model": "openai/x", "agent_api_base": "http://127.0.0.1:9/v1"},
                                 "progress": {"no_progress": True},
                                 # the server goes away after the preflight would have passed
-                                "litellm": {"retry_wait": 0.01, "max_retries": 1, "model_timeout": 2, "no_preflight": True}})
+                                "model_calls": {"retry_wait": 0.01, "max_retries": 1, "model_timeout": 2, "no_preflight": True}})
     run = prepare_run(config, str(tmp_path / "r.sqlite"))
     summary = run_sync(run)
     results = run.store.results(run.run_id)
@@ -102,7 +102,7 @@ def test_timeout_is_retried(openai_server, tmp_path):
     openai_server.script("agent-model", {"sleep": 1.5, "content": "late"}, {"content": "235.5, done."})
     openai_server.script("user-model", {"content": "Balance of acc-2?"}, {"content": "###STOP###"})
     config = _config(openai_server)
-    config.options["litellm"]["model_timeout"] = 0.5
+    config.options["model_calls"]["model_timeout"] = 0.5
     run = prepare_run(config, str(tmp_path / "r.sqlite"))
     run_sync(run)
     [result] = run.store.results(run.run_id)

@@ -44,7 +44,7 @@ def test_breakdown_by_domain_tags_and_negative_endings():
 
 
 def test_results_are_tagged_with_their_number_of_intents(tmp_path):
-    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.core.runner import prepare_run, run_sync
 
     config = RunConfig(plugins=["mock"], trials=1, options={"progress": {"no_progress": True}})

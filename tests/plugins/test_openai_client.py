@@ -119,7 +119,7 @@ def test_preflight_names_the_url_fast(openai_server):
     assert time.monotonic() - start < 5
     preflight(ModelSettings(model="openai/x", api_base=openai_server.base_url), config, "agent")  # answers: fine
     preflight(ModelSettings(model="openai/x", api_base="http://127.0.0.1:9/v1"),
-              RunConfig(options={"litellm": {"no_preflight": True}}), "agent")  # skipped
+              RunConfig(options={"model_calls": {"no_preflight": True}}), "agent")  # skipped
 
 
 @pytest.mark.slow
@@ -134,7 +134,7 @@ def test_run_refuses_a_dead_endpoint_before_any_trial(tau):
 
 def test_a_resumed_run_whose_preflight_fails_is_kept(openai_server, tmp_path):
     config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="scripted",
-                       options={"tool_calling": {"agent_model": "openai/m", "agent_api_base": "http://127.0.0.1:9/v1"},
+                       options={"agent": {"agent_model": "openai/m", "agent_api_base": "http://127.0.0.1:9/v1"},
                                 "progress": {"no_progress": True}})
     db = str(tmp_path / "r.sqlite")
     run = prepare_run(config, db)
@@ -147,9 +147,9 @@ def test_a_resumed_run_whose_preflight_fails_is_kept(openai_server, tmp_path):
 def test_model_args_reach_the_server(openai_server, tmp_path):
     openai_server.script("user-model", {"content": "I need help."})
     config = RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling", user="llm",
-                       options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": openai_server.base_url,
+                       options={"agent": {"agent_model": "openai/agent-model", "agent_api_base": openai_server.base_url,
                                                  "agent_args": '{"max_tokens": 512, "extra_body": {"top_k": 20}}'},
-                                "llm_user": {"user_model": "openai/user-model", "user_api_base": openai_server.base_url,
+                                "user": {"user_model": "openai/user-model", "user_api_base": openai_server.base_url,
                                              "user_args": {"max_tokens": 64}},
                                 "progress": {"no_progress": True}})
     run_sync(prepare_run(config, str(tmp_path / "r.sqlite")))
@@ -159,11 +159,21 @@ def test_model_args_reach_the_server(openai_server, tmp_path):
 
 
 def test_progress_line_shows_flight_retries_errors_within_80_columns():
+    from tau_emotion.core import hookimpl
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.plugins.progress import _live
 
     line = _live({"n": 9999, "ok": 9998, "reward": 9998.0, "errors": 9999, "flying": 1024, "retries": 12345})
     assert "run 1024" in line and "retry 12345" in line and "err 9999" in line
     assert len(line) + len(" ━━━━━━━━━━━━ 99999/99999 0:00:00 ") <= 80
+    class Judge:  # a plugin that counts something shows it on the line through tau_live_counters
+        @hookimpl
+        def tau_live_counters(self, run):
+            return {"judge": 7}
+
+    pm = get_plugin_manager(extra=[Judge()])
+    counters = {k: v for got in pm.hook.tau_live_counters(run=None) for k, v in (got or {}).items()}
+    assert " judge 7 err" in _live({"n": 1, "ok": 1, "reward": 1.0, "errors": 0, "flying": 0}, counters)
 
 
 def test_an_endpoint_behind_a_proxy_is_left_to_litellm(monkeypatch):

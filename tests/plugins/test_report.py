@@ -63,7 +63,7 @@ def test_runs_tell_oracle_null_interrupted_and_errored_apart(tau, tmp_path, plug
     assert b"sk-very-secret" not in stored and b"9/v1" in stored
     meta = json.loads((tmp_path / "s.json").read_text())["meta"]
     assert meta["models"] == {"agent_model": "m1", "agent_api_base": "http://127.0.0.1:9/v1"}
-    assert meta["options"]["tool_calling"]["agent_api_key"] == "[redacted]"
+    assert meta["options"]["agent"]["agent_api_key"] == "[redacted]"
     assert meta["status"] == "complete" and meta["seed"] == 0 and meta["harness_version"]
     assert meta["n_trials_stored"] == 8 and meta["started"] <= meta["ended"]
     table = tau("runs").output
@@ -213,8 +213,10 @@ GOLD_TRANSFER = ("transfer", {"from_account": "acc-1", "to_account": "acc-2", "a
 
 
 def test_error_categories():
+    from tau_emotion.core.domain import rule
     from tau_emotion.plugins.report.analysis import error_category
 
+    @rule
     def no_big_transfers(state, name, args):
         return "over 100 needs approval" if name == "transfer" and args.get("amount", 0) > 100 else None
 

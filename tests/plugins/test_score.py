@@ -9,7 +9,7 @@ from tau_emotion.core.models import Message, ToolCall
 
 def _priced_task():
     """A committed test task whose one gold output is an amount (what the agent must say in dollars)."""
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     domain = load_all_plugins().catalog("domains").get("airline")
     return next(t for t in domain.tasks("test") if len(t.gold.outputs) == 1 and t.gold.outputs[0].isdigit()
@@ -77,7 +77,7 @@ def test_score_errors_are_one_line(tau, tmp_path):
 
 
 def test_state_is_rebuilt_from_the_tool_calls():
-    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.core.reward import expected_hash, state_from_messages
 
     domain = get_plugin_manager(["mock"]).catalog("domains").get("mock")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, Task
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.plugins.scripted_user import NEUTRAL_PATIENCE, ScriptedUser
 from tests.episodes import bare_episode
 

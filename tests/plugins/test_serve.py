@@ -75,9 +75,11 @@ def test_tau_run_serve_starts_the_server_points_the_agent_at_it_and_stops_it_at_
     assert not _alive(_server_pid(log))
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["n_trials"] == 4 and summary["errors"] == 0
-    # the served endpoint is what the run recorded; a resume would start a fresh one
-    runs = tau("runs", "--json")
-    recorded = json.loads(runs.output)[0]["config"]["options"]["tool_calling"]
+    # the served endpoint is what the run's metadata recorded; the stored configuration keeps what was given
+    # (no plugin writes the agent role's options), so a resume starts a fresh server
+    [run] = json.loads(tau("runs", "--json").output)
+    assert run["config"]["options"]["agent"] == {"agent_model": "hosted_vllm/tiny"}
+    recorded = run["meta"]["models"]
     assert f"serving tiny on {recorded['agent_api_base'].split(':')[2].split('/')[0]}" in log.read_text()
     assert recorded["agent_model"] == "hosted_vllm/tiny" and recorded["agent_api_base"].startswith("http://127.0.0.1:")
 
@@ -87,13 +89,17 @@ def test_tau_run_serve_serves_a_path_under_the_agent_model_name(tmp_path):
     from tau_emotion.plugins import serve
 
     config = RunConfig(plugins=["mock"], agent="tool_calling", options={
-        "tool_calling": {"agent_model": "hosted_vllm/qwen"},
+        "agent": {"agent_model": "hosted_vllm/qwen"},
         "serve": {"serve": "vllm", "serve_model": str(tmp_path / "weights"), "serve_executable": FAKE,
                   "serve_log": str(tmp_path / "s.log"), "serve_ready_timeout": 30}})
     try:
         serve.start_for_run(config)
         assert f"loading {tmp_path / 'weights'}" in (tmp_path / "s.log").read_text()
-        base = config.options["tool_calling"]["agent_api_base"]
+        from tau_emotion.core.roles import role_settings
+
+        settings = role_settings(config, "agent")
+        assert settings.model == "hosted_vllm/qwen" and "agent_api_base" not in config.options["agent"]
+        base = settings.api_base
         with urllib.request.urlopen(base + "/models", timeout=5) as reply:
             assert [m["id"] for m in json.load(reply)["data"]] == ["qwen"]  # --served-model-name qwen
         pid = _server_pid(tmp_path / "s.log")
@@ -109,9 +115,9 @@ def test_tau_run_serve_for_both_plays_agent_and_user_on_one_server(tau, tmp_path
                  "--serve-log", str(log), "--serve-ready-timeout", "30", "--no-progress")
     assert result.exit_code == 0, result.output
     assert "serving tiny at http://127.0.0.1:" in result.output and "for the agent and user" in result.output
-    options = json.loads(tau("runs", "--json").output)[0]["config"]["options"]
-    assert options["tool_calling"]["agent_api_base"] == options["llm_user"]["user_api_base"]
-    assert options["tool_calling"]["agent_model"] == options["llm_user"]["user_model"] == "hosted_vllm/tiny"
+    models = json.loads(tau("runs", "--json").output)[0]["meta"]["models"]
+    assert models["agent_api_base"] == models["user_api_base"]
+    assert models["agent_model"] == models["user_model"] == "hosted_vllm/tiny"
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, RunConfig
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
 
 

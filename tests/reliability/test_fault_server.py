@@ -41,9 +41,9 @@ FAULTS = {
 
 def _config(server, **kw):
     return RunConfig(plugins=["mock"], agent="tool_calling", max_steps=6,
-                     options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
+                     options={"agent": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url},
                               "progress": {"no_progress": True},
-                              "litellm": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.5}}, **kw)
+                              "model_calls": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.5}}, **kw)
 
 
 @pytest.mark.slow
@@ -74,7 +74,7 @@ def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path
 def test_a_fault_that_persists_is_stored_as_error_naming_model_and_endpoint(fault, openai_server, tmp_path):
     openai_server.respond("agent-model", FAULTS[fault][0])
     config = _config(openai_server, task_ids=["mock-001"], trials=1)
-    config.options["litellm"].update(max_retries=1, model_timeout=0.2)
+    config.options["model_calls"].update(max_retries=1, model_timeout=0.2)
     run = prepare_run(config, str(tmp_path / "p.sqlite"))
     summary = run_sync(run)
     [result] = run.store.results(run.run_id)
@@ -101,7 +101,7 @@ def test_concurrent_episodes_against_a_random_mix_of_faults_store_every_trial_on
 
     openai_server.respond("agent-model", reply)
     config = _config(openai_server, trials=8, concurrency=32)
-    config.options["litellm"].update(max_retries=1, model_timeout=0.4)
+    config.options["model_calls"].update(max_retries=1, model_timeout=0.4)
     run = prepare_run(config, str(tmp_path / "storm.sqlite"))
     summary = run_sync(run)
     rows = run.store.conn.execute("SELECT task_id, trial, status FROM trials WHERE run_id = ?",

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from tau_emotion.core.domain import load_tasks_file
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import MAX_ERROR_TEXT
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, RunConfig, ToolCall
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.core.state import Database
 from tau_emotion.plugins.sqlite_store import SqliteStore

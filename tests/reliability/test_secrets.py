@@ -13,9 +13,9 @@ KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
 
 def _config(server, **options):
     return RunConfig(plugins=["mock"], task_ids=["mock-001"], trials=1, agent="tool_calling",
-                     options={"tool_calling": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url,
+                     options={"agent": {"agent_model": "openai/agent-model", "agent_api_base": server.base_url,
                                                **options},
-                              "progress": {"no_progress": True}, "litellm": {"retry_wait": 0.01, "max_retries": 0}})
+                              "progress": {"no_progress": True}, "model_calls": {"retry_wait": 0.01, "max_retries": 0}})
 
 
 def test_an_api_key_option_is_used_but_never_stored(openai_server, tmp_path, tau, monkeypatch):
@@ -48,7 +48,7 @@ def test_the_key_header_reaches_the_server(openai_server, tmp_path):
     openai_server.respond("agent-model", lambda body: seen.append(body) or {"content": "hi ###STOP###"})
     run = prepare_run(_config(openai_server, agent_api_key=KEY), str(tmp_path / "h.sqlite"))
     run_sync(run)
-    assert seen and run.config.options["tool_calling"]["agent_api_key"] == KEY  # used for the run
+    assert seen and run.config.options["agent"]["agent_api_key"] == KEY  # used for the run
     assert {k.lower(): v for k, v in openai_server.headers[-1].items()}["authorization"] == f"Bearer {KEY}"
 
 

@@ -88,8 +88,8 @@ def test_reading_commands_never_create_a_database(tmp_path, tau):
 
 
 def test_a_busy_database_is_retried_off_the_event_loop_and_the_run_completes(tmp_path, monkeypatch, capfd):
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.core.models import RunConfig
-    from tau_emotion.core.plugins import get_plugin_manager
     from tau_emotion.core.runner import prepare_run, run_sync
 
     monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT", 0.05)

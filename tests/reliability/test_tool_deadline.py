@@ -13,8 +13,8 @@ import pytest
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.domain import Domain
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, RunConfig, Task, ToolCall
-from tau_emotion.core.plugins import get_plugin_manager
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.core.state import Database
 from tau_emotion.core.tools import Toolset, run_with_deadline, tool

@@ -1,6 +1,6 @@
 import pytest
 
-from tau_emotion.core.plugins import load_all_plugins
+from tau_emotion.core.manager import load_all_plugins
 
 
 @pytest.fixture(scope="session")

@@ -44,7 +44,7 @@ def user(tasks: list[Any]):
 
 @functools.cache
 def _domains() -> Any:
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
 
     return load_all_plugins(["tests.trainers.bank_pack"]).catalog("domains")
 
@@ -117,7 +117,7 @@ def serving():
 def _run_ids(db: str) -> list[str]:
     import os
 
-    from tau_emotion.core.plugins import get_plugin_manager
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.core.runner import open_store
 
     if not os.path.exists(db):

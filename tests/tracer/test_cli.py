@@ -83,3 +83,21 @@ def test_build_when_no_goal_is_reachable_names_the_longest_path(tmp_path):
     assert result.output.strip().splitlines()[-1] == (
         "Error: domain 'tiny_nograph': no workflow in its tool graph reaches a goal tool (mark) from an entry tool; "
         "the longest path found has 1 call(s): look")
+
+
+BAD = ["--plugins", "tests.tracer.bad_hints_pack"]
+PACK = "tracer hints of pack 'tests.tracer.bad_hints_pack'"
+
+
+@pytest.mark.parametrize(("domain", "problem"), [
+    ("bad_typo", "unknown field 'goal_weight' (did you mean 'goal_weights'?)"),
+    ("bad_old_style", "unknown field 'GOAL_WEIGHTS' (did you mean 'goal_weights'?)"),
+    ("bad_type", "field 'goal_weights.mark': Input should be a valid number, unable to parse string as a number"),
+    ("bad_weight", "goal_weights names look, which is not among the goals"),
+    ("bad_module", "tau_tracer_hints returned str, not a TracerHints (see tau_emotion.tracer.hints)"),
+])
+def test_wrong_tracer_hints_fail_the_build_with_one_line_naming_field_and_pack(tmp_path, domain, problem):
+    result = invoke("tracer", "build", domain, "--n", "1", "--no-emotion", "--out", str(tmp_path / "t.json"), *BAD)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: {PACK} (domain '{domain}'): {problem}"]
+    assert not (tmp_path / "t.json").exists()

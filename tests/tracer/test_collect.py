@@ -73,7 +73,7 @@ def _args(server, db, *extra):
 
 @pytest.mark.slow
 def test_collect_airline_against_the_loopback_server(tau, openai_server, airline, tmp_path):
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
     from tau_emotion.core.runner import open_store
 
     tasks = airline.tasks("train")[:8]
@@ -103,7 +103,7 @@ def test_collect_airline_against_the_loopback_server(tau, openai_server, airline
 
 @pytest.mark.slow
 def test_collect_resumes_the_trials_that_failed(tau, openai_server, airline, tmp_path):
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
     from tau_emotion.core.runner import open_store
 
     tasks = airline.tasks("train")[:3]

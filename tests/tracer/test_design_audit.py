@@ -70,6 +70,22 @@ def test_committed_airline_splits_pass_the_audit(airline, split):
     assert result.tables["users"][f"shared with {'train' if split == 'test' else 'test'}"] == 0
 
 
+def test_every_installed_tracer_built_split_passes_the_audit(domains):
+    """The audit every pack's conformance once ran (conformance no longer imports the Tracer): every installed
+    domain's Tracer-built splits, with the handoff tool its hints name."""
+    from tau_emotion.tracer.hints import load_hints
+
+    audited, problems = [], []
+    for name in domains.names():
+        domain = domains.get(name)
+        for split in sorted({t.split for t in domain.tasks(None) if t.meta.get("source") == "tracer"}):
+            result = audit_split(domain, split, transfer_tool=load_hints(domain).handoff_tool)
+            audited.append(f"{name}/{split}")
+            problems += [f"{name}/{split}: {check}: {detail}" for check, ok, detail in result.checks if not ok]
+    assert not problems, problems
+    assert {f"{p}/{s}" for p in ("airline", "retail", "telecom", "telehealth") for s in ("test", "train")} <= set(audited)
+
+
 def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch):
     done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test"])
     assert done.exit_code == 0, done.output

@@ -53,11 +53,12 @@ def test_domain_without_graph_gets_inferred_edges_and_a_warning(domains):
 
 def test_mock_without_declared_graph_infers_account_edges(domains):
     from tau_emotion.core.domain import Domain
+    from tau_emotion.tracer.hints import TracerHints
 
     mock = domains.get("mock")
     bare = Domain("bare_mock", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
                   load_policy=lambda: mock.policy)
-    graph = build_graph(bare, use_cache=False)
+    graph = build_graph(bare, TracerHints(), use_cache=False)  # no pack gives it hints
     assert graph.warnings and ("find_owner", "get_account") in set(graph.graph.edges)
     assert nx.density(graph.graph) > 0
 

@@ -172,10 +172,10 @@ def test_template_feelings_are_read_back_as_their_emotion(airline, candidate):
 
 
 def _client(model, base):
+    from tau_emotion.core.manager import get_plugin_manager
     from tau_emotion.core.models import ModelSettings, RunConfig
-    from tau_emotion.core.plugins import get_plugin_manager
 
-    config = RunConfig(options={"litellm": {"retry_wait": 0.01}})
+    config = RunConfig(options={"model_calls": {"retry_wait": 0.01}})
     return get_plugin_manager().model_client(ModelSettings.for_role("tracer", model, base), config)
 
 

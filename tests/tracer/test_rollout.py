@@ -13,8 +13,8 @@ def _script_good(server):
 
 def test_rollout_keeps_a_task_the_model_solves(domains, openai_server):
     tiny = domains.get("tiny_chain")
-    rollout = RolloutCheck(tiny, "openai/both-agent", openai_server.base_url, options={"litellm": {"retry_wait": 0.01}})
-    rollout.config.options["llm_user"]["user_model"] = "openai/both-user"
+    rollout = RolloutCheck(tiny, "openai/both-agent", openai_server.base_url, options={"model_calls": {"retry_wait": 0.01}})
+    rollout.config.options["user"]["user_model"] = "openai/both-user"
     _script_good(openai_server)
     openai_server.script("both-user", {"content": "Please note 'fragile' on item i1."}, {"content": "Thanks! ###STOP###"})
     report = build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout)
@@ -24,8 +24,8 @@ def test_rollout_keeps_a_task_the_model_solves(domains, openai_server):
 
 def test_rollout_rejects_a_task_the_model_fails(domains, openai_server):
     tiny = domains.get("tiny_chain")
-    rollout = RolloutCheck(tiny, "openai/both-agent", openai_server.base_url, options={"litellm": {"retry_wait": 0.01}})
-    rollout.config.options["llm_user"]["user_model"] = "openai/both-user"
+    rollout = RolloutCheck(tiny, "openai/both-agent", openai_server.base_url, options={"model_calls": {"retry_wait": 0.01}})
+    rollout.config.options["user"]["user_model"] = "openai/both-user"
     for _ in range(3):
         openai_server.script("both-agent", {"content": "Sorry, I can't help with that."})
         openai_server.script("both-user", {"content": "Mark item i1 please."}, {"content": "Bye ###STOP###"})

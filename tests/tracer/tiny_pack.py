@@ -3,7 +3,7 @@
 - `tiny_chain`: two tools, one declared edge `look -> mark`, so no workflow is longer than 2 calls.
 - `tiny_nograph`: the same tools with no declared edges at all.
 - `tiny_counter`: a write whose result depends on a process-wide counter (never replays the same).
-This module is also the tiny domains' tracer hints module (persona, GOALS, ENTRY_TOOLS).
+This module also gives the tiny domains' Tracer hints (`HINTS`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from tau_emotion.core import hookimpl
 from tau_emotion.core.domain import Domain
 from tau_emotion.core.state import Database, State
 from tau_emotion.core.tools import ToolError, tool
-from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Output, Persona
+from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Output, Persona, TracerHints
 
 _TICKS = itertools.count(1)
-ENTRY_TOOLS = ["look"]
 
 
 @tool
@@ -71,7 +70,7 @@ def ground_mark(ctx: GroundingContext) -> IntentDraft:
                        outputs=[Output("red box", "the item's label")])
 
 
-GOALS = {"mark": ground_mark}
+HINTS = TracerHints(persona=persona, goals={"mark": ground_mark}, entry_tools=["look"])
 
 
 @hookimpl
@@ -87,4 +86,4 @@ def tau_register_domains(register):
 @hookimpl(optionalhook=True)
 def tau_tracer_hints(domain):
     if domain.name in ("tiny_chain", "tiny_nograph"):
-        return __name__
+        return HINTS

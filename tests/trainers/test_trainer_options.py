@@ -64,7 +64,7 @@ def test_bad_option_value_is_one_line(tau):
 
 @pytest.mark.parametrize("name", ["sft", "dpo"])
 def test_trainers_satisfy_the_protocol(name):
-    from tau_emotion.core.plugins import load_all_plugins
+    from tau_emotion.core.manager import load_all_plugins
     from tau_emotion.core.protocols import Trainer
 
     cls = load_all_plugins().catalog("trainers").get(name)

@@ -1,7 +1,8 @@
-"""Plugin discovery and selection: one pluggy manager per command.
+"""The plugin manager: discovery and selection of plugins, one pluggy manager per command.
 
 Every plugin, built-in or third-party, is an entry point in the `tau_emotion` group. A run
-loads the built-in defaults (`tau_emotion.plugins.DEFAULT_PLUGINS`) plus what `--plugins` (or
+loads the defaults (declared in the `tau_emotion.defaults` entry-point group; the built-ins'
+list is `tau_emotion.plugins.DEFAULT_PLUGINS`) plus what `--plugins` (or
 TAU_PLUGINS) names; `no:NAME` blocks one; a dotted module path loads that module directly. A
 module may declare `tau_requires = [...]` to pull in other plugins. An entry point may name an
 object (`module:attr`). A plugin with `check_available()` may raise `PluginUnavailable` with an
@@ -26,7 +27,7 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.registry import Register, Registry, resolve_target, suggest
 
 CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites",
-            "model_clients", "options", "blocks")
+            "model_clients", "options", "blocks", "roles")
 
 
 class PluginError(TauError):
@@ -37,10 +38,20 @@ class PluginUnavailable(ImportError):
     """Raised at import by a plugin whose optional dependency is missing; the message is the install hint."""
 
 
-def default_plugins() -> tuple[str, ...]:
-    from tau_emotion.plugins import DEFAULT_PLUGINS
+#: the entry-point group where a distribution declares the plugins every run loads: `NAME = "module:TUPLE"`
+DEFAULTS_GROUP = f"{PROJECT}.defaults"
 
-    return DEFAULT_PLUGINS
+
+def default_plugins() -> tuple[str, ...]:
+    """The plugins every run loads unless blocked: the union of what each `tau_emotion.defaults` entry point names
+    (the built-in plugins package declares its tuple there, so the core imports no plugin to know them)."""
+    names: list[str] = []
+    for ep in sorted(entry_points(group=DEFAULTS_GROUP), key=lambda ep: ep.name):
+        try:
+            names += list(resolve_target(ep.value))
+        except (ImportError, AttributeError, TypeError) as exc:
+            raise PluginError(f"default plugin list '{ep.name}' ({ep.value}) cannot be read: {exc}") from None
+    return tuple(dict.fromkeys(names))
 
 
 def installed_entry_points() -> dict[str, EntryPoint]:
@@ -102,7 +113,17 @@ class PluginManager(pluggy.PluginManager):
             for impl in hook.get_hookimpls():
                 if hasattr(impl.function, "__code__"):
                     owners.setdefault(impl.function.__code__, []).append((impl.plugin, impl.plugin_name))
+            if kind == "roles":  # the roles of every episode are the core's own
+                from tau_emotion.core.roles import CORE_ROLES, Role
+
+                for role, description in CORE_ROLES.items():
+                    registry.add(role, Role(description), owner="core")
             hook(register=Register(registry, owners))
+            if kind == "options":  # each role's model options: one option set, owned by the role's plugin
+                from tau_emotion.core.roles import role_options_model
+
+                for role, entry in self.catalog("roles").items():
+                    registry.add(role, role_options_model(role, entry.load().description), owner=entry.owner)
             self._catalogs[kind] = registry
         return self._catalogs[kind]
 

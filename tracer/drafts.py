@@ -1,0 +1,189 @@
+"""What a goal grounder builds: the user, the intent, the choices their words settle, and what they point at.
+
+These are the plain data types of the Tracer's hints API (`tau_emotion.tracer.hints` re-exports them;
+a pack imports them from there). `Reference` and `draft()` are the one place where "the entity this
+intent is about" (a reservation, a phone line, a family member) is merged into an `IntentDraft`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tau_emotion.core.models import Action
+
+if TYPE_CHECKING:
+    from tau_emotion.core.domain import Domain, Violation
+    from tau_emotion.core.state import State
+
+
+@dataclass
+class Persona:
+    """The simulated user: what they can tell about themselves and how the agent identifies them."""
+
+    name: str
+    facts: dict[str, Any]
+    #: identification reads the first intent may start with, e.g. {"get_user": [{"user_id": ...}]}
+    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: the pack's own record of this user (the Tracer never looks inside, but keys sets by it: it must be
+    #: hashable, e.g. a user id rather than the user's row)
+    entity: Any = None
+
+
+@dataclass
+class Option:
+    """One alternative of a choice: the argument value it stands for and how a person would describe it."""
+
+    value: Any
+    attrs: dict[str, Any]
+
+
+@dataclass
+class Choice:
+    """A point where the agent must pick one of several valid values; the user's words must pick exactly one.
+
+    `selectors` are attribute values the user states ("nonstop", "on May 24"); `order` is a stated
+    ranking such as ("price", "min") for "the cheapest". The choice is determined when filtering the
+    options by the selectors and then taking the best by `order` leaves exactly `value`.
+    """
+
+    what: str
+    value: Any
+    options: list[Option]
+    selectors: dict[str, Any] = field(default_factory=dict)
+    order: tuple[str, str] | None = None
+
+    def resolve(self) -> list[Any]:
+        """The values still possible given what the user said (distinct, in option order)."""
+        left = [o for o in self.options if all(o.attrs.get(k) == v for k, v in self.selectors.items())]
+        if self.order and left:
+            attr, how = self.order
+            ranked = [o for o in left if o.attrs.get(attr) is not None]
+            if ranked:
+                best = (min if how == "min" else max)(o.attrs[attr] for o in ranked)
+                left = [o for o in ranked if o.attrs[attr] == best]
+        out: list[Any] = []
+        for option in left:
+            if option.value not in out:
+                out.append(option.value)
+        return out
+
+
+@dataclass
+class Output:
+    """A gold output: a short figure or phrase the agent must tell, and how the user asks for it."""
+
+    text: str
+    #: a noun phrase for what the user asks, e.g. "the fare difference" (None: not asked, e.g. a refusal reason)
+    ask: str | None = None
+    #: the goal call's own result holds it (a refund total); otherwise it must be known before the goal call
+    from_goal: bool = False
+    #: a refusal's policy reason (declared in the pack's data/refusals.json): the task's gold names
+    #: the reason (`gold.reasons`) instead of the keyword `text`, and any declared phrasing explains it
+    reason: str | None = None
+
+
+@dataclass
+class Mood:
+    """The situation as the user lives it, for the feelings generator."""
+
+    event: str
+    valence: str = "neutral"  # negative | neutral | positive
+    stakes: int = 1  # 0 (trivial) .. 3 (life-changing)
+    days_left: int | None = None  # time pressure; None when there is none
+
+
+@dataclass
+class IntentDraft:
+    """One grounded intent: the goal call, what the user says and knows, and which reads may precede it."""
+
+    kind: str
+    goal: str
+    arguments: dict[str, Any]
+    request: list[str]
+    facts: dict[str, Any] = field(default_factory=dict)
+    #: read tool -> argument sets this intent can use, in order of preference
+    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: reads that verify a fact the decision rests on (purposeful even when no value flows on)
+    evidence: list[str] = field(default_factory=list)
+    choices: list[Choice] = field(default_factory=list)
+    outputs: list[Output] = field(default_factory=list)
+    preferences: list[str] = field(default_factory=list)
+    context: str | None = None
+    #: policy challenge: the goal call must be refused, so it is not part of the gold trajectory
+    refused: bool = False
+    #: what the user does when refused: "accept", or "transfer" (insist and get handed over)
+    on_refusal: str = "accept"
+    #: values the agent computes from the written policy (e.g. a fee from a table)
+    policy_values: list[Any] = field(default_factory=list)
+    mood: Mood = field(default_factory=lambda: Mood(event="{{I}} need some help"))
+    #: the summary passed to the handoff tool when the user insists
+    handoff_summary: str = ""
+    #: what the user does instead when a decision rule goes against the request ("keep {{my}} flight as it
+    #: is"); None: this intent takes no decision rule (see `decisions.py`)
+    decline: str | None = None
+    #: set by the Tracer: the user's decision rule on a figure the agent must look up (see `decisions.py`)
+    decision: dict[str, Any] | None = None
+
+    @property
+    def declined(self) -> bool:
+        """The decision rule's branch says no: the goal call is not made (and no policy forbids it)."""
+        return bool(self.decision) and self.decision["branch"] == "decline"
+
+
+@dataclass
+class GroundingContext:
+    """What a goal grounder sees: the state after the earlier intents, the persona and a seeded rng."""
+
+    domain: Domain
+    state: State
+    persona: Persona
+    rng: random.Random
+    index: int = 0
+    is_last: bool = True
+    want_challenge: bool = False
+    history: list[IntentDraft] = field(default_factory=list)
+
+    def peek(self, table: str, key: str) -> Any:
+        return self.state[table].peek(key)
+
+    def violations(self, goal: str, arguments: dict[str, Any], state: Any = None) -> list[Violation]:
+        """The policy rules a call of `goal` with `arguments` breaks now (in `state`, default the current one)."""
+        return self.domain.violations(self.state if state is None else state, Action(name=goal, arguments=arguments))
+
+
+@dataclass
+class Reference:
+    """How the user points at the entity an intent is about (a reservation, a line, a family member).
+
+    `facts` the user states about it, `choices` their words settle, `reads` the agent may make to find
+    it (tool -> argument sets), `evidence` the reads the decision rests on, and `phrase`, the user's
+    words for it ("{{my}} Boston to Denver trip on May 20"). `draft()` puts them before the intent's own.
+    """
+
+    phrase: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
+    choices: list[Choice] = field(default_factory=list)
+    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+    #: the reference's reads lead the intent's reads (the order the Tracer draws reads in, part of a seeded
+    #: build); by default a tool only the reference reads comes after the intent's own tools
+    reads_first: bool = False
+
+
+def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], ref: Reference | None = None,
+          **fields: Any) -> IntentDraft:
+    """An `IntentDraft` about `ref`: its facts, choices, reads and evidence come first, then the intent's own.
+
+    Reads of the same tool keep the reference's argument sets first; a tool only the reference reads comes
+    after the intent's own tools, or before them with `ref.reads_first`.
+    """
+    out = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **fields)
+    if ref is not None:
+        out.facts = {**ref.facts, **out.facts}
+        out.choices = [*ref.choices, *out.choices]
+        tools = {**ref.reads, **out.reads} if ref.reads_first else {**out.reads, **ref.reads}
+        out.reads = {tool: [*ref.reads.get(tool, []), *out.reads.get(tool, [])] for tool in tools}
+        out.evidence = [*ref.evidence, *[e for e in out.evidence if e not in ref.evidence]]
+    return out
