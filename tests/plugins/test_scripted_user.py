@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,16 @@ from tests.episodes import bare_episode
 FROZEN = Path(__file__).resolve().parents[1] / "fixtures" / "airline_scripted_tasks.json"
 
 
-def _user(plugins=("airline", "unsatisfied"), task_id="airline-test-001"):
+@cache
+def _loaded(plugins):
+    """A plugin manager and its one domain, once per plugin list: the database snapshot is frozen, so the
+    tests' episodes share it safely (loading a pack's database is most of these tests' time)."""
     pm = get_plugin_manager(list(plugins))
-    domain = pm.catalog("domains").get("airline")
+    return pm, pm.catalog("domains").get(plugins[0])
+
+
+def _user(plugins=("airline", "unsatisfied"), task_id="airline-test-001"):
+    pm, domain = _loaded(tuple(plugins))
     task = {t["id"]: Task.model_validate(t) for t in json.loads(FROZEN.read_text(encoding="utf-8"))}[task_id]
     episode, view = bare_episode(pm, domain, task)
     user = ScriptedUser(view)
@@ -56,7 +64,6 @@ def test_it_moves_on_only_when_the_intent_is_done_and_told():
     assert user.patience.left == NEUTRAL_PATIENCE - 3
 
 
-@pytest.mark.slow
 def test_questions_get_facts_preferences_and_checked_confirmations():
     user, episode = _user()
     asyncio.run(user.start())
@@ -92,8 +99,7 @@ def test_a_list_of_facts_reads_as_a_sentence():
 
 
 def test_a_structured_fact_is_said_in_words_not_json():
-    pm = get_plugin_manager(["retail"])
-    domain = pm.catalog("domains").get("retail")
+    pm, domain = _loaded(("retail",))
     task = next(t for t in domain.tasks("test") if isinstance(t.user.known.get("new_address"), dict))
     episode, view = bare_episode(pm, domain, task)
     user = ScriptedUser(view)
@@ -110,8 +116,7 @@ def test_a_structured_fact_is_said_in_words_not_json():
     ("telehealth", "specialties", "What specialty is the doctor?"),
 ])
 def test_a_question_in_the_singular_finds_its_fact(pack, key, question):
-    pm = get_plugin_manager([pack])
-    domain = pm.catalog("domains").get(pack)
+    pm, domain = _loaded((pack,))
     task = next((t for split in ("test", "train") for t in domain.tasks(split) if key in t.user.known), None)
     assert task is not None, f"no {pack} task knows {key}"
     episode, view = bare_episode(pm, domain, task)
