@@ -545,6 +545,7 @@ def test_gold_scores_one_for_every_test_task_and_their_env_agrees_on_a_sample(na
     assert re.fullmatch(rf"{suite.name}-test-\d{{3}}", tasks[17 % len(tasks)].id)
 
 
+@pytest.mark.slow
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
 def test_perturbed_trajectories_agree_with_their_env(native, suite):

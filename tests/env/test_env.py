@@ -58,6 +58,7 @@ def airline_env():
     env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("agent_cls", "name", "expected"), [(OracleAgent, "oracle", 1.0), (NullAgent, "null", -1.0)])
 def test_oracle_and_null_actions_score_as_tau_run_scores_them(tau, airline_env, tmp_path, agent_cls, name, expected):
     stored = _tau_run(tau, tmp_path, name)
@@ -75,6 +76,7 @@ def test_oracle_and_null_actions_score_as_tau_run_scores_them(tau, airline_env, 
     assert name == "null" or info["termination"]["reason"] == "user_stop"
 
 
+@pytest.mark.slow
 def test_acceptance_line_imports_no_heavy_library():
     script = ("import sys\nfrom tau_emotion.env import make\n"
               "e = make('airline', split='test', user='scripted', emotion='random', seed=0)\n"
@@ -88,6 +90,7 @@ def test_acceptance_line_imports_no_heavy_library():
     assert "Task was destroyed" not in out.stderr
 
 
+@pytest.mark.slow
 def test_a_gymnasium_env_when_installed_a_plain_object_otherwise():
     gymnasium = pytest.importorskip("gymnasium")
     env = make("mock")

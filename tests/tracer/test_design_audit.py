@@ -61,6 +61,7 @@ def test_no_positive_feelings_beside_a_misfortune(domains, pack):
         assert not [m for m in MISFORTUNES if m in text], (task.id, task.blocks["emotion"]["emotion"], text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", ["test", "train"])
 def test_committed_airline_splits_pass_the_audit(airline, split):
     result = audit_split(airline, split, transfer_tool="transfer_to_human_agents")
@@ -70,6 +71,7 @@ def test_committed_airline_splits_pass_the_audit(airline, split):
     assert result.tables["users"][f"shared with {'train' if split == 'test' else 'test'}"] == 0
 
 
+@pytest.mark.slow
 def test_every_installed_tracer_built_split_passes_the_audit(domains):
     """The audit every pack's conformance once ran (conformance no longer imports the Tracer): every installed
     domain's Tracer-built splits, with the handoff tool its hints name."""
@@ -86,6 +88,7 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains):
     assert {f"{p}/{s}" for p in ("airline", "retail", "telecom", "telehealth") for s in ("test", "train")} <= set(audited)
 
 
+@pytest.mark.slow
 def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch):
     done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test"])
     assert done.exit_code == 0, done.output
