@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from tau_emotion.core.episode import Episode
     from tau_emotion.core.models import EpisodeResult, Message, RunConfig, Task, Termination, Turn
+    from tau_emotion.core.protocols import UserStyle
     from tau_emotion.core.registry import Register
     from tau_emotion.core.runner import Run
 
@@ -63,12 +64,19 @@ def tau_register_domains(register: Register, pluginmanager: pluggy.PluginManager
 
 @hookspec
 def tau_register_agents(register: Register) -> None:
-    """Register agent factories: `register("name", factory)`; `factory(episode)` returns a `protocols.Agent`."""
+    """Register agent factories: `register("name", factory)`; `factory(view)` returns a `protocols.Agent`.
+
+    `view` is the trial's `episode.EpisodeView`: its own task copy, the tools, a read-only state, rng,
+    options, a model client; never the plugin manager or the run.
+    """
 
 
 @hookspec
 def tau_register_users(register: Register) -> None:
-    """Register user-simulator factories: `register("name", factory)`; `factory(episode)` returns a `protocols.User`."""
+    """Register user-simulator factories: `register("name", factory)`; `factory(view)` returns a `protocols.User`.
+
+    `view` is the trial's `episode.EpisodeView` (prompt sections, user style and end tokens included).
+    """
 
 
 @hookspec
@@ -152,6 +160,16 @@ def tau_register_condition_spaces(register: Register) -> None:
     NAME is the task block the conditions are stored in (the registering plugin owns it). A plugin that
     designs, writes or adapts tasks for those conditions gets the space with
     `conditions.condition_space(pm, NAME)`, never by importing its owner.
+    """
+
+
+@hookspec
+def tau_register_end_tokens(register: Register) -> None:
+    """Register the tokens that end a conversation: `register("done", "###STOP###")`.
+
+    The names are roles users ask for (`protocols.DONE`: the user's requests are settled;
+    `protocols.GIVE_UP`: the user gives up). A token is declared once, by the plugin whose
+    `tau_check_termination` ends the episode on it; users read them from `view.end_tokens`.
     """
 
 
@@ -249,6 +267,13 @@ def tau_episode_end(episode: Episode, result: EpisodeResult) -> None:
 @hookspec
 def tau_user_prompt(episode: Episode, prompt: str) -> str | None:
     """Return a section to append to a user simulator's system prompt (every non-None is appended)."""
+
+
+@hookspec(firstresult=True)
+def tau_user_style(episode: Episode, neutral: UserStyle) -> UserStyle | None:
+    """The `protocols.UserStyle` (phrasing, patience budget) of a rule-following user in `episode`, or None
+    for `neutral`, the user's own style (a style may delegate to it what it does not change). firstresult;
+    called once per episode by users that have a style (the `scripted` user)."""
 
 
 @hookspec(firstresult=True)

@@ -80,12 +80,6 @@ class Selection:
         return [*self.selected, *(f"no:{x}" for x in self.blocked)]
 
 
-def parse_selection(spec: str | list[str] | tuple[str, ...] | None) -> tuple[list[str], list[str]]:
-    """'a,b,no:c' -> (['a', 'b'], ['c'])."""
-    sel = Selection.parse(spec)
-    return list(sel.selected), list(sel.blocked)
-
-
 @dataclass
 class PluginInfo:
     name: str

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import functools
 import gc
 import inspect
 import os
@@ -335,13 +334,6 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
     return prepare_run(config, db_path, run_id=run_id, pm=pm.select(sel))
 
 
-def make_episode(run: Run, task: Task, trial: int) -> Episode:
-    ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
-    ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
-    ep.user = run.pm.catalog("users").get(run.config.user)(ep)
-    return ep
-
-
 async def first_answer(answers: list[Any]) -> Any:
     """Await hook answers in order and return the first that is not None; close the rest unawaited."""
     found = None
@@ -366,10 +358,11 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
     stage = "building the episode"
     try:
         ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
+        view = ep.view()
         stage = f"building agent '{run.config.agent}'"
-        ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
+        ep.agent = run.pm.catalog("agents").get(run.config.agent)(view)
         stage = f"building user '{run.config.user}'"
-        ep.user = run.pm.catalog("users").get(run.config.user)(ep)
+        ep.user = run.pm.catalog("users").get(run.config.user)(view)
         stage = "tau_episode_start"
         run.pm.hook.tau_episode_start(episode=ep)
         stage = "running the episode"
@@ -390,6 +383,27 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
         if ep is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
             ep.release()
     return result
+
+
+@dataclass(frozen=True)
+class TrialJob:
+    """One pending trial, a `protocols.Job`: `await job()` runs it here; an executor that runs trials in other
+    processes rebuilds it from `run_id`, `config`, `task` and `trial`."""
+
+    run: Run = field(repr=False)
+    task: Task
+    trial: int
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def config(self) -> RunConfig:
+        return self.run.config
+
+    def __call__(self) -> Any:
+        return run_one(self.run, self.task, self.trial)
 
 
 def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
@@ -505,8 +519,7 @@ async def _execute(run: Run) -> dict[str, Any]:
         writes.append(asyncio.ensure_future(store(result)))
         return writes[-1]
 
-    # a partial, so an executor that runs trials elsewhere can read (run, task, trial) from `job.args`
-    jobs = [functools.partial(run_one, run, t, k) for t, k in run.pending]
+    jobs = [TrialJob(run, t, k) for t, k in run.pending]
     try:
         await executor.run(jobs, on_result)
         await asyncio.gather(*writes)

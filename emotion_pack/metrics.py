@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau_emotion.core.models import EpisodeResult, RunConfig
-from tau_emotion.plugins.metrics import score_group
+from tau_emotion.core.statistics import score_group
 
 FAMILY_TAG = "emotion.family"
 

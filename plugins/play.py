@@ -22,19 +22,17 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Message, ToolCall
 from tau_emotion.core.plugin_cli import db_option, debug_option, guarded, store_option
-from tau_emotion.plugins.stop import STOP_TOKEN
 
 #: the negative ending's token: the text protocol users share (the `unsatisfied` plugin ends on it when loaded)
-UNSATISFIED_TOKEN = "###UNSATISFIED###"
 GREETING = "Hi! How can I help you today?"
 HUMAN = "human"
 
-USER_KEYS = (f"Type your message and press Enter. /stop ends the conversation satisfied ({STOP_TOKEN}); "
-             f"/unsatisfied ends it fed up ({UNSATISFIED_TOKEN}); /task shows your task again.")
+USER_KEYS = ("Type your message and press Enter. /stop ends the conversation satisfied; /unsatisfied ends it "
+             "fed up (when a plugin that ends on giving up is loaded); /task shows your task again.")
 AGENT_KEYS = ("Type a message to the user and press Enter, or call a tool:\n"
               "  /call NAME {\"arg\": value, ...}    or    /call NAME arg=value arg2=\"two words\"\n"
               "/tools lists the tools, /tools NAME shows one's schema, /policy shows the policy again.")
@@ -73,18 +71,18 @@ def say(text: str) -> None:
 class HumanUser:
     """The person plays the customer: the task, known facts, requests and feeling are shown once."""
 
-    def __init__(self, episode: Episode):
-        self.episode = episode
+    def __init__(self, view: EpisodeView):
+        self.view = view
 
     def briefing(self) -> str:
-        task = self.episode.task
+        task = self.view.task
         lines = [f"== You play the user: task {task.id} ({task.domain}) ==", f"Your task: {task.user.instruction}"]
         if task.user.known:
             lines.append("What you know: " + "; ".join(f"{k} = {v}" for k, v in task.user.known.items()))
         if task.user.intents:
             lines.append("Your requests, in order:")
             lines += [f"  {i}. {intent}" for i, intent in enumerate(task.user.intents, 1)]
-        lines += self.episode.user_prompt_sections(task.user.instruction)  # the feeling and condition, when loaded
+        lines += self.view.prompt_sections(task.user.instruction)  # the feeling and condition, when loaded
         lines.append(USER_KEYS)
         return "\n".join(lines)
 
@@ -94,10 +92,14 @@ class HumanUser:
             if text == "/task":
                 say(self.briefing())
                 continue
-            if text == "/stop":
-                text = STOP_TOKEN
+            tokens = self.view.end_tokens  # declared by the terminator plugins the run loaded
+            if text == "/stop" and tokens.done:
+                text = tokens.done
             elif text == "/unsatisfied":
-                text = UNSATISFIED_TOKEN
+                if not tokens.give_up:
+                    say("no loaded plugin ends a conversation on giving up (add --plugins emotion or unsatisfied)")
+                    continue
+                text = tokens.give_up
             if text:
                 return Message(role="user", content=text)
 
@@ -150,23 +152,23 @@ def parse_call(text: str) -> tuple[str, dict[str, Any]]:
 class HumanAgent:
     """The person plays the assistant: sees the policy and tools, messages the user or calls tools."""
 
-    def __init__(self, episode: Episode):
-        self.episode = episode
+    def __init__(self, view: EpisodeView):
+        self.view = view
         self.seen = 0
         self.calls = 0
         self.briefed = False
 
     def tools_text(self, name: str | None = None) -> str:
-        schemas = self.episode.toolset.schemas
+        schemas = self.view.tools.schemas
         if name:
             found = [s for s in schemas if s.get("function", s).get("name") == name]
             return json.dumps(found[0], indent=2) if found else f"no tool '{name}'"
         return "Tools:\n" + "\n".join(tool_line(s) for s in schemas)
 
     def briefing(self) -> str:
-        task = self.episode.task
+        task = self.view.task
         return "\n".join([f"== You play the agent: task {task.id} ({task.domain}) ==", "Policy:",
-                          self.episode.policy.strip(), self.tools_text(), AGENT_KEYS])
+                          self.view.policy.strip(), self.tools_text(), AGENT_KEYS])
 
     def _show_new(self, messages: list[Message]) -> None:
         for m in messages[self.seen:]:
@@ -187,7 +189,7 @@ class HumanAgent:
                 continue
             command, _, rest = text.partition(" ")
             if command == "/policy":
-                say(self.episode.policy.strip())
+                say(self.view.policy.strip())
             elif command == "/tools":
                 say(self.tools_text(rest.strip() or None))
             elif command == "/call":

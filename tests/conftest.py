@@ -36,17 +36,16 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.get_closest_marker("last") is not None)
 
 
+#: fixture -> the background training it waits for (tests/background.py)
+TRAININGS = {"trained": "full", "held_out_trained": "held_out"}
+
+
 def pytest_collection_finish(session):
     """Start the slow trainings the selected tests need in a worker process (see tests/background.py)."""
     from tests import background
 
-    files = {item.nodeid.split("::")[0] for item in session.items}
-    wanted = []
-    if "tests/emotion_pack/test_emotion_classifier.py" in files:
-        wanted += ["full", "held_out"]
-    if "tests/emotion_pack/test_emotion_commands.py" in files:
-        wanted += ["held_out"]
-    background.start(list(dict.fromkeys(wanted)))
+    used = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    background.start([training for fixture, training in TRAININGS.items() if fixture in used])
 
 
 def pytest_sessionfinish(session):
@@ -54,9 +53,6 @@ def pytest_sessionfinish(session):
 
     background.stop()
 
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "last: run after every other test")
 
 from tests.openai_server import ScriptedOpenAI  # noqa: E402
 

@@ -41,6 +41,7 @@ def doc_steps(name: str) -> list[tuple[str, str, str]]:
         DOCS.read_text(encoding="utf-8"))]
 
 
+@pytest.mark.slow
 def test_a_newcomers_first_hour_scaffold_add_a_tool_build_both_splits_in_either_order(tmp_path):
     """The acceptance path of a pack author: scaffold, the docs' edits (nothing else), install, build train then
     test (the order that used to leak users), conformance, and the oracle at 1.000 on the built test split."""

@@ -17,7 +17,7 @@ from collections import defaultdict
 from importlib.resources import files
 from typing import Any
 
-from tau_emotion.plugins.metrics import score_group
+from tau_emotion.core.statistics import score_group
 from tau_emotion.plugins.report.analysis import analyze
 from tau_emotion.plugins.report.compare import paired
 from tau_emotion.plugins.report.reading import RunData, actions, db_diff, questions

@@ -10,6 +10,7 @@ def bad_pack(make_pack):
     return make_pack("badpack", "bad")
 
 
+@pytest.mark.slow
 def test_run_mock_writes_summary_json(tau, tmp_path):
     result = tau("run", "--plugins", "mock", "--trials", "2", "--summary-json", "s.json", "--no-progress")
     assert result.exit_code == 0, result.output
@@ -39,6 +40,7 @@ def test_task_selection_options(tau, tmp_path):
     assert result.exit_code == 1 and "unknown task id(s) in split 'test': mock-999" in result.output
 
 
+@pytest.mark.slow
 def test_tasks_json_and_domains(tau):
     tasks = json.loads(tau("tasks", "mock", "--json").output)
     assert [t["id"] for t in tasks] == ["mock-001", "mock-002", "mock-003", "mock-004"]
@@ -61,6 +63,7 @@ def test_unknown_plugin_and_domain_errors_are_one_line(tau):
     assert "unknown agent 'orakle'. Did you mean 'oracle'?" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("plugins", "tasks", "expected"),
     [
@@ -98,6 +101,7 @@ def test_malformed_db_file_and_debug_traceback(tau, bad_pack):
         tau("run", "--plugins", "badpack", "--debug")
 
 
+@pytest.mark.slow
 def test_an_installed_broken_plugin_is_listed_and_only_fails_runs_that_select_it(tmp_path):
     """A real distribution on the path whose entry point fails to import (what `pip install` of it leaves)."""
     import subprocess

@@ -24,6 +24,7 @@ def _run(plugins, tmp_path, pm=None, **kw):
     return run, summary, run.store.results(run.run_id)
 
 
+@pytest.mark.slow
 def test_oracle_with_emotional_scripted_user_solves_every_airline_task(tmp_path):
     run, summary, results = _run(["emotion", "airline"], tmp_path, trials=3)
     assert all(t.block("emotion") is not None and t.block("emotion").anchor for t in run.tasks)

@@ -2,6 +2,7 @@
 analyses, `tau compare`/`gate` and the HTML report (rendered in headless Chromium when installed)."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -44,6 +45,7 @@ def run_id_of(tau, *args):
     return out, json.loads(tau("runs", "--json").output)[-1]["run_id"]
 
 
+@pytest.mark.slow
 def test_runs_tell_oracle_null_interrupted_and_errored_apart(tau, tmp_path, plugin_module):
     tau("run", "--plugins", "mock", "--trials", "2", "--no-progress", "--summary-json", "s.json",
         "--agent-api-key", "sk-very-secret", "--agent-model", "m1", "--agent-api-base", "http://127.0.0.1:9/v1")
@@ -112,6 +114,7 @@ def test_results_file_from_before_metadata_stays_readable(tau, tmp_path):
     assert tau("show", runs[0]["run_id"], "mock-001").exit_code == 0
 
 
+@pytest.mark.slow
 def test_show_trial_and_failed(tau):
     tau("run", "--plugins", "mock", "--trials", "1", "--no-progress", "--agent", "null")
     run_id = json.loads(tau("runs", "--json").output)[-1]["run_id"]
@@ -131,6 +134,7 @@ def test_show_trial_and_failed(tau):
     assert "reward +1" in tau("show", ok_run, "mock-002").output
 
 
+@pytest.mark.slow
 def test_compare_and_gate(tau, tmp_path):
     ids = []
     for agent in ("oracle", "null", "oracle"):
@@ -159,6 +163,7 @@ def test_mcnemar_exact():
     assert round(mcnemar(10, 2), 4) == 0.0386
 
 
+@pytest.mark.slow
 def test_jsonl_store_serves_every_reading_command(tau, tmp_path):
     store = ("--plugins", "tests.fixtures.jsonl_store", "--store", "jsonl", "--db", "res")
     for agent in ("oracle", "null"):
@@ -297,10 +302,15 @@ def test_report_escapes_text_and_holds_every_section(tau, tmp_path):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-def chromium(*args, timeout=60):
+def chromium(*args, home, timeout=60):
+    """Headless Chromium with its profile, caches and NSS database under `home` (a temporary folder): by
+    default it writes them into $HOME (~/.cache/chromium-headless, ~/.config, ~/.pki)."""
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_CACHE_HOME": str(home / ".cache")}
     return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-                           "--v=0", "--virtual-time-budget=1000", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                           "--v=0", "--virtual-time-budget=1000", f"--user-data-dir={home / 'profile'}",
+                           f"--crash-dumps-dir={home / 'crashes'}", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
 
 
 def png_is_blank(path):
@@ -317,6 +327,7 @@ def png_is_blank(path):
     return len(set(raw[i:i + 64] for i in range(0, len(raw), 4096))) <= 2
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install -y chromium; "
                                               ".ci/run installs it)")
 def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
@@ -325,7 +336,8 @@ def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
     # the DOM after scripts ran and a screenshot, with filters given in the address
     html = page.read_text()
     bad = re.search(r'<details class="traj" id="(r0-t\d+)"[^>]*>\s*<summary>[^<]*mock-001 trial 5:', html).group(1)
-    dom = chromium("--dump-dom", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri() + "?failed=1&domain=mock")
+    dom = chromium("--dump-dom", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri() + "?failed=1&domain=mock",
+                   home=tmp_path / "browser")
     assert dom.returncode == 0, dom.stderr[-2000:]
     body = re.search(r"<body[^>]*>", dom.stdout).group(0)
     assert 'data-ready="1"' in body and "data-js-error" not in body  # our script ran to its end, with no error

@@ -32,6 +32,7 @@ def _strip_emotion(tasks):
     return [t.with_block("emotion", None) for t in tasks]
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_other_seed_other_tasks(airline, labeler, space):
     first = build_tasks(airline, "test", 6, 3, labeler=labeler, space=space)
     again = build_tasks(airline, "test", 6, 3, labeler=labeler, space=space)
@@ -41,6 +42,7 @@ def test_same_seed_same_bytes_other_seed_other_tasks(airline, labeler, space):
     assert {t.user.instruction for t in first.tasks}.isdisjoint({t.user.instruction for t in other.tasks})
 
 
+@pytest.mark.slow
 def test_built_tasks_replay_carry_emotion_and_need_action(airline, labeler, space):
     report = build_tasks(airline, "test", 10, 21, labeler=labeler, space=space)
     assert report.accepted == 10 and report.candidates >= 10
@@ -64,6 +66,7 @@ def test_built_tasks_replay_carry_emotion_and_need_action(airline, labeler, spac
         assert task.user.known["user_id"] in task.user.instruction
 
 
+@pytest.mark.slow
 def test_build_is_byte_identical_across_processes(tmp_path):
     outputs = []
     for hash_seed in ("1", "2"):
@@ -77,6 +80,7 @@ def test_build_is_byte_identical_across_processes(tmp_path):
     assert outputs[0] == outputs[1] and len(json.loads(outputs[0])) == 5
 
 
+@pytest.mark.slow
 def test_merge_replaces_one_split_and_keeps_the_others(tmp_path, airline, space):
     path = tmp_path / "tasks.json"
     hand = airline.tasks("hand")[:2]
@@ -112,6 +116,7 @@ def test_committed_splits_have_the_promised_shape(airline):
 README_FLAGS = {"test": {}, "train": {"min_calls": 5}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", ["test", "train"])
 def test_committed_split_is_what_its_seed_builds(airline, split, labeler, space):
     """Rebuilding from the recorded seed reproduces the split: every task passed the validator."""

@@ -71,6 +71,7 @@ def _args(server, db, *extra):
             "-o", "no_progress=true", "-o", "retry_wait=0.01"]
 
 
+@pytest.mark.slow
 def test_collect_airline_against_the_loopback_server(tau, openai_server, airline, tmp_path):
     from tau_emotion.core.manager import load_all_plugins
     from tau_emotion.core.runner import open_store
@@ -100,6 +101,7 @@ def test_collect_airline_against_the_loopback_server(tau, openai_server, airline
     assert any("###UNSATISFIED###" in r["messages"][0]["content"] for r in user_requests)  # the emotional user
 
 
+@pytest.mark.slow
 def test_collect_resumes_the_trials_that_failed(tau, openai_server, airline, tmp_path):
     from tau_emotion.core.manager import load_all_plugins
     from tau_emotion.core.runner import open_store
@@ -118,6 +120,7 @@ def test_collect_resumes_the_trials_that_failed(tau, openai_server, airline, tmp
     assert len(kept) == 3 and {r.status for r in store.results(run["run_id"])} == {"ok"}
 
 
+@pytest.mark.slow
 def test_missing_models_fail_before_any_trial(tau, tmp_path):
     result = tau("tracer", "collect", "airline", "--db", str(tmp_path / "r.db"))
     assert result.exit_code == 1 and "the agent needs a model: pass --agent-model" in result.output
@@ -126,6 +129,7 @@ def test_missing_models_fail_before_any_trial(tau, tmp_path):
     assert not (tmp_path / "r.db").exists()
 
 
+@pytest.mark.slow
 def test_preset_low_names_what_is_missing(tau, tmp_path):
     result = tau("tracer", "collect", "--preset", "low", "--tasks", "1", "--user", "scripted", "--agent", "oracle",
                  "--db", str(tmp_path / "r.db"), "-o", "no_progress=true")

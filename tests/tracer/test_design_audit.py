@@ -50,6 +50,7 @@ MISFORTUNES = ("hospital", "stolen", "you are sick", "cancelled by the airline",
                "storm is forecast", "funeral", "surgery", "unwell", "lost your job", "money is tight")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack", ["airline", "retail", "telecom", "telehealth"])
 def test_no_positive_feelings_beside_a_misfortune(domains, pack):
     """No shipped Tracer task asks for enjoyment while its instruction states a misfortune."""
@@ -60,6 +61,7 @@ def test_no_positive_feelings_beside_a_misfortune(domains, pack):
         assert not [m for m in MISFORTUNES if m in text], (task.id, task.blocks["emotion"]["emotion"], text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", ["test", "train"])
 def test_committed_airline_splits_pass_the_audit(airline, split, space):
     result = audit_split(airline, split, space=space, transfer_tool="transfer_to_human_agents")
@@ -69,6 +71,7 @@ def test_committed_airline_splits_pass_the_audit(airline, split, space):
     assert result.tables["users"][f"shared with {'train' if split == 'test' else 'test'}"] == 0
 
 
+@pytest.mark.slow
 def test_every_installed_tracer_built_split_passes_the_audit(domains, space):
     """The audit every pack's conformance once ran (conformance no longer imports the Tracer): every installed
     domain's Tracer-built splits, with the handoff tool its hints name."""
@@ -85,6 +88,7 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains, space):
     assert {f"{p}/{s}" for p in ("airline", "retail", "telecom", "telehealth") for s in ("test", "train")} <= set(audited)
 
 
+@pytest.mark.slow
 def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch, space):
     done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test"])
     assert done.exit_code == 0, done.output
@@ -173,6 +177,7 @@ def _family_challenges(tasks):
     return by_family
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("pack", "seed", "rate"), [("airline", 5, None), ("retail", 3, 0.45)])
 def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, seed, rate, space):
     from tau_emotion.tracer.audit import CHALLENGE_TOLERANCE
