@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
-from tau_emotion.core.tools import money as _money
+from tau_emotion.domain_packs.values import money as _money
 
 TODAY = "2025-09-17"  # a Wednesday
 NOW = "2025-09-17T17:25"

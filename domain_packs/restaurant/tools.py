@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
-from tau_emotion.core.tools import money as _money
+from tau_emotion.domain_packs.values import money as _money
 
 TODAY = "2025-06-13"  # a Friday
 NOW = "2025-06-13T14:45"

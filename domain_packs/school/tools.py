@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
-from tau_emotion.core.tools import money as _money
+from tau_emotion.domain_packs.values import money as _money
 
 TODAY = "2025-09-10"  # a Wednesday in the Fall 2025 term
 TUITION_PER_CREDIT = 210
