@@ -109,7 +109,8 @@ class ClassicPlugin:
         if domain is not None and self.skipped_splits:
             domain.meta["skipped_splits"] = dict(self.skipped_splits)
             domain.description = self.title + "".join(
-                f" [split '{s}' unavailable: {why}]" for s, why in self.skipped_splits.items())
+                f" ['{s}' split left out: the {self.distribution.source} package's own '{s}' tasks do not load; "
+                f"meta.skipped_splits says why]" for s in self.skipped_splits)
         return tasks
 
     def domain(self, space: ConditionSpace | None = None) -> Domain:

@@ -351,7 +351,7 @@ def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
     assert rows and all((hidden == " hidden") == (failed == "0") for hidden, failed in rows)
     assert any(failed == "1" for _, failed in rows)
     # the trajectory named in the address opened and was unpacked on demand, its markup shown as text
-    dom = chromium("--dump-dom", page.as_uri() + f"?failed=1&domain=mock#{bad}")
+    dom = chromium("--dump-dom", page.as_uri() + f"?failed=1&domain=mock#{bad}", home=tmp_path / "browser")
     assert dom.returncode == 0 and "data-js-error" not in re.search(r"<body[^>]*>", dom.stdout).group(0)
     assert re.search(r"<title>(.*?)</title>", dom.stdout).group(1).startswith("tau report: ")
     opened = re.search(rf'<details class="traj( hidden)?" id="{bad}"[^>]*open="">(.*?)</details>', dom.stdout, re.S)
