@@ -8,14 +8,52 @@ intent is about" (a reservation, a phone line, a family member) is merged into a
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tau_emotion.core.models import Action
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain, Violation
     from tau_emotion.core.state import State
+
+T = TypeVar("T")
+
+
+class Ungrounded(Exception):  # noqa: N818 - a signal, like pytest's Skipped, not an error
+    """Raised inside a goal grounder or `persona`: this goal cannot be grounded here (the same as returning None).
+
+    The Tracer catches it where it calls the pack's hints and tries another goal (or another persona), so a
+    grounder states what it needs (`need(pick)`, `ctx.choose(options)`) instead of testing and returning None
+    at every step.
+    """
+
+
+def need(value: T, why: str = "") -> T:
+    """`value` when it is there; otherwise the grounder gives up (`Ungrounded`).
+
+    Not there: None, False, or an empty collection. A number, even 0, is there. Use it on the result of a
+    pick (`need(pick_fresh(...))`), a lookup, or a condition the goal rests on (`need(new_date <= LAST_DAY)`).
+    """
+    if value is None or value is False or (isinstance(value, (list, tuple, dict, set, str)) and not value):
+        raise Ungrounded(why)
+    return value
+
+
+def first_grounded(ctx: GroundingContext, *grounders: Callable[[GroundingContext], IntentDraft | None]) -> IntentDraft:
+    """The draft of the first of `grounders` that grounds (returns a draft, not None nor `Ungrounded`).
+
+    For a goal grounded in several ways ("change the date" or "change the cabin"), tried in the order given.
+    """
+    for grounder in grounders:
+        try:
+            found = grounder(ctx)
+        except Ungrounded:
+            continue
+        if found is not None:
+            return found
+    raise Ungrounded("no way of grounding this goal fits")
 
 
 @dataclass
@@ -147,6 +185,10 @@ class GroundingContext:
 
     def peek(self, table: str, key: str) -> Any:
         return self.state[table].peek(key)
+
+    def choose(self, items: Sequence[T]) -> T:
+        """A seeded pick among `items` (`rng.choice`); none to pick from: the grounder gives up (`Ungrounded`)."""
+        return self.rng.choice(need(items))
 
     def violations(self, goal: str, arguments: dict[str, Any], state: Any = None) -> list[Violation]:
         """The policy rules a call of `goal` with `arguments` breaks now (in `state`, default the current one)."""

@@ -48,7 +48,10 @@ from tau_emotion.tracer.drafts import (
     Output,
     Persona,
     Reference,
+    Ungrounded,
     draft,
+    first_grounded,
+    need,
 )
 from tau_emotion.tracer.grounders import (
     INSTRUMENT_ORDERS,
@@ -74,8 +77,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTRUMENT_ORDERS", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
-    "Persona", "Reference", "TracerHints", "day_period", "days_between", "draft", "fact_values", "fact_wording",
-    "join_and", "money", "month_day", "name_instrument", "per_database", "pick_fresh", "pick_instrument",
+    "Persona", "Reference", "TracerHints", "Ungrounded", "day_period", "days_between", "draft", "fact_values", "fact_wording", "first_grounded",
+    "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument",
     "plural_key", "settle",
     "shift_date", "used_by_earlier_intents",
 ]

@@ -34,8 +34,10 @@ from tau_emotion.tracer.hints import (
     draft,
     fact_values,
     fact_wording,
+    first_grounded,
     money,
     month_day,
+    need,
     per_database,
     pick_fresh,
     pick_instrument,
@@ -334,9 +336,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     wanted = ("basic_economy",) if challenge else ("economy", "business")
     items = [r for r in _reservations(ctx) if r["cabin"] in wanted and _future(ctx, r)
              and (r["flight_type"], len(r["flights"])) in (("one_way", 1), ("round_trip", 2))]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     n = len(res["passengers"])
     which = ctx.rng.randrange(len(res["flights"]))
     leg = res["flights"][which]
@@ -346,9 +346,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     if not "2024-05-16" <= new_date <= "2024-05-30" or (other and (new_date >= other if which == 0 else new_date <= other)):
         return None
     found = _legs_search(ctx, leg["origin"], leg["destination"], new_date)
-    chosen = _flight_choice(ctx, found, res["cabin"], n)
-    if chosen is None:
-        return None
+    chosen = need(_flight_choice(ctx, found, res["cabin"], n))
     flight, choice, prefs = chosen
     flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
     flights[which] = {"flight_number": flight["flight_number"], "date": new_date}
@@ -370,9 +368,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
                      outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
                                days_between(TODAY, leg["date"])))
-    paid = _payment(ctx, max(diff, 0), refund=diff < 0)
-    if paid is None:
-        return None
+    paid = need(_payment(ctx, max(diff, 0), refund=diff < 0))
     pid, pay_choice, pay_facts, pay_phrase = paid
     outputs = [Output(money(abs(diff)), "the fare difference")] if diff else []
     return draft("change_flight", "update_reservation_flights",
@@ -389,9 +385,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
         items = [r for r in _reservations(ctx) if r["status"] == "active" and r["cabin"] != "business"
                  and any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])
                  and any(_status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in r["flights"])]
-        res = _pick(ctx, items)
-        if res is None:
-            return None
+        res = need(_pick(ctx, items))
         ref = _ref(ctx, res)
         flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
         flown = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
@@ -407,9 +401,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
                      handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
                      mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     cabins = [c for c in ("economy", "business") if c != res["cabin"]]
     if res["cabin"] == "business":
         cabins = ["economy"]
@@ -428,9 +420,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     diff = (sum(new_prices) - sum(old)) * n
     high, low = (new_prices, old) if diff >= 0 else (old, new_prices)
     expression = f"({' + '.join(map(str, high))} - {' - '.join(map(str, low))}) * {n}"
-    paid = _payment(ctx, max(diff, 0), refund=diff < 0)
-    if paid is None:
-        return None
+    paid = need(_payment(ctx, max(diff, 0), refund=diff < 0))
     pid, pay_choice, pay_facts, pay_phrase = paid
     ref = _ref(ctx, res)
     flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
@@ -450,7 +440,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
     first, second = (_change_date, _change_cabin) if ctx.rng.random() < 0.5 else (_change_cabin, _change_date)
-    return first(ctx) or second(ctx)
+    return first_grounded(ctx, first, second)
 
 
 # --------------------------------------------------------------------------- bags and passengers
@@ -459,9 +449,7 @@ def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | No
 def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     ref = _ref(ctx, res)
     n = len(res["passengers"])
     if ctx.want_challenge and res["total_baggages"] >= 1:
@@ -482,9 +470,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     if nonfree < res["nonfree_baggages"]:
         return None
     fee = BAG_FEE * (nonfree - res["nonfree_baggages"])
-    paid = _payment(ctx, fee)
-    if paid is None:
-        return None
+    paid = need(_payment(ctx, fee))
     pid, pay_choice, pay_facts, pay_phrase = paid
     bags = "one checked bag" if added == 1 else f"{added} checked bags"
     outputs = [Output(money(fee), "the bag fee")] if fee else []
@@ -508,9 +494,7 @@ _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11
 
 def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft | None:
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     ref = _ref(ctx, res)
     passengers = [dict(p) for p in res["passengers"]]
     first, last, dob = ctx.rng.choice(_NEW_PEOPLE)
@@ -576,9 +560,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         flown = [r for r in active if any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
-        res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
-        if res is None:
-            return None
+        res = need(_pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown))
         ref = _ref(ctx, res)
         reason, said = _REASONS["none"]
         if res in flown:
@@ -598,9 +580,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
                      mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
                                days_between(TODAY, res["flights"][0]["date"])))
     items = [r for r in unflown if _cancel_grounds(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     grounds = _cancel_grounds(ctx, res)
     reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else grounds]
     ref = _ref(ctx, res)
@@ -706,9 +686,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     legs: list[tuple[str, str, int]] = []  # (number, date, price)
     direct = _legs_search(ctx, origin, destination, date)
     if direct and rng.random() < 0.7:
-        chosen = _flight_choice(ctx, direct, cabin, n)
-        if chosen is None:
-            return None
+        chosen = need(_flight_choice(ctx, direct, cabin, n))
         flight, choice, more = chosen
         reads["search_direct_flight"] = [{"origin": origin, "destination": destination, "date": date}]
         choices.append(choice)
@@ -743,9 +721,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         if back_date > "2024-05-30":
             return None
         back = _legs_search(ctx, destination, origin, back_date)
-        chosen = _flight_choice(ctx, back, cabin, n)
-        if chosen is None:
-            return None
+        chosen = need(_flight_choice(ctx, back, cabin, n))
         flight, choice, more = chosen
         reads["search_direct_flight"].append({"origin": destination, "destination": origin, "date": back_date})
         choices.append(choice)
@@ -779,9 +755,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     else:
         if not cards:
             return None
-        card_pay = _payment_card(ctx, cards)
-        if card_pay is None:
-            return None
+        card_pay = need(_payment_card(ctx, cards))
         card, card_choice, card_words = card_pay
         choices.append(card_choice)
         extra = rng.choice(["card", "gift", "cert"])

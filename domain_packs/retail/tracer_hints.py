@@ -29,6 +29,7 @@ from tau_emotion.tracer.hints import (
     fact_wording,
     money,
     name_instrument,
+    need,
     per_database,
     pick_fresh,
     pick_instrument,
@@ -175,7 +176,7 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
     product = ctx.state["products"].peek(item["product_id"])
     others = [v for v in product["variants"].values() if v["available"] and v["item_id"] != item["item_id"]]
     if not others:
-        return None
+        return None  # not Ungrounded: the caller draws a swap for every item before it gives up
     dearer = [v for v in others if v["price"] - item["price"] >= 20]
     # most people who swap want something better, which costs more: that is where a decision rule fits
     new = ctx.rng.choice(dearer if dearer and ctx.rng.random() < 0.95 else others)
@@ -252,9 +253,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
 
 
 def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any, words: str) -> IntentDraft | None:
-    order = _pick(ctx, _orders(ctx, "processed", "delivered"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "processed", "delivered")))
     oid = order["order_id"]
     return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order), refused=True,
                  outputs=[Output("processed", reason="not_pending")],
@@ -268,9 +267,7 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
             return None
         return _not_pending(ctx, "cancel_not_pending", "cancel_pending_order",
                             lambda o: {"order_id": o["order_id"], "reason": reason}, "cancel")
-    order = _pick(ctx, _orders(ctx, "pending"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "pending")))
     oid = order["order_id"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
     said = "{{I}} no longer need it" if reason == "no longer needed" else "{{I}} ordered it by mistake"
@@ -283,13 +280,9 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
-    order = _pick(ctx, _orders(ctx, "pending"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "pending")))
     oid = order["order_id"]
-    new = _new_address(ctx, order["address"])
-    if new is None:
-        return None
+    new = need(_new_address(ctx, order["address"]))
     return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
                  [f"ship order {oid} to {_addr_words(new)} instead",
                   f"change the shipping address of order {oid} to {_addr_words(new)}"], _order(order),
@@ -301,17 +294,13 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
     challenge = ctx.want_challenge
     orders = _orders(ctx, "pending")
     orders = [o for o in orders if sum(p["transaction_type"] == "payment" for p in o["payment_history"]) == 1]
-    order = _pick(ctx, orders)
-    if order is None:
-        return None
+    order = need(_pick(ctx, orders))
     oid = order["order_id"]
     total = order["payment_history"][0]["amount"]
     current = order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
     if challenge:
-        short = [pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current]
-        if not short:
-            return None
+        short = need([pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current])
         options = [Option(pid, {"kind": m["source"].replace("_", " ")}) for pid, m in methods.items()]
         if sum(o.attrs["kind"] == "gift card" for o in options) != 1:
             return None
@@ -321,9 +310,7 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
                      evidence=["get_user_details"],
                      outputs=[Output("balance", reason="gift_card_balance")],
                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
-    paid = _payment(ctx, total, exclude=current)
-    if paid is None:
-        return None
+    paid = need(_payment(ctx, total, exclude=current))
     pid, choice, words = paid
     return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
                  [f"pay for order {oid} with {{{{my}}}} {words} instead"],
@@ -333,13 +320,9 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
 
 
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
-    order = _pick(ctx, _orders(ctx, *statuses))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, *statuses)))
     names = [i["name"] for i in order["items"]]
-    once = [i for i in order["items"] if names.count(i["name"]) == 1]
-    if not once:
-        return None
+    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
     # often two items at once: the policy wants every item collected before the one call
     count = 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1
     items = ctx.rng.sample(once, count)
@@ -348,9 +331,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
         return None
     news = [sw[0] for sw in swaps]
     diff = round(sum(n["price"] for n in news) - sum(i["price"] for i in items), 2)
-    paid = _payment(ctx, max(diff, 0))
-    if paid is None:
-        return None
+    paid = need(_payment(ctx, max(diff, 0)))
     pid, pay_choice, pay_words = paid
     oid = order["order_id"]
     wanted = [_options(n["options"]) for n in news]
@@ -386,9 +367,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
         if ctx.rng.random() < 0.85:
             return None
         order = _pick(ctx, _orders(ctx, "processed"))
-        item = _item(ctx, order) if order else None
-        if item is None:
-            return None
+        item = need(_item(ctx, order) if order else None)
         return draft("modify_items_not_pending", "modify_pending_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -404,9 +383,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
 
 def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraft | None:
     """A second return or exchange on an order that already has one."""
-    order = _pick(ctx, _orders(ctx, "return requested", "exchange requested"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "return requested", "exchange requested")))
     done = order.get("return") or order.get("exchange")
     item = next((i for i in order["items"] if i["item_id"] not in done["item_ids"]), None)
     if item is None or [i["name"] for i in order["items"]].count(item["name"]) != 1:
@@ -424,18 +401,12 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
     methods = _user(ctx)["payment_methods"]
     order = _pick(ctx, _orders(ctx, "delivered"))
-    item = _item(ctx, order) if order else None
-    if item is None:
-        return None
+    item = need(_item(ctx, order) if order else None)
     original = order["payment_history"][0]["payment_id"]
-    wrong = [p for p, m in methods.items() if p != original and m["source"] != "gift_card"]
-    if not wrong:
-        return None
+    wrong = need([p for p, m in methods.items() if p != original and m["source"] != "gift_card"])
     options = [Option(p, {"kind": m["source"].replace("_", " ").replace("paypal", "PayPal account"),
                           "brand": m.get("brand"), "last_four": m.get("last_four", p[-4:])}) for p, m in methods.items()]
-    named = name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options)
-    if named is None:
-        return None
+    named = need(name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options))
     return draft("return_wrong_refund", "return_delivered_order_items",
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
@@ -449,9 +420,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     kind = ctx.rng.choice(["early", "again", "wrong"]) if ctx.want_challenge else ""
     if ctx.want_challenge and kind == "early":
         order = _pick(ctx, _orders(ctx, "pending", "processed"))
-        item = _item(ctx, order) if order else None
-        if item is None:
-            return None
+        item = need(_item(ctx, order) if order else None)
         return draft("return_not_delivered", "return_delivered_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -462,21 +431,15 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         return _again(ctx, "return_again", "return_delivered_order_items", "return")
     if ctx.want_challenge:
         return _wrong_refund(ctx)
-    order = _pick(ctx, _orders(ctx, "delivered"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "delivered")))
     names = [i["name"] for i in order["items"]]
-    once = [i for i in order["items"] if names.count(i["name"]) == 1]
-    if not once:
-        return None
+    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
     items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
     original = order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
     allowed = {original} | {p for p, m in methods.items() if m["source"] == "gift_card"}
-    paid = _payment(ctx, 0, allowed=allowed)
-    if paid is None:
-        return None
+    paid = need(_payment(ctx, 0, allowed=allowed))
     pid, choice, words = paid
     oid = order["order_id"]
     what = " and ".join(i["name"] for i in items)
@@ -512,14 +475,10 @@ def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft 
 def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     """An exchange for an item of another product type, which the policy does not allow."""
     order = _pick(ctx, _orders(ctx, "delivered"))
-    item = _item(ctx, order) if order else None
-    if item is None:
-        return None
+    item = need(_item(ctx, order) if order else None)
     products = [p for _pid, p in ctx.state["products"].scan() if p["product_id"] != item["product_id"]]
     product = ctx.rng.choice(products)
-    new = next((v for v in product["variants"].values() if v["available"]), None)
-    if new is None:
-        return None
+    new = need(next((v for v in product["variants"].values() if v["available"]), None))
     return draft("exchange_other_product", "exchange_delivered_order_items",
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
                   "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -536,9 +495,7 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     if any(d.goal == "modify_user_address" for d in ctx.history):
         return None
-    new = _new_address(ctx, user["address"])
-    if new is None:
-        return None
+    new = need(_new_address(ctx, user["address"]))
     return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
                        request=[f"change {{{{my}}}} default address to {_addr_words(new)}",
                                 f"update the address on {{{{my}}}} account to {_addr_words(new)}"],
@@ -549,9 +506,7 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     products = list(ctx.state["products"].scan())
     pid, product = ctx.rng.choice(products)
-    variants = [v for v in product["variants"].values() if v["available"]]
-    if not variants:
-        return None
+    variants = need([v for v in product["variants"].values() if v["available"]])
     v = ctx.rng.choice(variants)
     wanted = _options(v["options"])
     options = [Option(x["item_id"], dict(x["options"])) for x in product["variants"].values()]

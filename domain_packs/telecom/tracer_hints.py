@@ -37,6 +37,7 @@ from tau_emotion.tracer.hints import (
     draft,
     fact_wording,
     money,
+    need,
     per_database,
     pick_fresh,
     pick_instrument,
@@ -112,9 +113,7 @@ def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str] | None:
             options.append(Option(pid, {"kind": "credit card", "brand": m["brand"], "last_four": m["last_four"]}))
         else:
             options.append(Option(pid, {"kind": "bank account", "brand": m["bank"], "last_four": m["last_four"]}))
-    picked = pick_instrument(ctx, "payment method", options)
-    if picked is None:
-        return None
+    picked = need(pick_instrument(ctx, "payment method", options))
     pick, choice, words = picked
     if pick.attrs["kind"] == "bank account" and "brand" in choice.selectors:
         words = f"{pick.attrs['brand']} bank account"
@@ -204,9 +203,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                     options.append((line, plan, "plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"))
                 elif plan["monthly_price"] < current["monthly_price"]:
                     options.append((line, plan, "contract_term", "contract", "downgrade_under_contract"))
-        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
-        if not options:
-            return None
+        options = need([o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
         line, plan, reason, keyword, kind = ctx.rng.choice(options)
         ref = _line_ref(ctx, line)
         return draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
@@ -219,9 +216,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                 ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}):
             continue
         items.append(line)
-    line = _pick(ctx, items)
-    if line is None:
-        return None
+    line = need(_pick(ctx, items))
     allowed = [p for p in plans if p["plan_id"] != line["plan_id"]
                and not ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": p["plan_id"]})]
     if not allowed:
@@ -262,9 +257,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
                     options.append((line, addon, "line_suspended", "suspended", "addon_on_suspended_line"))
                 else:
                     options.append((line, addon, "overdue_balance", "overdue", "roaming_overdue"))
-        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
-        if not options:
-            return None
+        options = need([o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
         line, addon, reason, keyword, kind = ctx.rng.choice(options)
         ref = _line_ref(ctx, line)
         reads = {"get_bills": [{"account_id": line["account_id"]}]} if reason == "overdue_balance" else {}
@@ -294,9 +287,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["addons"]]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     addon_id = ctx.rng.choice(line["addons"])
     addon = ctx.state["addons"].peek(addon_id)
     ref = _line_ref(ctx, line)
@@ -320,9 +311,7 @@ _SUSPEND = {
 
 def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     reason = ctx.rng.choice(sorted(MAX_SUSPENSION_DAYS))
     limit = MAX_SUSPENSION_DAYS[reason]
     event, said, valence, stakes = _SUSPEND[reason]
@@ -343,9 +332,7 @@ def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "suspended"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     ref = _line_ref(ctx, line)
     return draft("resume", "resume_line", {"line_id": line["line_id"]},
                  [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
@@ -357,17 +344,13 @@ def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     current = ctx.state["devices"].peek(line["device_id"])["model_id"] if line["device_id"] else None
     models = [m for _, m in ctx.state["device_models"].scan() if m["model_id"] != current]
     model = ctx.rng.choice(models)
     protected = PROTECTION_ADDON in line["addons"]
     charge = min(DEDUCTIBLE, model["price"]) if protected else model["price"]
-    paid = _payment(ctx)
-    if paid is None:
-        return None
+    paid = need(_payment(ctx))
     pid, pay_choice, pay_facts, words = paid
     ref = _line_ref(ctx, line)
     return draft("replace_device", "replace_device",
@@ -399,12 +382,8 @@ def _bill_choice(ctx: GroundingContext, bill: dict) -> Choice:
 
 def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
     bills = [b for b in _bills(ctx) if b["balance"] > 0]
-    bill = pick_fresh(ctx, bills, "bill_id", "bill")
-    if bill is None:
-        return None
-    paid = _payment(ctx)
-    if paid is None:
-        return None
+    bill = need(pick_fresh(ctx, bills, "bill_id", "bill"))
+    paid = need(_payment(ctx))
     pid, pay_choice, pay_facts, words = paid
     month = MONTHS[bill["period"]]
     return draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pid, "amount": bill["balance"]},
@@ -432,9 +411,7 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
                 problems = ctx.violations("issue_bill_credit", args)
                 if len(problems) == (1 if ctx.want_challenge else 0) and not bill["credits"]:
                     found.append((bill, item, args))
-    found = [f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")]
-    if not found:
-        return None
+    found = need([f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")])
     bill, item, args = ctx.rng.choice(found)
     # one disputed charge of its kind on the bill, or "the overage charge" names nothing
     if sum(i["description"] == item["description"] for i in bill["items"]) != 1:
@@ -462,9 +439,7 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None:
-    line = _pick(ctx, [line for line in _lines(ctx) if line.get("issue")])
-    if line is None:
-        return None
+    line = need(_pick(ctx, [line for line in _lines(ctx) if line.get("issue")]))
     issue = line["issue"]
     ref = _line_ref(ctx, line)
     return draft("troubleshoot", "run_troubleshooting_step", {"line_id": line["line_id"], "step": issue["fix"]},
@@ -476,9 +451,7 @@ def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None
 
 def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     text, is_error = ctx.domain.toolset.call(ctx.state, "get_data_usage", {"line_id": line["line_id"]})
     if is_error:
         return None

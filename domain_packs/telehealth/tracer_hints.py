@@ -52,6 +52,7 @@ from tau_emotion.tracer.hints import (
     join_and,
     money,
     month_day,
+    need,
     per_database,
     settle,
     used_by_earlier_intents,
@@ -194,9 +195,7 @@ def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tup
     options = [Option(a["appointment_id"], {"provider": _provider(ctx, a["provider_id"])["name"], "date": a["date"]})
                for a in _appointments(ctx, who)]
     wanted = {"provider": _provider(ctx, appointment["provider_id"])["name"], "date": appointment["date"]}
-    choice = settle("appointment", appointment["appointment_id"], options, wanted, (("provider",), ("provider", "date")))
-    if choice is None:
-        return None
+    choice = need(settle("appointment", appointment["appointment_id"], options, wanted, (("provider",), ("provider", "date"))))
     facts = {"appointment_provider": wanted["provider"], "appointment_date": appointment["date"]}
     when = f"on {month_day(appointment['date'])} at {appointment['time']}"
     return choice, facts, f"{who.my} appointment with {wanted['provider']} {when}"
@@ -299,9 +298,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             continue
         else:
             options += [(who, a) for a in _appointments(ctx, who)]
-    options = [o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")]
-    if not options:
-        return None
+    options = need([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
     who, row = ctx.rng.choice(options)
     caller = _caller(ctx)
     consent = next(ctx.state["consents"].peek(c) for c in caller["held_consent_ids"]
@@ -435,9 +432,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if not options:
         return None
     a, slot, args = ctx.rng.choice(options)
-    ref = _appointment_ref(ctx, who, a)
-    if ref is None:
-        return None
+    ref = need(_appointment_ref(ctx, who, a))
     choice, facts, phrase = ref
     when = f"{month_day(slot['date'])} at {slot['time']}"
     request = [f"move {phrase} to {when}", f"reschedule {phrase} to {when}"]
@@ -469,9 +464,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
         return None
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
-    ref = _appointment_ref(ctx, who, a)
-    if ref is None:
-        return None
+    ref = need(_appointment_ref(ctx, who, a))
     choice, facts, phrase = ref
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     outputs = [Output(money(fee), "the cancellation fee")] if fee else []
@@ -589,9 +582,7 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     if who.pid in used_by_earlier_intents(ctx, "patient_id"):
         return None
     visits = [ctx.state["visits"].peek(v) for v in who.patient["visit_ids"]]
-    unique = [v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1]
-    if not unique:
-        return None
+    unique = need([v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1])
     visit = ctx.rng.choice(unique)
     provider = _provider(ctx, visit["provider_id"])
     return draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
@@ -648,9 +639,7 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     rep = ctx.state["patients"].peek(consent["representative_id"])
     options = [Option(c["consent_id"], {"name": _name(ctx.state["patients"].peek(c["representative_id"]))})
                for c in granted]
-    choice = settle("consent", consent["consent_id"], options, {"name": _name(rep)}, (("name",),))
-    if choice is None:
-        return None
+    choice = need(settle("consent", consent["consent_id"], options, {"name": _name(rep)}, (("name",),)))
     who = _Who(ctx, caller)
     return draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
                  [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
