@@ -263,9 +263,7 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
         options.append(Option(pid, attrs))
     picked = pick_instrument(ctx, "payment method", options, lambda o: o.attrs["kind"] == "credit card" or (
         o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge)))
-    if picked is None:
-        return None
-    pick, settled, words = picked
+    pick, settled, words = need(picked)
     facts = {"payment_method": words}
     if "last_four" in settled.selectors:
         facts["card_last_four_digits"] = pick.attrs["last_four"]
@@ -314,9 +312,7 @@ def _flight_choice(ctx: GroundingContext, found: list[dict], cabin: str, n: int)
     """One of the bookable results and the preference that picks it (none needed when it is the only one)."""
     options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": day_period(f["departure"])})
                for f in found if f["seats"][cabin] >= n]
-    if not options:
-        return None
-    pick = ctx.rng.choice(options)
+    pick = ctx.choose(options)
     flight = next(f for f in found if f["flight_number"] == pick.value)
     if len(options) == 1:
         return flight, Choice("flight", pick.value, options), []
@@ -410,8 +406,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     searches, new_prices = [], []
     for leg in res["flights"]:
         entry = ctx.state["flights"].peek(leg["flight_number"])["dates"][leg["date"]]
-        if entry["available_seats"][cabin] < n:
-            return None
+        need(entry["available_seats"][cabin] >= n)
         new_prices.append(entry["prices"][cabin])
         search = {"origin": leg["origin"], "destination": leg["destination"], "date": leg["date"]}
         if search not in searches:
@@ -467,8 +462,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     total = res["total_baggages"] + added
     allowance = FREE_BAGS[user["membership"]][res["cabin"]] * n
     nonfree = max(0, total - allowance)
-    if nonfree < res["nonfree_baggages"]:
-        return None
+    need(nonfree >= res["nonfree_baggages"])
     fee = BAG_FEE * (nonfree - res["nonfree_baggages"])
     paid = need(_payment(ctx, fee))
     pid, pay_choice, pay_facts, pay_phrase = paid
@@ -613,8 +607,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
                 break
     wanted = [d for d in disrupted if d[3] != ctx.want_challenge]
     earlier = [d for d in wanted if d[0]["reservation_id"] in used_by_earlier_intents(ctx, "reservation_id", "reservation")]
-    if not wanted:
-        return None
+    need(wanted)
     res, leg, status, _ = ctx.rng.choice(earlier or wanted)
     ref = _ref(ctx, res)
     n = len(res["passengers"])
@@ -697,8 +690,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
             return None
         pairs = [p for p in _onestop(ctx, origin, destination, date)
                  if all(f["available_seats"][cabin] >= n for f in p)]
-        if not pairs:
-            return None
+        need(pairs)
         options = [Option(p[0]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         totals = [p[0]["prices"][cabin] + p[1]["prices"][cabin] for p in pairs]
         if totals.count(min(totals)) > 1:
@@ -718,8 +710,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     back_date = None
     if round_trip:
         back_date = shift_date(date, rng.randrange(2, 6))
-        if back_date > "2024-05-30":
-            return None
+        need(back_date <= "2024-05-30")
         back = _legs_search(ctx, destination, origin, back_date)
         chosen = need(_flight_choice(ctx, back, cabin, n))
         flight, choice, more = chosen
@@ -753,8 +744,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         payment_words, challenge = "pay with both of {{my}} travel certificates together", True
         payment_fact = "both travel certificates, nothing else"
     else:
-        if not cards:
-            return None
+        need(cards)
         card_pay = need(_payment_card(ctx, cards))
         card, card_choice, card_words = card_pay
         choices.append(card_choice)
@@ -842,9 +832,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
                     leg["date"] > TODAY and status == "cancelled"):
                 found.append((res, leg, status))
                 break
-    if not found:
-        return None
-    res, leg, status = ctx.rng.choice(found)
+    res, leg, status = ctx.choose(found)
     ref = _ref(ctx, res)
     when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"

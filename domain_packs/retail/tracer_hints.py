@@ -302,8 +302,7 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
     if challenge:
         short = need([pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current])
         options = [Option(pid, {"kind": m["source"].replace("_", " ")}) for pid, m in methods.items()]
-        if sum(o.attrs["kind"] == "gift card" for o in options) != 1:
-            return None
+        need(sum(o.attrs["kind"] == "gift card" for o in options) == 1)
         return draft("gift_card_short", "modify_pending_order_payment",
                      {"order_id": oid, "payment_method_id": short[0]},
                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order), refused=True,
@@ -327,8 +326,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     count = 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1
     items = ctx.rng.sample(once, count)
     swaps = [_variant_swap(ctx, item) for item in items]
-    if any(sw is None for sw in swaps):
-        return None
+    need(None not in swaps)
     news = [sw[0] for sw in swaps]
     diff = round(sum(n["price"] for n in news) - sum(i["price"] for i in items), 2)
     paid = need(_payment(ctx, max(diff, 0)))
@@ -364,8 +362,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
-        if ctx.rng.random() < 0.85:
-            return None
+        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
         order = _pick(ctx, _orders(ctx, "processed"))
         item = need(_item(ctx, order) if order else None)
         return draft("modify_items_not_pending", "modify_pending_order_items",
@@ -493,8 +490,7 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
-    if any(d.goal == "modify_user_address" for d in ctx.history):
-        return None
+    need(all(d.goal != "modify_user_address" for d in ctx.history))
     new = need(_new_address(ctx, user["address"]))
     return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
                        request=[f"change {{{{my}}}} default address to {_addr_words(new)}",

@@ -171,9 +171,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
     customer = ctx.state["customers"].peek(cid)
     lines = [ctx.state["lines"].peek(lid) for a in customer["account_ids"]
              for lid in ctx.state["accounts"].peek(a)["line_ids"]]
-    if not lines:
-        return None
-    phone = ctx.rng.choice(lines)["phone_number"]
+    phone = ctx.choose(lines)["phone_number"]
     name = customer["name"]
     return Persona(name=f"{name['first_name']} {name['last_name']}",
                    facts={"first_name": name["first_name"], "last_name": name["last_name"], "phone_number": phone},
@@ -203,8 +201,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                     options.append((line, plan, "plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"))
                 elif plan["monthly_price"] < current["monthly_price"]:
                     options.append((line, plan, "contract_term", "contract", "downgrade_under_contract"))
-        options = need([o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
-        line, plan, reason, keyword, kind = ctx.rng.choice(options)
+        line, plan, reason, keyword, kind = ctx.choose([o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
         ref = _line_ref(ctx, line)
         return draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
                      [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
@@ -219,9 +216,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
     line = need(_pick(ctx, items))
     allowed = [p for p in plans if p["plan_id"] != line["plan_id"]
                and not ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": p["plan_id"]})]
-    if not allowed:
-        return None
-    plan = ctx.rng.choice(allowed)
+    plan = ctx.choose(allowed)
     old = _plan(ctx, line["plan_id"])["monthly_price"]
     new = plan["monthly_price"]
     high, low = max(old, new), min(old, new)
@@ -270,9 +265,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
                if addon["addon_id"] not in line["addons"] and addon["monthly_price"] >= 10
                and not ctx.violations("add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
                and line["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
-    if not options:
-        return None
-    line, addon = ctx.rng.choice(options)
+    line, addon = ctx.choose(options)
     ref = _line_ref(ctx, line)
     travel = addon["kind"] == "roaming"
     return draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
@@ -411,11 +404,9 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
                 problems = ctx.violations("issue_bill_credit", args)
                 if len(problems) == (1 if ctx.want_challenge else 0) and not bill["credits"]:
                     found.append((bill, item, args))
-    found = need([f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")])
-    bill, item, args = ctx.rng.choice(found)
+    bill, item, args = ctx.choose([f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")])
     # one disputed charge of its kind on the bill, or "the overage charge" names nothing
-    if sum(i["description"] == item["description"] for i in bill["items"]) != 1:
-        return None
+    need(sum(i["description"] == item["description"] for i in bill["items"]) == 1)
     month = MONTHS[bill["period"]]
     words = _DISPUTES[item["description"]][1]
     request = [f"get a refund of {words} on {{{{my}}}} {month} bill", f"have {words} on {{{{my}}}} {month} bill credited back"]

@@ -298,8 +298,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             continue
         else:
             options += [(who, a) for a in _appointments(ctx, who)]
-    options = need([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
-    who, row = ctx.rng.choice(options)
+    who, row = ctx.choose([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
     caller = _caller(ctx)
     consent = next(ctx.state["consents"].peek(c) for c in caller["held_consent_ids"]
                    if ctx.state["consents"].peek(c)["patient_id"] == who.pid)
@@ -314,17 +313,14 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
         if goal == "reschedule_appointment":
             later = [s for s in _open_slots(ctx, row["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
                      and s["date"] != row["date"]]
-            if not later:
-                return None
-            slot = ctx.rng.choice(later)
+            slot = ctx.choose(later)
             args["new_slot_id"] = slot["slot_id"]
             what = f"move {who.my} appointment with {_provider(ctx, row['provider_id'])['name']} to {month_day(slot['date'])} at {slot['time']}"
         else:
             what = f"cancel {who.my} appointment with {_provider(ctx, row['provider_id'])['name']}"
         request = [what]
         facts = {"appointment_provider": _provider(ctx, row["provider_id"])["name"]}
-    if len(violations(ctx, goal, args)) != 1:
-        return None
+    need(len(violations(ctx, goal, args)) == 1)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
     return draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
                  outputs=[Output("valid consent", reason="consent_required")],
@@ -348,8 +344,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return None  # bookings are the most common goal: leave some challenges to the other goals
     who = _who(ctx, "appointments")
-    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
-        return None
+    need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
     age = patient_age(who.patient["date_of_birth"])
     slots = per_database(ctx, _slot_by_index)
     candidates = []
@@ -369,8 +364,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         # a copay worth weighing lets the caller set a condition on it (a decision rule)
         dear = [c for c in candidates if (coverage(ctx.state, who.patient, c[0])["copay"] or 0) >= 20]
         candidates = dear or candidates
-    if not candidates:
-        return None
+    need(candidates)
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
         kinds = sorted({_book_kind(c[3][0].reason) for c in candidates})
         # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
@@ -429,9 +423,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
         args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
         if len(violations(ctx, "reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
             options.append((a, slot, args))
-    if not options:
-        return None
-    a, slot, args = ctx.rng.choice(options)
+    a, slot, args = ctx.choose(options)
     ref = need(_appointment_ref(ctx, who, a))
     choice, facts, phrase = ref
     when = f"{month_day(slot['date'])} at {slot['time']}"
@@ -460,8 +452,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "appointments")
     rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)
             and not violations(ctx, "cancel_appointment", {"appointment_id": a["appointment_id"]})]
-    if not rows:
-        return None
+    need(rows)
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
     ref = need(_appointment_ref(ctx, who, a))
@@ -516,8 +507,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
         if len(problems) == (1 if ctx.want_challenge else 0):
             if len(violations(ctx, "request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
                 options.append((rx, problems))
-    if not options:
-        return None
+    need(options)
     if ctx.want_challenge:  # spread the challenge kinds: draw the kind first
         kinds = sorted({p[0] for _, p in options})
         kind = ctx.rng.choice(kinds)
@@ -561,9 +551,7 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
         cost = coverage(ctx.state, who.patient, p)
         if cost["covered"] and cost["copay"] > 0:
             providers.append((p, cost))
-    if not providers:
-        return None
-    provider, cost = ctx.rng.choice(providers)
+    provider, cost = ctx.choose(providers)
     specialty = provider["specialty"]
     peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
              if p["specialty"] == specialty]
@@ -579,11 +567,9 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "records")
-    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
-        return None
+    need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
     visits = [ctx.state["visits"].peek(v) for v in who.patient["visit_ids"]]
-    unique = need([v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1])
-    visit = ctx.rng.choice(unique)
+    visit = ctx.choose([v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1])
     provider = _provider(ctx, visit["provider_id"])
     return draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
                  [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
@@ -601,25 +587,20 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         family = [w for w in _family(ctx, "appointments") + _family(ctx, "appointments", valid=False)
                   if w.pid not in used_by_earlier_intents(ctx, "patient_id")]
-        if not family:
-            return None
-        who = ctx.rng.choice(family)
+        who = ctx.choose(family)
         phone = f"{caller['phone'][:3]}-555-{(int(who.pid[1:]) * 7) % 10000:04d}"
         args = {"patient_id": who.pid, "phone": phone}
-        if len(violations(ctx, "update_contact_info", args)) != 1:
-            return None
+        need(len(violations(ctx, "update_contact_info", args)) == 1)
         who.reads, who.evidence = {}, []
         return draft("contact_for_family", "update_contact_info", args,
                      [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
                      outputs=[Output("only the patient themself", reason="patient_only")],
                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
-    if caller["patient_id"] in used_by_earlier_intents(ctx, "patient_id"):
-        return None
+    need(caller["patient_id"] not in used_by_earlier_intents(ctx, "patient_id"))
     who = _Who(ctx, caller)
     if ctx.rng.random() < 0.5:
         phone = f"{caller['phone'][:3]}-555-{(int(caller['patient_id'][1:]) * 13) % 10000:04d}"
-        if phone == caller["phone"]:
-            return None
+        need(phone != caller["phone"])
         args, facts, what = {"patient_id": who.pid, "phone": phone}, {"new_phone": phone}, f"phone number to {phone}"
     else:
         email = f"{caller['name']['first_name'].lower()}.{caller['name']['last_name'].lower()}@mailbox.org"
@@ -633,9 +614,7 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     granted = [ctx.state["consents"].peek(c) for c in caller["consent_ids"]]
     active = [c for c in granted if c["status"] == "active" and c["expires_on"] >= TODAY
               and c["consent_id"] not in used_by_earlier_intents(ctx, "consent_id")]
-    if not active:
-        return None
-    consent = ctx.rng.choice(active)
+    consent = ctx.choose(active)
     rep = ctx.state["patients"].peek(consent["representative_id"])
     options = [Option(c["consent_id"], {"name": _name(ctx.state["patients"].peek(c["representative_id"]))})
                for c in granted]
