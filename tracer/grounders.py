@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import weakref
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tau_emotion.tracer.drafts import Choice, Option
@@ -157,10 +158,48 @@ def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],
 INSTRUMENT_ORDERS = (("kind",), ("kind", "brand"), ("kind", "last_four"))
 
 
+def instrument_options(methods: dict[str, dict[str, Any]], kinds: dict[str, str] | None = None) -> list[Option]:
+    """A user's payment methods (id -> row) as the options of a choice, each described as a person names it.
+
+    `kind` is the row's `source` in words ("credit_card" -> "credit card", or as `kinds` says: {"paypal":
+    "PayPal account"}); `brand` is the row's `brand` or `bank`; `last_four` the row's own, else the last four
+    characters of its id (a gift card's number); `balance` (the row's `balance` or `amount`) is there for a
+    `usable` test only: it changes during a task, so no words name it.
+    """
+    options = []
+    for pid, m in methods.items():
+        attrs = {"kind": (kinds or {}).get(m["source"], m["source"].replace("_", " ")),
+                 "brand": m.get("brand") or m.get("bank"), "last_four": m.get("last_four") or pid[-4:],
+                 "balance": m.get("balance", m.get("amount"))}
+        options.append(Option(pid, {k: v for k, v in attrs.items() if v is not None}))
+    return options
+
+
+@dataclass
+class Instrument:
+    """A payment instrument the user picked, and the words that make it the only fit ("Visa credit card")."""
+
+    option: Option
+    choice: Choice
+    words: str
+
+    @property
+    def value(self) -> Any:
+        return self.option.value
+
+    def facts(self, digits: str, key: str = "payment_method") -> dict[str, Any]:
+        """The user's facts about it: its words under `key`, and its last four under `digits` when the words say them."""
+        out = {key: self.words}
+        if "last_four" in self.choice.selectors:
+            out[digits] = self.option.attrs["last_four"]
+        return out
+
+
 def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Choice, str] | None:
     """(choice, words) naming a payment instrument so that it is the only fit: 'credit card', 'Visa credit
     card', 'gift card ending in 4529'. Options carry `kind` ('credit card'), optionally `brand` and
-    `last_four`; a balance is never used, because it changes during the task."""
+    `last_four`; a balance is never used, because it changes during the task. A brand in lower case is
+    capitalised ('visa' -> 'Visa'); one with capitals is kept ('US Bank')."""
     settled = settle(what, pick.value, options, pick.attrs, INSTRUMENT_ORDERS)
     if settled is None:
         return None
@@ -168,17 +207,18 @@ def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Cho
     if "last_four" in said:
         return settled, f"{attrs['kind']} ending in {attrs['last_four']}"
     if "brand" in said:
-        return settled, f"{str(attrs['brand']).title()} {attrs['kind']}"
+        brand = str(attrs["brand"])
+        return settled, f"{brand.title() if brand == brand.lower() else brand} {attrs['kind']}"
     return settled, attrs["kind"]
 
 
 def pick_instrument(ctx: GroundingContext, what: str, options: list[Option],
-                    usable: Callable[[Option], bool] | None = None) -> tuple[Option, Choice, str] | None:
+                    usable: Callable[[Option], bool] | None = None) -> Instrument | None:
     """A seeded pick among the instruments `usable` allows (default: all), named so that it is the only fit among
-    `options` (`name_instrument`): (option, choice, words), or None when none is usable or no words single it out."""
+    `options` (`name_instrument`), or None when none is usable or no words single it out."""
     fit = [o for o in options if usable is None or usable(o)]
     if not fit:
         return None
     pick = ctx.rng.choice(fit)
     named = name_instrument(what, pick, options)
-    return None if named is None else (pick, *named)
+    return None if named is None else Instrument(pick, *named)

@@ -55,10 +55,12 @@ from tau_emotion.tracer.drafts import (
 )
 from tau_emotion.tracer.grounders import (
     INSTRUMENT_ORDERS,
+    Instrument,
     day_period,
     days_between,
     fact_values,
     fact_wording,
+    instrument_options,
     join_and,
     money,
     month_day,
@@ -76,9 +78,9 @@ if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
 
 __all__ = [
-    "INSTRUMENT_ORDERS", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
+    "INSTRUMENT_ORDERS", "Instrument", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
     "Persona", "Reference", "TracerHints", "Ungrounded", "day_period", "days_between", "draft", "fact_values", "fact_wording", "first_grounded",
-    "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument",
+    "instrument_options", "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument",
     "plural_key", "settle",
     "shift_date", "used_by_earlier_intents",
 ]

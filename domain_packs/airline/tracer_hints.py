@@ -35,6 +35,7 @@ from tau_emotion.tracer.hints import (
     fact_values,
     fact_wording,
     first_grounded,
+    instrument_options,
     money,
     month_day,
     need,
@@ -250,26 +251,12 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
 
 def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> tuple[str, Choice, dict, str] | None:
     """A credit or gift card that can pay `charge`: (id, choice, facts, phrase), worded so it is the only fit."""
-    methods = _user(ctx)["payment_methods"]
-    options = []
-    for pid, m in methods.items():
-        kind = m["source"].replace("_", " ")
-        attrs = {"kind": kind}
-        if m["source"] == "credit_card":
-            attrs.update(brand=m["brand"], last_four=m["last_four"])
-        elif m["source"] == "gift_card":
-            # named by the end of its id, never by its balance: the balance changes during the task
-            attrs.update(balance=m["amount"], last_four=pid[-4:])
-        options.append(Option(pid, attrs))
-    picked = pick_instrument(ctx, "payment method", options, lambda o: o.attrs["kind"] == "credit card" or (
-        o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge)))
-    pick, settled, words = need(picked)
-    facts = {"payment_method": words}
-    if "last_four" in settled.selectors:
-        facts["card_last_four_digits"] = pick.attrs["last_four"]
-    phrase = (f"get the difference back on {{{{my}}}} {words}" if refund
-              else f"pay with {{{{my}}}} {words}" if charge else f"use {{{{my}}}} {words} if anything is charged")
-    return pick.value, settled, facts, phrase
+    pay = need(pick_instrument(ctx, "payment method", instrument_options(_user(ctx)["payment_methods"]),
+                               lambda o: o.attrs["kind"] == "credit card" or (
+                                   o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge))))
+    phrase = (f"get the difference back on {{{{my}}}} {pay.words}" if refund else f"pay with {{{{my}}}} {pay.words}"
+              if charge else f"use {{{{my}}}} {pay.words} if anything is charged")
+    return pay.value, pay.choice, pay.facts("card_last_four_digits"), phrase
 
 
 def _pick(ctx: GroundingContext, items: list[dict]) -> dict | None:
@@ -745,8 +732,8 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         payment_fact = "both travel certificates, nothing else"
     else:
         need(cards)
-        card_pay = need(_payment_card(ctx, cards))
-        card, card_choice, card_words = card_pay
+        pay = need(pick_instrument(ctx, "credit card", instrument_options(methods), lambda o: o.value in cards))
+        card, card_choice, card_words = pay.value, pay.choice, pay.words
         choices.append(card_choice)
         extra = rng.choice(["card", "gift", "cert"])
         kinds = [Option(pid, {"kind": m["source"]}) for pid, m in methods.items()]
@@ -808,14 +795,6 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                        preferences=[*prefs, bag_words, insurance_words, payment_words],
                        refused=challenge, policy_values=[nonfree], mood=occasion_mood,
                        decline="hold off on booking")
-
-
-def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice, str] | None:
-    methods = _user(ctx)["payment_methods"]
-    options = [Option(pid, {"kind": m["source"].replace("_", " "), "brand": m.get("brand"),
-                            "last_four": m.get("last_four", pid[-4:])}) for pid, m in methods.items()]
-    picked = pick_instrument(ctx, "credit card", options, lambda o: o.value in cards)
-    return None if picked is None else (picked[0].value, picked[1], picked[2])
 
 
 # --------------------------------------------------------------------------- flight status

@@ -27,6 +27,7 @@ from tau_emotion.tracer.hints import (
     TracerHints,
     draft,
     fact_wording,
+    instrument_options,
     money,
     name_instrument,
     need,
@@ -109,23 +110,10 @@ def _order(order: dict) -> Reference:
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
              allowed: set[str] | None = None) -> tuple[str, Choice, str] | None:
     """A payment method able to pay `charge`: (id, choice, words), named so it is the only fit."""
-    methods = _user(ctx)["payment_methods"]
-    options = []
-    for pid, m in methods.items():
-        attrs: dict[str, Any] = {"kind": m["source"].replace("_", " ").replace("paypal", "PayPal account")}
-        if m["source"] == "credit_card":
-            attrs.update(brand=m["brand"], last_four=m["last_four"])
-        else:
-            attrs.update(last_four=pid[-4:])
-        options.append(Option(pid, attrs))
-
-    def usable(o: Option) -> bool:
-        m = methods[o.value]
-        return o.value != exclude and (allowed is None or o.value in allowed) and (
-            m["source"] != "gift_card" or m["balance"] >= charge)
-
-    picked = pick_instrument(ctx, "payment method", options, usable)
-    return None if picked is None else (picked[0].value, picked[1], picked[2])
+    options = instrument_options(_user(ctx)["payment_methods"], {"paypal": "PayPal account"})
+    pay = pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
+        allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge))
+    return None if pay is None else (pay.value, pay.choice, pay.words)
 
 
 def _item(ctx: GroundingContext, order: dict) -> dict | None:
@@ -401,8 +389,7 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     item = need(_item(ctx, order) if order else None)
     original = order["payment_history"][0]["payment_id"]
     wrong = need([p for p, m in methods.items() if p != original and m["source"] != "gift_card"])
-    options = [Option(p, {"kind": m["source"].replace("_", " ").replace("paypal", "PayPal account"),
-                          "brand": m.get("brand"), "last_four": m.get("last_four", p[-4:])}) for p, m in methods.items()]
+    options = instrument_options(methods, {"paypal": "PayPal account"})
     named = need(name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options))
     return draft("return_wrong_refund", "return_delivered_order_items",
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},

@@ -36,6 +36,7 @@ from tau_emotion.tracer.hints import (
     TracerHints,
     draft,
     fact_wording,
+    instrument_options,
     money,
     need,
     per_database,
@@ -106,21 +107,8 @@ def _pick(ctx: GroundingContext, lines: list[dict]) -> dict | None:
 
 def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str] | None:
     """A payment method of the caller, worded so it is the only fit: (id, choice, facts, words)."""
-    methods = _customer(ctx)["payment_methods"]
-    options = []
-    for pid, m in methods.items():
-        if m["source"] == "credit_card":
-            options.append(Option(pid, {"kind": "credit card", "brand": m["brand"], "last_four": m["last_four"]}))
-        else:
-            options.append(Option(pid, {"kind": "bank account", "brand": m["bank"], "last_four": m["last_four"]}))
-    picked = need(pick_instrument(ctx, "payment method", options))
-    pick, choice, words = picked
-    if pick.attrs["kind"] == "bank account" and "brand" in choice.selectors:
-        words = f"{pick.attrs['brand']} bank account"
-    facts = {"payment_method": words}
-    if "last_four" in choice.selectors:
-        facts["payment_last_four_digits"] = pick.attrs["last_four"]
-    return pick.value, choice, facts, words
+    pay = need(pick_instrument(ctx, "payment method", instrument_options(_customer(ctx)["payment_methods"])))
+    return pay.value, pay.choice, pay.facts("payment_last_four_digits"), pay.words
 
 
 def _days_to_cycle_end() -> int:
