@@ -55,20 +55,39 @@ def plural_key(key: str) -> str:
     return "_".join(words)
 
 
-FactWords = tuple[str, str] | Callable[[list[str]], str]
+ValueWords = Callable[[Any], str] | dict[str, str]
+FactWords = str | tuple[str, str] | tuple[str, ValueWords] | tuple[str, str, ValueWords] | Callable[[list[str]], str]
+
+
+def _row(row: FactWords) -> tuple[str, str, ValueWords | None]:
+    """(wording of one value, of several, how one value is said) of a `fact_wording` row."""
+    if isinstance(row, str):
+        return row, row, None
+    if len(row) == 2 and not isinstance(row[1], str):
+        return row[0], row[0], row[1]
+    return row[0], row[1], (row[2] if len(row) == 3 else None)
 
 
 def fact_wording(table: dict[str, FactWords], word: Callable[[str, Any], str] | None = None,
                  unsaid: Iterable[str] = ()) -> Callable[[str, Any], str | None]:
-    """A pack's `fact_phrase` from a table: fact key -> (wording of one value, wording of several), each with `{}`
-    for the values, or a function of the worded values for a wording of its own.
+    """A pack's `fact_phrase` from a table: fact key -> how the instruction says it, with `{}` for the values.
 
-    Each value is said by `word(key, value)` (default `str`) and the values are joined with "and". A key
-    a merge made plural (`plural_key`: "reservation_ids") finds its singular's row; keys in `unsaid` are
-    left out of the instruction ("": another fact's words say them); any other key gets None (the
-    Tracer's generic wording).
+    A row is one wording for one value and several ("the trip goes to {}"), or a pair (one, several) when they
+    differ ("the trip goes to {}", "the trips go to {}"); either may end with how one value is said: a function
+    of the value (`month_day`) or a dict from value to words (values not in it are said as they are). A row may
+    instead be a function of the worded values, for a wording of its own. Without a row's own, each value is
+    said by `word(key, value)` (default `str`); the values are joined with "and". A key a merge made plural
+    (`plural_key`: "reservation_ids") finds its singular's row; keys in `unsaid` are left out of the
+    instruction ("": another fact's words say them); any other key gets None (the Tracer's generic wording).
     """
     silent = set(unsaid)
+
+    def say(base: str, how: ValueWords | None, value: Any) -> str:
+        if isinstance(how, dict):
+            return how.get(str(value), str(value))
+        if how is not None:
+            return how(value)
+        return word(base, value) if word else str(value)
 
     def fact_phrase(key: str, value: Any) -> str | None:
         if key in silent:
@@ -76,9 +95,12 @@ def fact_wording(table: dict[str, FactWords], word: Callable[[str, Any], str] | 
         base = next((k for k in table if key in (k, plural_key(k))), None)
         if base is None:
             return None
-        words = [word(base, v) if word else str(v) for v in fact_values(value)]
         row = table[base]
-        return row(words) if callable(row) else row[len(words) > 1].format(join_and(words))
+        if callable(row):
+            return row([say(base, None, v) for v in fact_values(value)])
+        one, several, how = _row(row)
+        words = [say(base, how, v) for v in fact_values(value)]
+        return (several if len(words) > 1 else one).format(join_and(words))
 
     return fact_phrase
 

@@ -145,60 +145,44 @@ _CANCEL_REASONS = {"change of plans": "your plans changed",
                    "weather: a storm is forecast": "a storm is forecast",
                    "the airline cancelled a flight": "the airline cancelled a flight"}
 
-# key -> (one value, several values); {} takes the values said as `_WORDING` says them, joined with "and"
+
+def _trip_type(value: Any) -> str:
+    return "the trip is one-way" if value == "one way" else "it is a round trip" if value == "round trip" \
+        else f"the trip is {value}"
+
+
+# key -> how the instruction says it (one value, several values), and how each value is said
 _FACTS = {
     "reservation_id": ("your reservation number is {}", "your reservation numbers are {}"),
     "trip_origin": ("the trip starts in {}", "the trips start in {}"),
     "trip_destination": ("the trip goes to {}", "the trips go to {}"),
-    "trip_date": ("the trip is on {}", "the trips are on {}"),
-    "new_travel_date": ("you want to fly on {} instead", "the new dates are {}"),
-    "new_cabin": ("you want to switch to {}", "you want to switch to {}"),
-    "total_checked_bags": ("you want {} in total", "you want {} in total"),
-    "checked_bags": ("you want {}", "you want {}"),
-    "checked_bags_wanted": ("you want {}", "you want {}"),
-    "cancellation_reason": ("you are cancelling because {}", "you are cancelling because {}"),
-    "payment_method": ("you use {}", "you use {}"),
-    "payment": ("you pay with {}", "you pay with {}"),
-    "origin": ("you fly out of {}", "you fly out of {}"),
-    "destination": ("you are going to {}", "you are going to {}"),
-    "travel_date": ("you leave on {}", "you leave on {}"),
-    "return_date": ("you come back on {}", "you come back on {}"),
-    "cabin": ("you fly {}", "you fly {}"),
-    "trip_type": ("{}", "{}"),
-    "companion": ("you travel with {}", "you travel with {}"),
-    "companion_name": ("you travel with {}", "you travel with {}"),
-    "new_passenger": ("the new passenger is {}", "the new passengers are {}"),
+    "trip_date": ("the trip is on {}", "the trips are on {}", month_day),
+    "new_travel_date": ("you want to fly on {} instead", "the new dates are {}", month_day),
+    "new_cabin": ("you want to switch to {}", {"business": "business class"}),
+    "total_checked_bags": ("you want {} in total", _bags),
+    "checked_bags": ("you want {}", _bags),
+    "checked_bags_wanted": ("you want {}", _bags),
+    "cancellation_reason": ("you are cancelling because {}", _CANCEL_REASONS),
+    "payment_method": ("you use {}", _yours),
+    "payment": ("you pay with {}", _yours),
+    "origin": "you fly out of {}",
+    "destination": "you are going to {}",
+    "travel_date": ("you leave on {}", month_day),
+    "return_date": ("you come back on {}", month_day),
+    "cabin": ("you fly {}", {"business": "business class"}),
+    "trip_type": ("{}", _trip_type),
+    "companion": ("you travel with {}", _person),
+    "companion_name": "you travel with {}",
+    "new_passenger": ("the new passenger is {}", "the new passengers are {}", _person),
     "passenger_to_replace": ("the passenger to replace is {}", "the passengers to replace are {}"),
     "passenger_to_correct": ("the passenger whose details are wrong is {}", "the passengers whose details are wrong are {}"),
-    "correct_dob": ("the correct date of birth is {}", "the correct dates of birth are {}"),
+    "correct_dob": ("the correct date of birth is {}", "the correct dates of birth are {}", _birthday),
     "flight_number": ("the flight number is {}", "the flight numbers are {}"),
-    "flight_date": ("the flight is on {}", "the flights are on {}"),
+    "flight_date": ("the flight is on {}", "the flights are on {}", month_day),
 }
-_DATES = ("trip_date", "new_travel_date", "travel_date", "return_date", "flight_date")
 
 
-def _word(base: str, value: Any) -> str:
-    if base in _DATES:
-        return month_day(str(value))
-    if base == "correct_dob":
-        return _birthday(str(value))
-    if base in ("total_checked_bags", "checked_bags", "checked_bags_wanted"):
-        return _bags(value)
-    if base in ("payment_method", "payment"):
-        return _yours(value)
-    if base in ("new_cabin", "cabin"):
-        return "business class" if value == "business" else str(value)
-    if base == "trip_type":
-        return "the trip is one-way" if value == "one way" else "it is a round trip" if value == "round trip" \
-            else f"the trip is {value}"
-    if base == "cancellation_reason":
-        return _CANCEL_REASONS.get(str(value), str(value))
-    if base in ("companion", "new_passenger"):
-        return _person(value)
-    return str(value)
-
-
-_wording = fact_wording(_FACTS, _word, unsaid=["card_last_four_digits"])
+_wording = fact_wording(_FACTS, unsaid=["card_last_four_digits"])
 
 
 def fact_phrase(key: str, value: Any) -> str | None:

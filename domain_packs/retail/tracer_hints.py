@@ -76,11 +76,6 @@ def _pick(ctx: GroundingContext, orders: list[dict]) -> dict | None:
     return pick_fresh(ctx, orders, "order_id", "order")
 
 
-def _addr_words(a: dict) -> str:
-    line = a["address1"] + (f", {a['address2']}" if a["address2"] else "")
-    return f"{line}, {a['city']}, {a['state']} {a['zip']}, {a['country']}"
-
-
 def _addr_facts(a: dict) -> dict:
     # one fact, said as one address; each field is a leaf the address tools' arguments come from
     return {"new_address": {k: v for k, v in a.items() if v}}
@@ -178,16 +173,7 @@ def _address(a: dict) -> str:
 
 
 _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
-
-
-def _word(key: str, value: Any) -> str:
-    if key == "new_address":
-        return _address(value)
-    if key == "cancellation_reason":
-        return _REASONS.get(value, value)
-    if key.startswith(("wanted_options", "options")):
-        return f"the {value} version"
-    return f"the {value}" if key.endswith(("item_to_return", "item_to_change")) or key == "product" else str(value)
+_THE, _VERSION = "the {}".format, "the {} version".format
 
 
 def _each(said: list[str]) -> str:
@@ -198,23 +184,23 @@ def _each(said: list[str]) -> str:
 #: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
 fact_phrase = fact_wording({
     "order_id": ("your order number is {}", "your order numbers are {}"),
-    "new_address": ("your new address is {}", "your new address is {}"),
+    "new_address": ("your new address is {}", _address),
     "refund_to": lambda said: f"the refund{'s go' if len(said) > 1 else ' goes'} to your {_each(said)}",
     "payment_method": lambda said: f"the payment method{'s are' if len(said) > 1 else ' is'} your {_each(said)}",
     "new_payment_method": lambda said: f"you want to pay with your {_each(said)} instead",
-    "cancellation_reason": ("you are cancelling because {}", "you are cancelling because {}"),
-    "item_to_return": ("you are sending back {}", "you are sending back {}"),
-    "first_item_to_return": ("you are sending back {}", "you are sending back {}"),
-    "second_item_to_return": ("you are also sending back {}", "you are also sending back {}"),
-    "item_to_change": ("the item is {}", "the items are {}"),
-    "first_item_to_change": ("the first item is {}", "the first items are {}"),
-    "second_item_to_change": ("the second item is {}", "the second items are {}"),
-    "wanted_options": ("you want {}", "you want {} respectively"),
-    "wanted_options_for_first": ("you want {}", "you want {} respectively"),
-    "wanted_options_for_second": ("you want {}", "you want {} respectively"),
-    "options": ("you want {}", "you want {} respectively"),
-    "product": ("you are asking about {}", "you are asking about {}"),
-}, _word)
+    "cancellation_reason": ("you are cancelling because {}", _REASONS),
+    "item_to_return": ("you are sending back {}", _THE),
+    "first_item_to_return": ("you are sending back {}", _THE),
+    "second_item_to_return": ("you are also sending back {}", _THE),
+    "item_to_change": ("the item is {}", "the items are {}", _THE),
+    "first_item_to_change": ("the first item is {}", "the first items are {}", _THE),
+    "second_item_to_change": ("the second item is {}", "the second items are {}", _THE),
+    "wanted_options": ("you want {}", "you want {} respectively", _VERSION),
+    "wanted_options_for_first": ("you want {}", "you want {} respectively", _VERSION),
+    "wanted_options_for_second": ("you want {}", "you want {} respectively", _VERSION),
+    "options": ("you want {}", "you want {} respectively", _VERSION),
+    "product": ("you are asking about {}", _THE),
+})
 
 
 # --------------------------------------------------------------------------- persona
@@ -272,8 +258,8 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
     oid = order["order_id"]
     new = need(_new_address(ctx, order["address"]))
     return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
-                 [f"ship order {oid} to {_addr_words(new)} instead",
-                  f"change the shipping address of order {oid} to {_addr_words(new)}"], _order(order),
+                 [f"ship order {oid} to {_address(new)} instead",
+                  f"change the shipping address of order {oid} to {_address(new)}"], _order(order),
                  facts=_addr_facts(new),
                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
 
@@ -480,8 +466,8 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     need(all(d.goal != "modify_user_address" for d in ctx.history))
     new = need(_new_address(ctx, user["address"]))
     return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
-                       request=[f"change {{{{my}}}} default address to {_addr_words(new)}",
-                                f"update the address on {{{{my}}}} account to {_addr_words(new)}"],
+                       request=[f"change {{{{my}}}} default address to {_address(new)}",
+                                f"update the address on {{{{my}}}} account to {_address(new)}"],
                        facts=_addr_facts(new),
                        mood=Mood("{{I}} just moved", "positive", 1))
 

@@ -125,13 +125,8 @@ _SUSPENSION_WORDS = {"my phone was stolen": "your phone was stolen", "I am trave
                      "a long hospital treatment": "you are going into hospital for a long treatment"}
 
 
-def _word(key: str, value: Any) -> str:
-    value = str(value)
-    if key == "suspension_reason":
-        return _SUSPENSION_WORDS.get(value, value)
-    if key == "problem":  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
-        return value if value.startswith(("no ", "very ")) else f"that {value}"
-    return value
+def _problem(value: str) -> str:  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
+    return value if value.startswith(("no ", "very ")) else f"that {value}"
 
 
 #: the instruction's wording of a known fact ("the line is 305-555-1799", "your February bill")
@@ -143,12 +138,12 @@ fact_phrase = fact_wording({
     "new_phone_model": ("the phone you want is the {}", "the phone you want is the {}"),
     # two intents, two methods: in the intents' order
     "payment_method": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
-    "suspension_reason": ("the reason is that {}", "the reason is that {}"),
+    "suspension_reason": ("the reason is that {}", _SUSPENSION_WORDS),
     "suspension_days": ("you want it suspended for {} days", "you want it suspended for {} days respectively"),
-    "problem": ("the problem is {}", "the problem is {}"),
+    "problem": ("the problem is {}", lambda v: _problem(str(v))),
     "bill_month": ("the bill is your {} bill", "the bills are your {} bills"),
     "disputed_charge": ("the charge you dispute is {}", "the charge you dispute is {}"),
-}, _word, unsaid=["payment_last_four_digits"])  # the payment method's words say it ("credit card ending in 3132")
+}, unsaid=["payment_last_four_digits"])  # the payment method's words say it ("credit card ending in 3132")
 
 
 # --------------------------------------------------------------------------- persona

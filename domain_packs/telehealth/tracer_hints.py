@@ -228,14 +228,6 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
 
 
 
-def _word(key: str, value: Any) -> str:
-    if key in ("appointment_date", "new_date", "visit_date"):
-        return month_day(str(value))
-    if key == "visit_mode":
-        return "a video visit" if value == "video" else "an in-person visit"
-    return str(value)
-
-
 def _calling_for(said: list[str]) -> str:
     return f"you are calling for your {join_and([said[0], *(f'your {v}' for v in said[1:])])}" + \
         (" respectively" if len(said) > 1 else "")
@@ -247,13 +239,14 @@ fact_phrase = fact_wording({
     "specialty": ("the specialty is {}", "the specialties are {} respectively"),
     "provider": ("you want to see {}", "you want to see {} respectively"),
     "appointment_provider": ("the appointment is with {}", "the appointments are with {} respectively"),
-    "appointment_date": ("the appointment is on {}", "the appointments are on {} respectively"),
+    "appointment_date": ("the appointment is on {}", "the appointments are on {} respectively", month_day),
     "appointment_time": ("the time is {}", "the times are {} respectively"),
-    "new_date": ("you want to move it to {}", "you want to move them to {} respectively"),
+    "new_date": ("you want to move it to {}", "you want to move them to {} respectively", month_day),
     "new_time": ("the new time is {}", "the new times are {} respectively"),
-    "visit_date": ("the visit was on {}", "the visits were on {} respectively"),
+    "visit_date": ("the visit was on {}", "the visits were on {} respectively", month_day),
     "visit_provider": ("the doctor at that visit was {}", "the doctors at those visits were {} respectively"),
-    "visit_mode": ("you want {}", "you want {} respectively"),
+    "visit_mode": ("you want {}", "you want {} respectively",
+                   lambda v: "a video visit" if v == "video" else "an in-person visit"),
     "medication": ("the medication is {}", "the medications are {} respectively"),
     "family_member": ("the patient is {}", "the patients are {} respectively"),
     "family_member_relationship": _calling_for,
@@ -261,7 +254,7 @@ fact_phrase = fact_wording({
     "new_email": ("your new email address is {}", "the new email addresses are {} respectively"),
     "representative": ("the person whose permission you withdraw is {}",
                        "the people whose permission you withdraw are {} respectively"),
-}, _word)
+})
 
 
 # --------------------------------------------------------------------------- persona
