@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tau_emotion.tracer.drafts import Choice, Option
+from tau_emotion.tracer.drafts import Choice, Option, Output
 
 if TYPE_CHECKING:
     from tau_emotion.tracer.drafts import GroundingContext
@@ -158,6 +158,36 @@ def pick_fresh(ctx: GroundingContext, items: Sequence[dict], key: str, what: str
     used = used_by_earlier_intents(ctx, key, what)
     fresh = [r for r in items if r[key] not in used]
     return ctx.rng.choice(fresh) if fresh else None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """How a request the policy forbids is refused: the pack's refusal reason (data/refusals.json), a phrase of the
+    written policy that names it (the keyword the agent's explanation is checked against), and the intent kind."""
+
+    reason: str
+    keyword: str
+    kind: str
+
+    @property
+    def outputs(self) -> list[Output]:
+        """The refused intent's outputs: the reason the agent must explain."""
+        return [Output(self.keyword, reason=self.reason)]
+
+
+def refused_calls(ctx: GroundingContext, goal: str, calls: Iterable[tuple[T, dict[str, Any]]],
+                  refusals: dict[str, Refusal]) -> list[tuple[T, dict[str, Any], Refusal]]:
+    """The calls of `goal` that exactly one policy rule forbids, a rule `refusals` names: (item, arguments, refusal).
+
+    `calls` pairs what the pack picks among (a line and a plan) with the goal call's arguments; `refusals` maps a
+    rule's name (`@rule` in the pack's rules.py) to how that refusal is told. A policy challenge picks among them.
+    """
+    out = []
+    for item, arguments in calls:
+        found = ctx.violations(goal, arguments)
+        if len(found) == 1 and found[0].rule in refusals:
+            out.append((item, arguments, refusals[found[0].rule]))
+    return out
 
 
 def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],

@@ -56,6 +56,7 @@ from tau_emotion.tracer.drafts import (
 from tau_emotion.tracer.grounders import (
     INSTRUMENT_ORDERS,
     Instrument,
+    Refusal,
     day_period,
     days_between,
     fact_values,
@@ -69,6 +70,7 @@ from tau_emotion.tracer.grounders import (
     pick_fresh,
     pick_instrument,
     plural_key,
+    refused_calls,
     settle,
     shift_date,
     used_by_earlier_intents,
@@ -79,7 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTRUMENT_ORDERS", "Instrument", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
-    "Persona", "Reference", "TracerHints", "Ungrounded", "day_period", "days_between", "draft", "fact_values", "fact_wording", "first_grounded",
+    "Persona", "Reference", "Refusal", "refused_calls", "TracerHints", "Ungrounded", "day_period", "days_between", "draft", "fact_values", "fact_wording", "first_grounded",
     "instrument_options", "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument",
     "plural_key", "settle",
     "shift_date", "used_by_earlier_intents",

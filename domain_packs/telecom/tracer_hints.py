@@ -23,7 +23,7 @@ from tau_emotion.domain_packs.telecom.rules import (
     CREDIT_WINDOW_DAYS,
     MAX_SUSPENSION_DAYS,
 )
-from tau_emotion.domain_packs.telecom.tools import CYCLE_START, DEDUCTIBLE, PROTECTION_ADDON, TODAY
+from tau_emotion.domain_packs.telecom.tools import DEDUCTIBLE, PROTECTION_ADDON, TODAY
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -33,6 +33,7 @@ from tau_emotion.tracer.hints import (
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     draft,
     fact_wording,
@@ -42,6 +43,7 @@ from tau_emotion.tracer.hints import (
     per_database,
     pick_fresh,
     pick_instrument,
+    refused_calls,
     used_by_earlier_intents,
 )
 
@@ -165,30 +167,26 @@ def persona(ctx: GroundingContext) -> Persona | None:
 # --------------------------------------------------------------------------- plans
 
 
+#: the policy rule that alone forbids a plan or add-on change -> how it is refused
+_PLAN_REFUSALS = {"suspended_line_frozen": Refusal("line_suspended", "suspended", "plan_on_suspended_line"),
+                  "plan_change_once_per_cycle": Refusal("plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"),
+                  "contract_term": Refusal("contract_term", "contract", "downgrade_under_contract")}
+_ADDON_REFUSALS = {"suspended_line_frozen": Refusal("line_suspended", "suspended", "addon_on_suspended_line"),
+                   "roaming_needs_clear_account": Refusal("overdue_balance", "overdue", "roaming_overdue")}
+
+
 def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
     lines = _lines(ctx)
     plans = [p for _, p in ctx.state["plans"].scan()]
     if ctx.want_challenge:
-        options = []
-        for line in lines:
-            current = _plan(ctx, line["plan_id"])
-            for plan in plans:
-                if plan["plan_id"] == line["plan_id"]:
-                    continue
-                found = ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]})
-                if len(found) != 1:
-                    continue
-                if line["status"] == "suspended":
-                    options.append((line, plan, "line_suspended", "suspended", "plan_on_suspended_line"))
-                elif line["plan_changed_on"] and line["plan_changed_on"] >= CYCLE_START:
-                    options.append((line, plan, "plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"))
-                elif plan["monthly_price"] < current["monthly_price"]:
-                    options.append((line, plan, "contract_term", "contract", "downgrade_under_contract"))
-        line, plan, reason, keyword, kind = ctx.choose([o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
+        calls = [((line, plan), {"line_id": line["line_id"], "plan_code": plan["plan_id"]})
+                 for line in lines for plan in plans if plan["plan_id"] != line["plan_id"]]
+        (line, plan), args, refusal = ctx.choose([c for c in refused_calls(ctx, "change_line_plan", calls, _PLAN_REFUSALS)
+                                                  if c[0][0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
         ref = _line_ref(ctx, line)
-        return draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
+        return draft(refusal.kind, "change_line_plan", args,
                      [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
-                     facts={"new_plan": plan["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     facts={"new_plan": plan["name"]}, refused=True, outputs=refusal.outputs,
                      mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
     items = []
     for line in lines:
@@ -223,25 +221,15 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
     lines = _lines(ctx)
     addons = [a for _, a in ctx.state["addons"].scan()]
     if ctx.want_challenge:
-        options = []
-        for line in lines:
-            for addon in addons:
-                if addon["addon_id"] in line["addons"]:
-                    continue
-                found = ctx.violations("add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
-                if len(found) != 1:
-                    continue
-                if line["status"] == "suspended":
-                    options.append((line, addon, "line_suspended", "suspended", "addon_on_suspended_line"))
-                else:
-                    options.append((line, addon, "overdue_balance", "overdue", "roaming_overdue"))
-        options = need([o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
-        line, addon, reason, keyword, kind = ctx.rng.choice(options)
+        calls = [((line, addon), {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
+                 for line in lines for addon in addons if addon["addon_id"] not in line["addons"]]
+        (line, addon), args, refusal = ctx.choose([c for c in refused_calls(ctx, "add_addon", calls, _ADDON_REFUSALS)
+                                                   if c[0][0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
         ref = _line_ref(ctx, line)
-        reads = {"get_bills": [{"account_id": line["account_id"]}]} if reason == "overdue_balance" else {}
-        return draft(kind, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
+        reads = {"get_bills": [{"account_id": line["account_id"]}]} if refusal.reason == "overdue_balance" else {}
+        return draft(refusal.kind, "add_addon", args,
                      [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
-                     facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     facts={"add_on": addon["name"]}, refused=True, outputs=refusal.outputs,
                      reads=reads, evidence=["get_bills"] if reads else [],
                      mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
     options = [(line, addon) for line in lines for addon in addons
