@@ -7,8 +7,9 @@ intent is about" (a reservation, a phone line, a family member) is merged into a
 
 from __future__ import annotations
 
+import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -91,6 +92,15 @@ class Choice:
     options: list[Option]
     selectors: dict[str, Any] = field(default_factory=dict)
     order: tuple[str, str] | None = None
+
+    @classmethod
+    def among(cls, what: str, pick: dict[str, Any], rows: Iterable[dict[str, Any]], key: str,
+              says: str | Sequence[str]) -> Choice:
+        """`pick` chosen among `rows` (records): each an option worth `row[key]`, described by its fields `says`
+        ("name", or ("date", "time")); the user states them all for `pick`."""
+        fields = (says,) if isinstance(says, str) else tuple(says)
+        options = [Option(row[key], {f: row[f] for f in fields}) for row in rows]
+        return cls(what, pick[key], options, {f: pick[f] for f in fields})
 
     def resolve(self) -> list[Any]:
         """The values still possible given what the user said (distinct, in option order)."""
@@ -185,6 +195,14 @@ class GroundingContext:
 
     def peek(self, table: str, key: str) -> Any:
         return self.state[table].peek(key)
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The parsed result of calling `tool` (a read) on the current state, as the agent would see it; an error
+        result: the grounder gives up (`Ungrounded`)."""
+        text, is_error = self.domain.toolset.call(self.state, tool, arguments)
+        if is_error:
+            raise Ungrounded(f"{tool}: {text}")
+        return json.loads(text)
 
     def choose(self, items: Sequence[T]) -> T:
         """A seeded pick among `items` (`rng.choice`); none to pick from: the grounder gives up (`Ungrounded`)."""

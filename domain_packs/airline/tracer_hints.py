@@ -613,16 +613,6 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
 # --------------------------------------------------------------------------- booking
 
 
-def _onestop(ctx: GroundingContext, origin: str, destination: str, date: str) -> list[list[dict]]:
-    text, is_error = ctx.domain.toolset.call(ctx.state, "search_onestop_flight",
-                                             {"origin": origin, "destination": destination, "date": date})
-    if is_error:
-        return []
-    import json
-
-    return json.loads(text)
-
-
 def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     rng = ctx.rng
     user = _user(ctx)
@@ -657,11 +647,9 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         prefs += ["fly nonstop", *more]
         legs.append((flight["flight_number"], date, flight["prices"][cabin]))
     else:
-        if direct:
-            return None
-        pairs = [p for p in _onestop(ctx, origin, destination, date)
-                 if all(f["available_seats"][cabin] >= n for f in p)]
-        need(pairs)
+        need(not direct)
+        search = {"origin": origin, "destination": destination, "date": date}
+        pairs = need([p for p in ctx.call("search_onestop_flight", search) if all(f["available_seats"][cabin] >= n for f in p)])
         options = [Option(p[0]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         totals = [p[0]["prices"][cabin] + p[1]["prices"][cabin] for p in pairs]
         if totals.count(min(totals)) > 1:
@@ -670,8 +658,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         choice = Choice("connection", pick[0]["flight_number"], options, order=("price", "min"))
         if len(pairs) > 1:
             prefs.append("take the cheapest connection")
-        reads["search_direct_flight"] = [{"origin": origin, "destination": destination, "date": date}]
-        reads["search_onestop_flight"] = [{"origin": origin, "destination": destination, "date": date}]
+        reads["search_direct_flight"], reads["search_onestop_flight"] = [search], [dict(search)]
         seconds = [Option(p[1]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         dates = [Option(p[1]["date"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         choices += [choice, Choice("connecting flight", pick[1]["flight_number"], seconds, order=("price", "min")),

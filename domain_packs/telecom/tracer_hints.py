@@ -15,7 +15,6 @@ overdue bill, a suspension beyond its maximum, a credit over the limit or outsid
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from typing import Any
 
 from tau_emotion.domain_packs.telecom.rules import (
@@ -87,8 +86,7 @@ def _plan(ctx: GroundingContext, plan_id: str) -> dict:
 
 
 def _catalogue_choice(ctx: GroundingContext, table: str, key: str, value: str, what: str) -> Choice:
-    options = [Option(k, {"name": row["name"]}) for k, row in ctx.state[table].scan()]
-    return Choice(what, value, options, {"name": ctx.state[table].peek(value)["name"]})
+    return Choice.among(what, ctx.state[table].peek(value), [row for _, row in ctx.state[table].scan()], key, "name")
 
 
 def _line_ref(ctx: GroundingContext, line: dict) -> Reference:
@@ -414,10 +412,7 @@ def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None
 def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "active"]
     line = need(_pick(ctx, lines))
-    text, is_error = ctx.domain.toolset.call(ctx.state, "get_data_usage", {"line_id": line["line_id"]})
-    if is_error:
-        return None
-    usage = json.loads(text)
+    usage = ctx.call("get_data_usage", {"line_id": line["line_id"]})
     ref = _line_ref(ctx, line)
     return draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
                  [f"find out how much data is left on {ref.phrase} this month",

@@ -212,8 +212,11 @@ def _open_slots(ctx: GroundingContext, provider_id: str, after: str = NOW) -> li
 
 
 def _slot_choice(ctx: GroundingContext, provider_id: str, slot: dict) -> Choice:
-    options = [Option(s["slot_id"], {"date": s["date"], "time": s["time"]}) for s in _open_slots(ctx, provider_id)]
-    return Choice("slot", slot["slot_id"], options, {"date": slot["date"], "time": slot["time"]})
+    return Choice.among("slot", slot, _open_slots(ctx, provider_id), "slot_id", ("date", "time"))
+
+
+def _peers(ctx: GroundingContext, specialty: str) -> list[dict]:
+    return [p for _, p in ctx.state["providers"].scan() if p["specialty"] == specialty]
 
 
 def _slot_by_index(db: Any) -> dict[str, list[dict]]:
@@ -365,9 +368,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         candidates = [c for c in candidates if _book_kind(c[3][0].reason) == kind]
     provider, slot, args, found = ctx.rng.choice(candidates)
     specialty = provider["specialty"]
-    peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
-             if p["specialty"] == specialty]
-    provider_choice = Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})
+    provider_choice = Choice.among("provider", provider, _peers(ctx, specialty), "provider_id", "name")
     mode = "a video" if args["mode"] == "video" else "an in-person"
     when = f"on {month_day(slot['date'])} at {slot['time']}"
     request = [f"book {mode} appointment{who.for_} with {provider['name']} ({SPECIALIST[specialty]}) {when}",
@@ -507,8 +508,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
         options = [o for o in options if o[1][0] == kind]
     rx, problems = ctx.rng.choice(options)
     med = rx["medication"]
-    choice = Choice("prescription", rx["prescription_id"],
-                    [Option(x["prescription_id"], {"medication": x["medication"]}) for x in rows], {"medication": med})
+    choice = Choice.among("prescription", rx, rows, "prescription_id", "medication")
     request = [f"get a refill of {who.my} {med}", f"refill {who.my} {med} prescription"]
     args = {"prescription_id": rx["prescription_id"]}
     reads = {"get_prescription_details": [args]}
@@ -546,14 +546,12 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
             providers.append((p, cost))
     provider, cost = ctx.choose(providers)
     specialty = provider["specialty"]
-    peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
-             if p["specialty"] == specialty]
     return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
                   f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
                  facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
                  reads={"search_providers": [{"specialty": specialty}]},
-                 choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
+                 choices=[Choice.among("provider", provider, _peers(ctx, specialty), "provider_id", "name")],
                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
                  mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
 
