@@ -132,6 +132,22 @@ class Output:
     reason: str | None = None
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why the agent refuses a request the policy forbids: the pack's refusal reason (data/refusals.json) and a
+    phrase of the written policy that names it. `draft(..., refusal=...)` makes the intent a refused one."""
+
+    reason: str
+    keyword: str
+    #: the refused intent's kind, for a table of refusals that each make their own kind ("" when the grounder names it)
+    kind: str = ""
+
+    @property
+    def outputs(self) -> list[Output]:
+        """The refused intent's outputs: the reason the agent must explain."""
+        return [Output(self.keyword, reason=self.reason)]
+
+
 @dataclass
 class Mood:
     """The situation as the user lives it, for the feelings generator."""
@@ -233,13 +249,17 @@ class Reference:
 
 
 def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], ref: Reference | None = None,
-          **fields: Any) -> IntentDraft:
+          refusal: Refusal | None = None, **fields: Any) -> IntentDraft:
     """An `IntentDraft` about `ref`: its facts, choices, reads and evidence come first, then the intent's own.
+
+    With `refusal` the intent is a policy challenge: refused, and the refusal's reason comes first among its outputs.
 
     Reads of the same tool keep the reference's argument sets first; a tool only the reference reads comes
     after the intent's own tools, or before them with `ref.reads_first`.
     """
     out = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **fields)
+    if refusal is not None:
+        out.refused, out.outputs = True, [*refusal.outputs, *out.outputs]
     if ref is not None:
         out.facts = {**ref.facts, **out.facts}
         out.choices = [*ref.choices, *out.choices]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tau_emotion.tracer.drafts import Choice, Option, Output
+from tau_emotion.tracer.drafts import Choice, Option, Refusal
 
 if TYPE_CHECKING:
     from tau_emotion.tracer.drafts import GroundingContext
@@ -158,21 +158,6 @@ def pick_fresh(ctx: GroundingContext, items: Sequence[dict], key: str, what: str
     used = used_by_earlier_intents(ctx, key, what)
     fresh = [r for r in items if r[key] not in used]
     return ctx.rng.choice(fresh) if fresh else None
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """How a request the policy forbids is refused: the pack's refusal reason (data/refusals.json), a phrase of the
-    written policy that names it (the keyword the agent's explanation is checked against), and the intent kind."""
-
-    reason: str
-    keyword: str
-    kind: str
-
-    @property
-    def outputs(self) -> list[Output]:
-        """The refused intent's outputs: the reason the agent must explain."""
-        return [Output(self.keyword, reason=self.reason)]
 
 
 def refused_calls(ctx: GroundingContext, goal: str, calls: Iterable[tuple[T, dict[str, Any]]],

@@ -48,6 +48,7 @@ from tau_emotion.tracer.drafts import (
     Output,
     Persona,
     Reference,
+    Refusal,
     Ungrounded,
     draft,
     first_grounded,
@@ -56,7 +57,6 @@ from tau_emotion.tracer.drafts import (
 from tau_emotion.tracer.grounders import (
     INSTRUMENT_ORDERS,
     Instrument,
-    Refusal,
     day_period,
     days_between,
     fact_values,

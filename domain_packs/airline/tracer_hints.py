@@ -28,6 +28,7 @@ from tau_emotion.tracer.hints import (
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     day_period,
     days_between,
@@ -331,8 +332,8 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
         return draft("change_flight_basic_economy", "update_reservation_flights",
                      {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
                       "payment_id": next(iter(_user(ctx)["payment_methods"]))},
-                     request, ref, facts={"new_travel_date": new_date}, refused=True,
-                     outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
+                     request, ref, facts={"new_travel_date": new_date}, evidence=["get_reservation_details"],
+                     refusal=Refusal("basic_economy", "basic economy"),
                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
                                days_between(TODAY, leg["date"])))
     paid = need(_payment(ctx, max(diff, 0), refund=diff < 0))
@@ -425,7 +426,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                       "nonfree_baggages": min(res["nonfree_baggages"], total),
                       "payment_id": next(iter(user["payment_methods"]))},
                      [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
-                     ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
+                     ref, facts={"checked_bags_wanted": total}, refusal=Refusal("bags_not_removable", "removed"),
                      evidence=["get_reservation_details"],
                      mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
                                days_between(TODAY, res["flights"][0]["date"])))
@@ -469,7 +470,7 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
         return draft("add_passenger", "update_reservation_passengers",
                      {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
                      [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
-                     facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
+                     facts={"new_passenger": newcomer}, refusal=Refusal("passengers_fixed", "number of passengers"),
                      evidence=["get_reservation_details"],
                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
                                days_between(TODAY, res["flights"][0]["date"])))
@@ -541,7 +542,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
                          mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
-                     refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
+                     refusal=Refusal("cancel_not_covered", "insurance"), evidence=["get_reservation_details"], context=reason,
                      mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
                                days_between(TODAY, res["flights"][0]["date"])))
     items = [r for r in unflown if _cancel_grounds(ctx, r)]
@@ -592,7 +593,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return draft("compensation_not_eligible", "send_certificate",
                      {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
-                     request, ref, refused=True, outputs=[Output("insurance", reason="compensation_not_eligible")], context=context,
+                     request, ref, refusal=Refusal("compensation_not_eligible", "insurance"), context=context,
                      reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
                      mood=mood)
     amount = per * n

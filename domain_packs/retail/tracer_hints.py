@@ -24,6 +24,7 @@ from tau_emotion.tracer.hints import (
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     draft,
     fact_wording,
@@ -229,8 +230,8 @@ def persona(ctx: GroundingContext) -> Persona | None:
 def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any, words: str) -> IntentDraft | None:
     order = need(_pick(ctx, _orders(ctx, "processed", "delivered")))
     oid = order["order_id"]
-    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order), refused=True,
-                 outputs=[Output("processed", reason="not_pending")],
+    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order),
+                 refusal=Refusal("not_pending", "processed"),
                  mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
 
 
@@ -279,9 +280,8 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
         need(sum(o.attrs["kind"] == "gift card" for o in options) == 1)
         return draft("gift_card_short", "modify_pending_order_payment",
                      {"order_id": oid, "payment_method_id": short[0]},
-                     [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order), refused=True,
-                     evidence=["get_user_details"],
-                     outputs=[Output("balance", reason="gift_card_balance")],
+                     [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order),
+                     evidence=["get_user_details"], refusal=Refusal("gift_card_balance", "balance"),
                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
     paid = need(_payment(ctx, total, exclude=current))
     pid, choice, words = paid
@@ -344,7 +344,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
                      [f"change the {item['name']} in order {order['order_id']} to another size or color"],
                      _order(order),
-                     refused=True, outputs=[Output("processed", reason="not_pending")],
+                     refusal=Refusal("not_pending", "processed"),
                      mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
 
@@ -364,7 +364,8 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
         args["new_item_ids"] = [item["item_id"]]
     args["payment_method_id"] = order["payment_history"][0]["payment_id"]
     return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
-                 context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
+                 context="{{I}} already sent other items from that order back",
+                 refusal=Refusal("one_return_or_exchange", "one return"),
                  mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
 
 
@@ -381,8 +382,7 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
                  _order(order),
-                 refused=True, choices=[named[0]], facts={"refund_to": named[1]},
-                 outputs=[Output("original payment", reason="refund_destination")],
+                 choices=[named[0]], facts={"refund_to": named[1]}, refusal=Refusal("refund_destination", "original payment"),
                  mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
 
 
@@ -394,8 +394,8 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         return draft("return_not_delivered", "return_delivered_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
-                     [f"return the {item['name']} from order {order['order_id']}"], _order(order), refused=True,
-                     outputs=[Output("delivered", reason="not_delivered")],
+                     [f"return the {item['name']} from order {order['order_id']}"], _order(order),
+                     refusal=Refusal("not_delivered", "delivered"),
                      mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
     if ctx.want_challenge and kind == "again":
         return _again(ctx, "return_again", "return_delivered_order_items", "return")
@@ -454,7 +454,7 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
                   "payment_method_id": order["payment_history"][0]["payment_id"]},
                  [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"],
                  _order(order),
-                 refused=True, outputs=[Output("same product", reason="same_product_only")],
+                 refusal=Refusal("same_product_only", "same product"),
                  mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
 

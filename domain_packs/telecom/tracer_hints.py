@@ -184,7 +184,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
         ref = _line_ref(ctx, line)
         return draft(refusal.kind, "change_line_plan", args,
                      [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
-                     facts={"new_plan": plan["name"]}, refused=True, outputs=refusal.outputs,
+                     facts={"new_plan": plan["name"]}, refusal=refusal,
                      mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
     items = []
     for line in lines:
@@ -227,7 +227,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
         reads = {"get_bills": [{"account_id": line["account_id"]}]} if refusal.reason == "overdue_balance" else {}
         return draft(refusal.kind, "add_addon", args,
                      [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
-                     facts={"add_on": addon["name"]}, refused=True, outputs=refusal.outputs,
+                     facts={"add_on": addon["name"]}, refusal=refusal,
                      reads=reads, evidence=["get_bills"] if reads else [],
                      mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
     options = [(line, addon) for line in lines for addon in addons
@@ -388,8 +388,8 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
         if not old and item["amount"] <= CREDIT_LIMIT:
             return None
         return draft(kind, "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                     reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], refused=True,
-                     outputs=[Output(keyword, reason=reason)], mood=mood)
+                     reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)],
+                     refusal=Refusal(reason, keyword), mood=mood)
     return draft("bill_credit", "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
                  reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], policy_values=[args["reason"]],
                  outputs=[Output(money(item["amount"]), "how much is credited")], mood=mood)

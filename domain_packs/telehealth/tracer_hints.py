@@ -45,6 +45,7 @@ from tau_emotion.tracer.hints import (
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     days_between,
     draft,
@@ -318,8 +319,8 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
         facts = {"appointment_provider": _provider(ctx, row["provider_id"])["name"]}
     need(len(violations(ctx, goal, args)) == 1)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
-    return draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
-                 outputs=[Output("valid consent", reason="consent_required")],
+    return draft(f"consent_{why}", goal, args, request, who, facts=facts,
+                 refusal=Refusal("consent_required", "valid consent"),
                  mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
                            "negative", 2, None))
 
@@ -390,7 +391,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
         return draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
-                     choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     choices=[provider_choice], refusal=Refusal(reason, KEYWORDS[reason]),
                      mood=Mood(_wish(who, specialty), "neutral", 2, None))
     cost = coverage(ctx.state, who.patient, provider)
     return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
@@ -430,8 +431,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
         reason = "reschedule_limit" if limit else "reschedule_window"
         return draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
                      facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
-                     evidence=["get_appointment_details"], choices=[choice], refused=True,
-                     outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     evidence=["get_appointment_details"], choices=[choice], refusal=Refusal(reason, KEYWORDS[reason]),
                      mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
     return draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
                  evidence=["get_appointment_details"],
@@ -521,8 +521,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         reason = problems[0]
         return draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
-                     reads=reads, evidence=evidence, choices=[choice], refused=True,
-                     outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
+                     reads=reads, evidence=evidence, choices=[choice], refusal=Refusal(reason, KEYWORDS[reason]), mood=mood)
     return draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
                  evidence=evidence, choices=[choice],
                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
@@ -584,8 +583,8 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
         need(len(violations(ctx, "update_contact_info", args)) == 1)
         who.reads, who.evidence = {}, []
         return draft("contact_for_family", "update_contact_info", args,
-                     [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
-                     outputs=[Output("only the patient themself", reason="patient_only")],
+                     [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone},
+                     refusal=Refusal("patient_only", "only the patient themself"),
                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
     need(caller["patient_id"] not in used_by_earlier_intents(ctx, "patient_id"))
     who = _Who(ctx, caller)
