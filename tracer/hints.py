@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import difflib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTRUMENT_ORDERS", "Instrument", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
-    "Persona", "Reference", "Refusal", "refused_calls", "TracerHints", "Ungrounded", "day_period", "days_between", "draft", "fact_values", "fact_wording", "first_grounded",
+    "Persona", "Reference", "Refusal", "refused_calls", "TracerHints", "Ungrounded", "day_period", "days_between", "draft", "fact_values", "fact_wording", "first_grounded", "goals_in",
     "instrument_options", "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument",
     "plural_key", "settle",
     "shift_date", "used_by_earlier_intents",
@@ -139,6 +139,16 @@ class TracerHints(BaseModel):
     @property
     def can_ground(self) -> bool:
         return self.persona is not None and bool(self.goals)
+
+
+def goals_in(namespace: Mapping[str, Any], prefix: str = "ground_") -> dict[str, Callable[[GroundingContext], Any]]:
+    """The goal grounders a hints module defines, found by name: `ground_<tool>` grounds the goal tool <tool>.
+
+    `goals=goals_in(globals())` at the end of the module (in the order the grounders are defined, which is
+    the order the Tracer tries them in) instead of a dict naming each grounder twice. A name that is no tool
+    of the domain fails `tau tracer build`, as a misspelt key of a written dict would.
+    """
+    return {name.removeprefix(prefix): fn for name, fn in namespace.items() if name.startswith(prefix) and callable(fn)}
 
 
 class TracerHooks:

@@ -36,6 +36,7 @@ from tau_emotion.tracer.hints import (
     fact_values,
     fact_wording,
     first_grounded,
+    goals_in,
     instrument_options,
     money,
     month_day,
@@ -314,8 +315,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     if not "2024-05-16" <= new_date <= "2024-05-30" or (other and (new_date >= other if which == 0 else new_date <= other)):
         return None
     found = _legs_search(ctx, leg["origin"], leg["destination"], new_date)
-    chosen = need(_flight_choice(ctx, found, res["cabin"], n))
-    flight, choice, prefs = chosen
+    flight, choice, prefs = need(_flight_choice(ctx, found, res["cabin"], n))
     flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
     flights[which] = {"flight_number": flight["flight_number"], "date": new_date}
     new_price = flight["prices"][res["cabin"]]
@@ -336,8 +336,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
                      refusal=Refusal("basic_economy", "basic economy"),
                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
                                days_between(TODAY, leg["date"])))
-    paid = need(_payment(ctx, max(diff, 0), refund=diff < 0))
-    pid, pay_choice, pay_facts, pay_phrase = paid
+    pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, max(diff, 0), refund=diff < 0))
     outputs = [Output(money(abs(diff)), "the fare difference")] if diff else []
     return draft("change_flight", "update_reservation_flights",
                  {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
@@ -387,8 +386,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     diff = (sum(new_prices) - sum(old)) * n
     high, low = (new_prices, old) if diff >= 0 else (old, new_prices)
     expression = f"({' + '.join(map(str, high))} - {' - '.join(map(str, low))}) * {n}"
-    paid = need(_payment(ctx, max(diff, 0), refund=diff < 0))
-    pid, pay_choice, pay_facts, pay_phrase = paid
+    pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, max(diff, 0), refund=diff < 0))
     ref = _ref(ctx, res)
     flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
     verb = "upgrade" if cabin == "business" or res["cabin"] == "basic_economy" else "change"
@@ -436,8 +434,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     nonfree = max(0, total - allowance)
     need(nonfree >= res["nonfree_baggages"])
     fee = BAG_FEE * (nonfree - res["nonfree_baggages"])
-    paid = need(_payment(ctx, fee))
-    pid, pay_choice, pay_facts, pay_phrase = paid
+    pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, fee))
     bags = "one checked bag" if added == 1 else f"{added} checked bags"
     outputs = [Output(money(fee), "the bag fee")] if fee else []
     reads = {"calculate": [{"expression": f"{BAG_FEE} * {nonfree - res['nonfree_baggages']}"}]} if fee else {}
@@ -671,8 +668,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         back_date = shift_date(date, rng.randrange(2, 6))
         need(back_date <= "2024-05-30")
         back = _legs_search(ctx, destination, origin, back_date)
-        chosen = need(_flight_choice(ctx, back, cabin, n))
-        flight, choice, more = chosen
+        flight, choice, more = need(_flight_choice(ctx, back, cabin, n))
         reads["search_direct_flight"].append({"origin": destination, "destination": origin, "date": back_date})
         choices.append(choice)
         prefs += [p.replace("option", "return option").replace(" flight", " return flight") for p in more]
@@ -800,15 +796,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "update_reservation_flights": ground_update_reservation_flights,
-        "update_reservation_baggages": ground_update_reservation_baggages,
-        "update_reservation_passengers": ground_update_reservation_passengers,
-        "cancel_reservation": ground_cancel_reservation,
-        "send_certificate": ground_send_certificate,
-        "book_reservation": ground_book_reservation,
-        "get_flight_status": ground_get_flight_status,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     # few users have a disrupted flight or a changeable one: draw those goals more often
     goal_weights={"send_certificate": 2.5, "update_reservation_flights": 2.0, "get_flight_status": 0.7,
                   "book_reservation": 0.8, "update_reservation_passengers": 0.7},

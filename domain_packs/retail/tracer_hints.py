@@ -28,6 +28,7 @@ from tau_emotion.tracer.hints import (
     TracerHints,
     draft,
     fact_wording,
+    goals_in,
     instrument_options,
     money,
     name_instrument,
@@ -283,8 +284,7 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order),
                      evidence=["get_user_details"], refusal=Refusal("gift_card_balance", "balance"),
                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
-    paid = need(_payment(ctx, total, exclude=current))
-    pid, choice, words = paid
+    pid, choice, words = need(_payment(ctx, total, exclude=current))
     return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
                  [f"pay for order {oid} with {{{{my}}}} {words} instead"],
                  _order(order), facts={"new_payment_method": words},
@@ -303,8 +303,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     need(None not in swaps)
     news = [sw[0] for sw in swaps]
     diff = round(sum(n["price"] for n in news) - sum(i["price"] for i in items), 2)
-    paid = need(_payment(ctx, max(diff, 0)))
-    pid, pay_choice, pay_words = paid
+    pid, pay_choice, pay_words = need(_payment(ctx, max(diff, 0)))
     oid = order["order_id"]
     wanted = [_options(n["options"]) for n in news]
     pairs = " and ".join(f"the {_item_words(i)} for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
@@ -409,8 +408,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     original = order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
     allowed = {original} | {p for p, m in methods.items() if m["source"] == "gift_card"}
-    paid = need(_payment(ctx, 0, allowed=allowed))
-    pid, choice, words = paid
+    pid, choice, words = need(_payment(ctx, 0, allowed=allowed))
     oid = order["order_id"]
     what = " and ".join(i["name"] for i in items)
     refund = round(sum(i["price"] for i in items), 2)
@@ -491,16 +489,7 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "cancel_pending_order": ground_cancel_pending_order,
-        "modify_pending_order_address": ground_modify_pending_order_address,
-        "modify_pending_order_payment": ground_modify_pending_order_payment,
-        "modify_pending_order_items": ground_modify_pending_order_items,
-        "return_delivered_order_items": ground_return_delivered_order_items,
-        "exchange_delivered_order_items": ground_exchange_delivered_order_items,
-        "modify_user_address": ground_modify_user_address,
-        "get_product_details": ground_get_product_details,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     goal_weights={"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
                   "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5,
                   "cancel_pending_order": 0.7},

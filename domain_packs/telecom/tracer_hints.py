@@ -36,6 +36,7 @@ from tau_emotion.tracer.hints import (
     TracerHints,
     draft,
     fact_wording,
+    goals_in,
     instrument_options,
     money,
     need,
@@ -312,8 +313,7 @@ def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     model = ctx.rng.choice(models)
     protected = PROTECTION_ADDON in line["addons"]
     charge = min(DEDUCTIBLE, model["price"]) if protected else model["price"]
-    paid = need(_payment(ctx))
-    pid, pay_choice, pay_facts, words = paid
+    pid, pay_choice, pay_facts, words = need(_payment(ctx))
     ref = _line_ref(ctx, line)
     return draft("replace_device", "replace_device",
                  {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
@@ -345,8 +345,7 @@ def _bill_choice(ctx: GroundingContext, bill: dict) -> Choice:
 def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
     bills = [b for b in _bills(ctx) if b["balance"] > 0]
     bill = need(pick_fresh(ctx, bills, "bill_id", "bill"))
-    paid = need(_payment(ctx))
-    pid, pay_choice, pay_facts, words = paid
+    pid, pay_choice, pay_facts, words = need(_payment(ctx))
     month = MONTHS[bill["period"]]
     return draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pid, "amount": bill["balance"]},
                  [f"pay {{{{my}}}} {month} bill in full", f"settle what {{{{I}}}} owe on {{{{my}}}} {month} bill"],
@@ -424,18 +423,7 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "change_line_plan": ground_change_line_plan,
-        "add_addon": ground_add_addon,
-        "remove_addon": ground_remove_addon,
-        "suspend_line": ground_suspend_line,
-        "resume_line": ground_resume_line,
-        "replace_device": ground_replace_device,
-        "pay_bill": ground_pay_bill,
-        "issue_bill_credit": ground_issue_bill_credit,
-        "run_troubleshooting_step": ground_run_troubleshooting_step,
-        "get_data_usage": ground_get_data_usage,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     # few lines have a fault or a disputable charge: draw those goals a little more often
     goal_weights={"run_troubleshooting_step": 1.3, "issue_bill_credit": 1.5, "resume_line": 0.7, "remove_addon": 0.7,
                   "get_data_usage": 0.7},

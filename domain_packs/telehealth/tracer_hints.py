@@ -50,6 +50,7 @@ from tau_emotion.tracer.hints import (
     days_between,
     draft,
     fact_wording,
+    goals_in,
     join_and,
     money,
     month_day,
@@ -419,8 +420,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
         if len(violations(ctx, "reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
             options.append((a, slot, args))
     a, slot, args = ctx.choose(options)
-    ref = need(_appointment_ref(ctx, who, a))
-    choice, facts, phrase = ref
+    choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     when = f"{month_day(slot['date'])} at {slot['time']}"
     request = [f"move {phrase} to {when}", f"reschedule {phrase} to {when}"]
     facts = {**facts, "new_date": slot["date"], "new_time": slot["time"]}
@@ -449,8 +449,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     need(rows)
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
-    ref = need(_appointment_ref(ctx, who, a))
-    choice, facts, phrase = ref
+    choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     outputs = [Output(money(fee), "the cancellation fee")] if fee else []
     return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
@@ -619,16 +618,7 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "book_appointment": ground_book_appointment,
-        "reschedule_appointment": ground_reschedule_appointment,
-        "cancel_appointment": ground_cancel_appointment,
-        "request_refill": ground_request_refill,
-        "check_coverage": ground_check_coverage,
-        "list_visit_records": ground_list_visit_records,
-        "update_contact_info": ground_update_contact_info,
-        "revoke_consent": ground_revoke_consent,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     goal_weights={"book_appointment": 1.7, "request_refill": 1.2, "reschedule_appointment": 1.0,
                   "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
                   "update_contact_info": 0.5, "revoke_consent": 0.4},

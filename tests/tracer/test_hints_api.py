@@ -213,3 +213,17 @@ def test_refused_calls_are_those_exactly_one_named_rule_forbids(domains):
     assert [(item, r) for item, _, r in found] == [(suspended["line_id"], frozen)]
     assert frozen.outputs[0].reason == "line_suspended" and frozen.outputs[0].text == "suspended"
     assert refused_calls(ctx, "change_line_plan", calls, {"contract_term": frozen}) == []  # a rule not named
+
+
+def test_goals_in_finds_the_grounders_by_name_in_the_order_defined():
+    from tau_emotion.tracer.hints import goals_in
+
+    def ground_b(ctx):
+        return None
+
+    def ground_a(ctx):
+        return None
+
+    namespace = {"ground_b": ground_b, "_helper": ground_a, "ground_a": ground_a, "ground_note": "not callable"}
+    assert goals_in(namespace) == {"b": ground_b, "a": ground_a}
+    assert list(TracerHints(goals=goals_in(namespace)).goal_weights) == ["b", "a"]
