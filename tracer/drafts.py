@@ -68,6 +68,9 @@ class Persona:
     #: the pack's own record of this user (the Tracer never looks inside, but keys sets by it: it must be
     #: hashable, e.g. a user id rather than the user's row)
     entity: Any = None
+    #: rows the user's identification writes, table -> key -> row (a session's verified caller): the policy
+    #: checks of `GroundingContext.violations` see them, since grounders run before the identification read
+    identified: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -225,8 +228,33 @@ class GroundingContext:
         return self.rng.choice(need(items))
 
     def violations(self, goal: str, arguments: dict[str, Any], state: Any = None) -> list[Violation]:
-        """The policy rules a call of `goal` with `arguments` breaks now (in `state`, default the current one)."""
-        return self.domain.violations(self.state if state is None else state, Action(name=goal, arguments=arguments))
+        """The policy rules a call of `goal` with `arguments` breaks now (in `state`, default the current one as it
+        will be once the persona is identified: with `persona.identified`'s rows)."""
+        if state is None:
+            state = _Identified(self.state, self.persona.identified) if self.persona and self.persona.identified \
+                else self.state
+        return self.domain.violations(state, Action(name=goal, arguments=arguments))
+
+
+class _Identified:
+    """A state seen with some rows replaced (`Persona.identified`), for policy checks; tables read through."""
+
+    def __init__(self, state: Any, rows: dict[str, dict[str, Any]]):
+        self.state, self.rows = state, rows
+
+    def __getitem__(self, name: str) -> Any:
+        return _Rows(self.state[name], self.rows[name]) if name in self.rows else self.state[name]
+
+
+class _Rows:
+    def __init__(self, table: Any, rows: dict[str, Any]):
+        self.table, self.rows = table, rows
+
+    def peek(self, key: str, default: Any = None) -> Any:
+        return self.rows[key] if key in self.rows else self.table.peek(key, default)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
 
 
 @dataclass

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau_emotion.core.domain import Violation
 from tau_emotion.domain_packs.telehealth.rules import (
     CONTROLLED_VISIT_DAYS,
     EARLY_REFILL_DAYS,
@@ -90,28 +89,6 @@ RELATION = {"parent": "child", "child": "parent", "spouse": "spouse", "friend": 
 
 
 # --------------------------------------------------------------------------- lookups
-
-
-class _Session:
-    def __init__(self, caller: str):
-        self.row = {"caller_id": caller}
-
-    def peek(self, key: str, default: Any = None) -> Any:
-        return self.row if key == "current" else default
-
-
-class _AsCaller:
-    """The state as it will be once the persona is verified (grounders run before the verification read)."""
-
-    def __init__(self, state: Any, caller: str):
-        self.state, self.session = state, _Session(caller)
-
-    def __getitem__(self, name: str) -> Any:
-        return self.session if name == "session" else self.state[name]
-
-
-def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[Violation]:
-    return ctx.violations(goal, arguments, _AsCaller(ctx.state, ctx.persona.entity))
 
 
 def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
@@ -277,7 +254,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    reads={"verify_patient_identity": [{"first_name": name["first_name"], "last_name": name["last_name"],
                                                        "date_of_birth": patient["date_of_birth"]}],
                           "get_patient_details": [{"patient_id": pid}]},
-                   entity=pid)
+                   entity=pid, identified={"session": {"current": {"caller_id": pid}}})
 
 
 # --------------------------------------------------------------------------- consent challenges
@@ -318,7 +295,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             what = f"cancel {who.my} appointment with {_provider(ctx, row['provider_id'])['name']}"
         request = [what]
         facts = {"appointment_provider": _provider(ctx, row["provider_id"])["name"]}
-    need(len(violations(ctx, goal, args)) == 1)
+    need(len(ctx.violations(goal, args)) == 1)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
     return draft(f"consent_{why}", goal, args, request, who, facts=facts,
                  refusal=Refusal("consent_required", "valid consent"),
@@ -355,7 +332,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             continue
         slot = ctx.rng.choice(free)
         args = {"patient_id": who.pid, "slot_id": slot["slot_id"], "mode": ctx.rng.choice(provider["visit_modes"])}
-        found = violations(ctx, "book_appointment", args)
+        found = ctx.violations("book_appointment", args)
         if len(found) == (1 if ctx.want_challenge else 0):
             candidates.append((provider, slot, args, found))
     if not ctx.want_challenge and ctx.rng.random() < 0.8:
@@ -417,7 +394,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
             continue
         slot = ctx.rng.choice(later)
         args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
-        if len(violations(ctx, "reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
+        if len(ctx.violations("reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
             options.append((a, slot, args))
     a, slot, args = ctx.choose(options)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
@@ -445,7 +422,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
         return _consent_challenge(ctx, "cancel_appointment")
     who = _who(ctx, "appointments")
     rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)
-            and not violations(ctx, "cancel_appointment", {"appointment_id": a["appointment_id"]})]
+            and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})]
     need(rows)
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
@@ -498,7 +475,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
             continue
         problems = _refill_problem(ctx, rx)
         if len(problems) == (1 if ctx.want_challenge else 0):
-            if len(violations(ctx, "request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
+            if len(ctx.violations("request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
                 options.append((rx, problems))
     need(options)
     if ctx.want_challenge:  # spread the challenge kinds: draw the kind first
@@ -579,7 +556,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
         who = ctx.choose(family)
         phone = f"{caller['phone'][:3]}-555-{(int(who.pid[1:]) * 7) % 10000:04d}"
         args = {"patient_id": who.pid, "phone": phone}
-        need(len(violations(ctx, "update_contact_info", args)) == 1)
+        need(len(ctx.violations("update_contact_info", args)) == 1)
         who.reads, who.evidence = {}, []
         return draft("contact_for_family", "update_contact_info", args,
                      [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone},

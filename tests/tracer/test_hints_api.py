@@ -227,3 +227,19 @@ def test_goals_in_finds_the_grounders_by_name_in_the_order_defined():
     namespace = {"ground_b": ground_b, "_helper": ground_a, "ground_a": ground_a, "ground_note": "not callable"}
     assert goals_in(namespace) == {"b": ground_b, "a": ground_a}
     assert list(TracerHints(goals=goals_in(namespace)).goal_weights) == ["b", "a"]
+
+
+def test_policy_checks_see_the_persona_as_identified(domains):
+    from tau_emotion.tracer.hints import Persona
+
+    telehealth = domains.get("telehealth")
+    patients = telehealth.database.tables["patients"]
+    pid = next(p for p, row in patients.items() if row["appointment_ids"])
+    appointment = patients[pid]["appointment_ids"][0]
+    anonymous = _ctx(telehealth, persona=Persona("x", {}, entity=pid))
+    signed_in = _ctx(telehealth, persona=Persona("x", {}, entity=pid,
+                                                  identified={"session": {"current": {"caller_id": pid}}}))
+    call = ("cancel_appointment", {"appointment_id": appointment})
+    before, after = anonymous.violations(*call), signed_in.violations(*call)
+    assert any(v.rule not in {w.rule for w in after} for v in before)  # a rule about who is calling no longer fires
+    assert signed_in.state["session"].peek("current")["caller_id"] is None  # the state itself is not written
