@@ -215,6 +215,11 @@ class GroundingContext:
     def peek(self, table: str, key: str) -> Any:
         return self.state[table].peek(key)
 
+    def rows(self, table: str, keys: Iterable[Any]) -> list[dict[str, Any]]:
+        """The records of `keys` in `table` now, in the order of `keys` (a key with no record left out)."""
+        found = self.state[table]
+        return [row for key in keys if (row := found.peek(key)) is not None]
+
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """The parsed result of calling `tool` (a read) on the current state, as the agent would see it; an error
         result: the grounder gives up (`Ungrounded`)."""

@@ -100,8 +100,7 @@ def _user(ctx: GroundingContext) -> dict:
 
 
 def _reservations(ctx: GroundingContext) -> list[dict]:
-    table = ctx.state["reservations"]
-    return [r for rid in _user(ctx)["reservations"] if (r := table.peek(rid)) is not None]
+    return ctx.rows("reservations", _user(ctx)["reservations"])
 
 
 def _trip(ctx: GroundingContext, res: dict) -> str:
@@ -113,8 +112,6 @@ def _future(ctx: GroundingContext, res: dict) -> bool:
     """Active and no flight departed or departing today (every flight still open for booking)."""
     return res["status"] == "active" and all(
         _status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in res["flights"])
-
-
 
 
 def _birthday(date: str) -> str:

@@ -70,8 +70,7 @@ def _user(ctx: GroundingContext) -> dict:
 
 
 def _orders(ctx: GroundingContext, *status: str) -> list[dict]:
-    table = ctx.state["orders"]
-    return [o for oid in _user(ctx)["orders"] if (o := table.peek(oid)) is not None and o["status"] in status]
+    return [o for o in ctx.rows("orders", _user(ctx)["orders"]) if o["status"] in status]
 
 
 def _pick(ctx: GroundingContext, orders: list[dict]) -> dict | None:

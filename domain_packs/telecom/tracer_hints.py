@@ -94,10 +94,9 @@ def _line_ref(ctx: GroundingContext, line: dict) -> Reference:
     """How the caller points at one of their lines: by its phone number."""
     account = ctx.state["accounts"].peek(line["account_id"])
     phone = line["phone_number"]
-    options = [Option(lid, {"phone_number": ctx.state["lines"].peek(lid)["phone_number"]}) for lid in account["line_ids"]]
     return Reference(f"{{{{my}}}} line {phone}",
                      facts={} if phone == ctx.persona.facts["phone_number"] else {"line_phone_number": phone},
-                     choices=[Choice("line", line["line_id"], options, {"phone_number": phone})],
+                     choices=[Choice.among("line", line, ctx.rows("lines", account["line_ids"]), "line_id", "phone_number")],
                      reads={"get_account_details": [{"account_id": account["account_id"]}],
                             "get_line_details": [{"line_id": line["line_id"]}]}, evidence=["get_line_details"])
 
@@ -117,8 +116,6 @@ def _days_to_cycle_end() -> int:
 
 
 # --------------------------------------------------------------------------- wording of facts
-
-
 
 
 # the caller's own words for a suspension (the known fact) -> the instruction's second person

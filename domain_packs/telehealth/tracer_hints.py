@@ -208,8 +208,6 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
 # --------------------------------------------------------------------------- wording
 
 
-
-
 def _calling_for(said: list[str]) -> str:
     return f"you are calling for your {join_and([said[0], *(f'your {v}' for v in said[1:])])}" + \
         (" respectively" if len(said) > 1 else "")
