@@ -98,12 +98,13 @@ class Choice:
 
     @classmethod
     def among(cls, what: str, pick: dict[str, Any], rows: Iterable[dict[str, Any]], key: str,
-              says: str | Sequence[str]) -> Choice:
+              says: str | Sequence[str] | Callable[[dict[str, Any]], dict[str, Any]]) -> Choice:
         """`pick` chosen among `rows` (records): each an option worth `row[key]`, described by its fields `says`
-        ("name", or ("date", "time")); the user states them all for `pick`."""
-        fields = (says,) if isinstance(says, str) else tuple(says)
-        options = [Option(row[key], {f: row[f] for f in fields}) for row in rows]
-        return cls(what, pick[key], options, {f: pick[f] for f in fields})
+        ("name", or ("date", "time")) or by `says(row)` ({"month": "May"}); the user states it all for `pick`."""
+        if not callable(says):
+            fields = (says,) if isinstance(says, str) else tuple(says)
+            says = lambda row: {f: row[f] for f in fields}  # noqa: E731
+        return cls(what, pick[key], [Option(row[key], says(row)) for row in rows], says(pick))
 
     def resolve(self) -> list[Any]:
         """The values still possible given what the user said (distinct, in option order)."""

@@ -335,8 +335,7 @@ def _bills(ctx: GroundingContext) -> list[dict]:
 
 
 def _bill_choice(ctx: GroundingContext, bill: dict) -> Choice:
-    options = [Option(b["bill_id"], {"month": MONTHS[b["period"]]}) for b in _bills(ctx)]
-    return Choice("bill", bill["bill_id"], options, {"month": MONTHS[bill["period"]]})
+    return Choice.among("bill", bill, _bills(ctx), "bill_id", lambda b: {"month": MONTHS[b["period"]]})
 
 
 def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:

@@ -127,12 +127,9 @@ class _Who(Reference):
         caller = _caller(ctx)
         name = _name(patient)
         relation = RELATION[consent["relationship"]]
-        options = []
-        for cid in caller["held_consent_ids"]:
-            c = ctx.state["consents"].peek(cid)
-            options.append(Option(c["patient_id"], {"name": _name(ctx.state["patients"].peek(c["patient_id"]))}))
+        family = ctx.rows("patients", (c["patient_id"] for c in ctx.rows("consents", caller["held_consent_ids"])))
         self.facts = {"family_member": name, "family_member_relationship": relation}
-        self.choices = [Choice("patient", self.pid, options, {"name": name})]
+        self.choices = [Choice.among("patient", patient, family, "patient_id", lambda p: {"name": _name(p)})]
         # unless an earlier intent already read this family member's profile
         if not any(args.get("patient_id") == self.pid for d in ctx.history for args in d.reads.get("get_patient_details", [])):
             self.reads, self.evidence = {"get_patient_details": [{"patient_id": self.pid}]}, ["get_patient_details"]
