@@ -106,6 +106,15 @@ class Choice:
             says = lambda row: {f: row[f] for f in fields}  # noqa: E731
         return cls(what, pick[key], [Option(row[key], says(row)) for row in rows], says(pick))
 
+    @classmethod
+    def fewest(cls, what: str, pick: dict[str, Any], rows: Iterable[dict[str, Any]], key: str,
+               says: str | Sequence[str] | Callable[[dict[str, Any]], dict[str, Any]],
+               orders: Iterable[Sequence[str]]) -> Choice | None:
+        """As `among`, but the user states only the fewest words that single `pick` out: the first field set of
+        `orders` that does ("destination", then "origin" and "destination"; `settle`), None when none does."""
+        full = cls.among(what, pick, rows, key, says)
+        return settle(what, full.value, full.options, full.selectors, orders)
+
     def resolve(self) -> list[Any]:
         """The values still possible given what the user said (distinct, in option order)."""
         left = [o for o in self.options if all(o.attrs.get(k) == v for k, v in self.selectors.items())]
@@ -120,6 +129,22 @@ class Choice:
             if option.value not in out:
                 out.append(option.value)
         return out
+
+
+def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],
+           orders: Iterable[Sequence[str]]) -> Choice | None:
+    """The first selector set in `orders` whose stated values leave only `value` (None: no words settle it).
+
+    `orders` go from the fewest to the most words ("destination", then "origin"+"destination", ...);
+    attributes that change during a task must not be among them.
+    """
+    for keys in orders:
+        if any(k not in wanted for k in keys):
+            continue
+        choice = Choice(what, value, options, {k: wanted[k] for k in keys})
+        if choice.resolve() == [value]:
+            return choice
+    return None
 
 
 @dataclass

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tau_emotion.tracer.drafts import Choice, Option, Refusal
+from tau_emotion.tracer.drafts import Choice, Option, Refusal, settle
 
 if TYPE_CHECKING:
     from tau_emotion.tracer.drafts import GroundingContext
@@ -173,22 +173,6 @@ def refused_calls(ctx: GroundingContext, goal: str, calls: Iterable[tuple[T, dic
         if len(found) == 1 and found[0].rule in refusals:
             out.append((item, arguments, refusals[found[0].rule]))
     return out
-
-
-def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],
-           orders: Iterable[Sequence[str]]) -> Choice | None:
-    """The first selector set in `orders` whose stated values leave only `value` (None: no words settle it).
-
-    `orders` go from the fewest to the most words ("destination", then "origin"+"destination", ...);
-    attributes that change during a task must not be among them.
-    """
-    for keys in orders:
-        if any(k not in wanted for k in keys):
-            continue
-        choice = Choice(what, value, options, {k: wanted[k] for k in keys})
-        if choice.resolve() == [value]:
-            return choice
-    return None
 
 
 #: how a payment instrument is named, from the fewest words: its type, its brand, its last digits

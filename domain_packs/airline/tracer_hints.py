@@ -44,7 +44,6 @@ from tau_emotion.tracer.hints import (
     per_database,
     pick_fresh,
     pick_instrument,
-    settle,
     shift_date,
     used_by_earlier_intents,
 )
@@ -211,19 +210,15 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
         ref.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
         return ref
     others = _reservations(ctx)
-    options = [Option(r["reservation_id"], {"origin": _place(ctx, r["origin"]),
-                                            "destination": _place(ctx, r["destination"]),
-                                            "date": r["flights"][0]["date"]}) for r in others]
-    wanted = {"origin": _place(ctx, res["origin"]), "destination": _place(ctx, res["destination"]),
-              "date": res["flights"][0]["date"]}
-    settled = settle("reservation", rid, options, wanted,
-                     (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
-    selectors = settled.selectors if settled else None
-    if selectors is None or len(others) == 1 or ctx.rng.random() < tell_id:
+    settled = Choice.fewest("reservation", res, others, "reservation_id", lambda r: {
+        "origin": _place(ctx, r["origin"]), "destination": _place(ctx, r["destination"]), "date": r["flights"][0]["date"]},
+        (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
+    if settled is None or len(others) == 1 or ctx.rng.random() < tell_id:
         ref.facts["reservation_id"] = rid
         ref.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
         return ref
-    ref.choices.append(Choice("reservation", rid, options, selectors))
+    selectors = settled.selectors
+    ref.choices.append(settled)
     ref.facts.update({f"trip_{k}": v for k, v in selectors.items()})
     ref.reads["list_user_reservations"] = [{"user_id": res["user_id"]}]
     ref.evidence.append("list_user_reservations")

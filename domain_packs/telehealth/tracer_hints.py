@@ -40,7 +40,6 @@ from tau_emotion.tracer.hints import (
     GroundingContext,
     IntentDraft,
     Mood,
-    Option,
     Output,
     Persona,
     Reference,
@@ -55,7 +54,6 @@ from tau_emotion.tracer.hints import (
     month_day,
     need,
     per_database,
-    settle,
     used_by_earlier_intents,
 )
 
@@ -168,13 +166,12 @@ def _provider(ctx: GroundingContext, pid: str) -> dict:
 
 def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tuple[Choice, dict, str] | None:
     """How the caller names an appointment: by its provider, and the date when that is not enough."""
-    options = [Option(a["appointment_id"], {"provider": _provider(ctx, a["provider_id"])["name"], "date": a["date"]})
-               for a in _appointments(ctx, who)]
-    wanted = {"provider": _provider(ctx, appointment["provider_id"])["name"], "date": appointment["date"]}
-    choice = need(settle("appointment", appointment["appointment_id"], options, wanted, (("provider",), ("provider", "date"))))
-    facts = {"appointment_provider": wanted["provider"], "appointment_date": appointment["date"]}
+    choice = need(Choice.fewest("appointment", appointment, _appointments(ctx, who), "appointment_id", lambda a: {
+        "provider": _provider(ctx, a["provider_id"])["name"], "date": a["date"]}, (("provider",), ("provider", "date"))))
+    provider = _provider(ctx, appointment["provider_id"])["name"]
     when = f"on {month_day(appointment['date'])} at {appointment['time']}"
-    return choice, facts, f"{who.my} appointment with {wanted['provider']} {when}"
+    return choice, {"appointment_provider": provider, "appointment_date": appointment["date"]}, \
+        f"{who.my} appointment with {provider} {when}"
 
 
 def _wish(who: _Who, specialty: str) -> str:
@@ -577,9 +574,8 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
               and c["consent_id"] not in used_by_earlier_intents(ctx, "consent_id")]
     consent = ctx.choose(active)
     rep = ctx.state["patients"].peek(consent["representative_id"])
-    options = [Option(c["consent_id"], {"name": _name(ctx.state["patients"].peek(c["representative_id"]))})
-               for c in granted]
-    choice = need(settle("consent", consent["consent_id"], options, {"name": _name(rep)}, (("name",),)))
+    choice = need(Choice.fewest("consent", consent, granted, "consent_id",
+                                lambda c: {"name": _name(ctx.state["patients"].peek(c["representative_id"]))}, (("name",),)))
     who = _Who(ctx, caller)
     return draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
                  [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",

@@ -163,6 +163,9 @@ def test_choice_among_records_by_their_fields():
     assert [o.attrs for o in choice.options][2] == {"date": "2025-06-02", "time": "09:00"}
     assert choice.resolve() == ["s2"]
     assert Choice.among("slot", slots[0], slots, "slot_id", "date").resolve() == ["s1", "s2"]  # the date alone is not enough
+    fewest = Choice.fewest("slot", slots[2], slots, "slot_id", ("date", "time"), (("time",), ("date",), ("date", "time")))
+    assert fewest.selectors == {"date": "2025-06-02"}  # the time alone is not enough, the date is
+    assert Choice.fewest("slot", slots[0], slots, "slot_id", ("date", "time"), (("time",), ("date",))) is None
     by_day = Choice.among("slot", slots[2], slots, "slot_id", lambda s: {"day": s["date"][-2:]})
     assert by_day.selectors == {"day": "02"} and by_day.resolve() == ["s3"]
 
