@@ -7,15 +7,54 @@ intent is about" (a reservation, a phone line, a family member) is merged into a
 
 from __future__ import annotations
 
+import json
 import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tau_emotion.core.models import Action
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain, Violation
     from tau_emotion.core.state import State
+
+T = TypeVar("T")
+
+
+class Ungrounded(Exception):  # noqa: N818 - a signal, like pytest's Skipped, not an error
+    """Raised inside a goal grounder or `persona`: this goal cannot be grounded here (the same as returning None).
+
+    The Tracer catches it where it calls the pack's hints and tries another goal (or another persona), so a
+    grounder states what it needs (`need(pick)`, `ctx.choose(options)`) instead of testing and returning None
+    at every step.
+    """
+
+
+def need(value: T, why: str = "") -> T:
+    """`value` when it is there; otherwise the grounder gives up (`Ungrounded`).
+
+    Not there: None, False, or an empty collection. A number, even 0, is there. Use it on the result of a
+    pick (`need(pick_fresh(...))`), a lookup, or a condition the goal rests on (`need(new_date <= LAST_DAY)`).
+    """
+    if value is None or value is False or (isinstance(value, (list, tuple, dict, set, str)) and not value):
+        raise Ungrounded(why)
+    return value
+
+
+def first_grounded(ctx: GroundingContext, *grounders: Callable[[GroundingContext], IntentDraft | None]) -> IntentDraft:
+    """The draft of the first of `grounders` that grounds (returns a draft, not None nor `Ungrounded`).
+
+    For a goal grounded in several ways ("change the date" or "change the cabin"), tried in the order given.
+    """
+    for grounder in grounders:
+        try:
+            found = grounder(ctx)
+        except Ungrounded:
+            continue
+        if found is not None:
+            return found
+    raise Ungrounded("no way of grounding this goal fits")
 
 
 @dataclass
@@ -29,6 +68,9 @@ class Persona:
     #: the pack's own record of this user (the Tracer never looks inside, but keys sets by it: it must be
     #: hashable, e.g. a user id rather than the user's row)
     entity: Any = None
+    #: rows the user's identification writes, table -> key -> row (a session's verified caller): the policy
+    #: checks of `GroundingContext.violations` see them, since grounders run before the identification read
+    identified: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -54,6 +96,25 @@ class Choice:
     selectors: dict[str, Any] = field(default_factory=dict)
     order: tuple[str, str] | None = None
 
+    @classmethod
+    def among(cls, what: str, pick: dict[str, Any], rows: Iterable[dict[str, Any]], key: str,
+              says: str | Sequence[str] | Callable[[dict[str, Any]], dict[str, Any]]) -> Choice:
+        """`pick` chosen among `rows` (records): each an option worth `row[key]`, described by its fields `says`
+        ("name", or ("date", "time")) or by `says(row)` ({"month": "May"}); the user states it all for `pick`."""
+        if not callable(says):
+            fields = (says,) if isinstance(says, str) else tuple(says)
+            says = lambda row: {f: row[f] for f in fields}  # noqa: E731
+        return cls(what, pick[key], [Option(row[key], says(row)) for row in rows], says(pick))
+
+    @classmethod
+    def fewest(cls, what: str, pick: dict[str, Any], rows: Iterable[dict[str, Any]], key: str,
+               says: str | Sequence[str] | Callable[[dict[str, Any]], dict[str, Any]],
+               orders: Iterable[Sequence[str]]) -> Choice | None:
+        """As `among`, but the user states only the fewest words that single `pick` out: the first field set of
+        `orders` that does ("destination", then "origin" and "destination"; `settle`), None when none does."""
+        full = cls.among(what, pick, rows, key, says)
+        return settle(what, full.value, full.options, full.selectors, orders)
+
     def resolve(self) -> list[Any]:
         """The values still possible given what the user said (distinct, in option order)."""
         left = [o for o in self.options if all(o.attrs.get(k) == v for k, v in self.selectors.items())]
@@ -70,6 +131,22 @@ class Choice:
         return out
 
 
+def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],
+           orders: Iterable[Sequence[str]]) -> Choice | None:
+    """The first selector set in `orders` whose stated values leave only `value` (None: no words settle it).
+
+    `orders` go from the fewest to the most words ("destination", then "origin"+"destination", ...);
+    attributes that change during a task must not be among them.
+    """
+    for keys in orders:
+        if any(k not in wanted for k in keys):
+            continue
+        choice = Choice(what, value, options, {k: wanted[k] for k in keys})
+        if choice.resolve() == [value]:
+            return choice
+    return None
+
+
 @dataclass
 class Output:
     """A gold output: a short figure or phrase the agent must tell, and how the user asks for it."""
@@ -82,6 +159,22 @@ class Output:
     #: a refusal's policy reason (declared in the pack's data/refusals.json): the task's gold names
     #: the reason (`gold.reasons`) instead of the keyword `text`, and any declared phrasing explains it
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why the agent refuses a request the policy forbids: the pack's refusal reason (data/refusals.json) and a
+    phrase of the written policy that names it. `draft(..., refusal=...)` makes the intent a refused one."""
+
+    reason: str
+    keyword: str
+    #: the refused intent's kind, for a table of refusals that each make their own kind ("" when the grounder names it)
+    kind: str = ""
+
+    @property
+    def outputs(self) -> list[Output]:
+        """The refused intent's outputs: the reason the agent must explain."""
+        return [Output(self.keyword, reason=self.reason)]
 
 
 @dataclass
@@ -148,9 +241,51 @@ class GroundingContext:
     def peek(self, table: str, key: str) -> Any:
         return self.state[table].peek(key)
 
+    def rows(self, table: str, keys: Iterable[Any]) -> list[dict[str, Any]]:
+        """The records of `keys` in `table` now, in the order of `keys` (a key with no record left out)."""
+        found = self.state[table]
+        return [row for key in keys if (row := found.peek(key)) is not None]
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The parsed result of calling `tool` (a read) on the current state, as the agent would see it; an error
+        result: the grounder gives up (`Ungrounded`)."""
+        text, is_error = self.domain.toolset.call(self.state, tool, arguments)
+        if is_error:
+            raise Ungrounded(f"{tool}: {text}")
+        return json.loads(text)
+
+    def choose(self, items: Sequence[T]) -> T:
+        """A seeded pick among `items` (`rng.choice`); none to pick from: the grounder gives up (`Ungrounded`)."""
+        return self.rng.choice(need(items))
+
     def violations(self, goal: str, arguments: dict[str, Any], state: Any = None) -> list[Violation]:
-        """The policy rules a call of `goal` with `arguments` breaks now (in `state`, default the current one)."""
-        return self.domain.violations(self.state if state is None else state, Action(name=goal, arguments=arguments))
+        """The policy rules a call of `goal` with `arguments` breaks now (in `state`, default the current one as it
+        will be once the persona is identified: with `persona.identified`'s rows)."""
+        if state is None:
+            state = _Identified(self.state, self.persona.identified) if self.persona and self.persona.identified \
+                else self.state
+        return self.domain.violations(state, Action(name=goal, arguments=arguments))
+
+
+class _Identified:
+    """A state seen with some rows replaced (`Persona.identified`), for policy checks; tables read through."""
+
+    def __init__(self, state: Any, rows: dict[str, dict[str, Any]]):
+        self.state, self.rows = state, rows
+
+    def __getitem__(self, name: str) -> Any:
+        return _Rows(self.state[name], self.rows[name]) if name in self.rows else self.state[name]
+
+
+class _Rows:
+    def __init__(self, table: Any, rows: dict[str, Any]):
+        self.table, self.rows = table, rows
+
+    def peek(self, key: str, default: Any = None) -> Any:
+        return self.rows[key] if key in self.rows else self.table.peek(key, default)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
 
 
 @dataclass
@@ -173,13 +308,17 @@ class Reference:
 
 
 def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], ref: Reference | None = None,
-          **fields: Any) -> IntentDraft:
+          refusal: Refusal | None = None, **fields: Any) -> IntentDraft:
     """An `IntentDraft` about `ref`: its facts, choices, reads and evidence come first, then the intent's own.
+
+    With `refusal` the intent is a policy challenge: refused, and the refusal's reason comes first among its outputs.
 
     Reads of the same tool keep the reference's argument sets first; a tool only the reference reads comes
     after the intent's own tools, or before them with `ref.reads_first`.
     """
     out = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **fields)
+    if refusal is not None:
+        out.refused, out.outputs = True, [*refusal.outputs, *out.outputs]
     if ref is not None:
         out.facts = {**ref.facts, **out.facts}
         out.choices = [*ref.choices, *out.choices]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import datetime as _dt
 import weakref
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tau_emotion.tracer.drafts import Choice, Option
+from tau_emotion.tracer.drafts import Choice, Option, Refusal, settle
 
 if TYPE_CHECKING:
     from tau_emotion.tracer.drafts import GroundingContext
@@ -54,20 +55,39 @@ def plural_key(key: str) -> str:
     return "_".join(words)
 
 
-FactWords = tuple[str, str] | Callable[[list[str]], str]
+ValueWords = Callable[[Any], str] | dict[str, str]
+FactWords = str | tuple[str, str] | tuple[str, ValueWords] | tuple[str, str, ValueWords] | Callable[[list[str]], str]
+
+
+def _row(row: FactWords) -> tuple[str, str, ValueWords | None]:
+    """(wording of one value, of several, how one value is said) of a `fact_wording` row."""
+    if isinstance(row, str):
+        return row, row, None
+    if len(row) == 2 and not isinstance(row[1], str):
+        return row[0], row[0], row[1]
+    return row[0], row[1], (row[2] if len(row) == 3 else None)
 
 
 def fact_wording(table: dict[str, FactWords], word: Callable[[str, Any], str] | None = None,
                  unsaid: Iterable[str] = ()) -> Callable[[str, Any], str | None]:
-    """A pack's `fact_phrase` from a table: fact key -> (wording of one value, wording of several), each with `{}`
-    for the values, or a function of the worded values for a wording of its own.
+    """A pack's `fact_phrase` from a table: fact key -> how the instruction says it, with `{}` for the values.
 
-    Each value is said by `word(key, value)` (default `str`) and the values are joined with "and". A key
-    a merge made plural (`plural_key`: "reservation_ids") finds its singular's row; keys in `unsaid` are
-    left out of the instruction ("": another fact's words say them); any other key gets None (the
-    Tracer's generic wording).
+    A row is one wording for one value and several ("the trip goes to {}"), or a pair (one, several) when they
+    differ ("the trip goes to {}", "the trips go to {}"); either may end with how one value is said: a function
+    of the value (`month_day`) or a dict from value to words (values not in it are said as they are). A row may
+    instead be a function of the worded values, for a wording of its own. Without a row's own, each value is
+    said by `word(key, value)` (default `str`); the values are joined with "and". A key a merge made plural
+    (`plural_key`: "reservation_ids") finds its singular's row; keys in `unsaid` are left out of the
+    instruction ("": another fact's words say them); any other key gets None (the Tracer's generic wording).
     """
     silent = set(unsaid)
+
+    def say(base: str, how: ValueWords | None, value: Any) -> str:
+        if isinstance(how, dict):
+            return how.get(str(value), str(value))
+        if how is not None:
+            return how(value)
+        return word(base, value) if word else str(value)
 
     def fact_phrase(key: str, value: Any) -> str | None:
         if key in silent:
@@ -75,9 +95,12 @@ def fact_wording(table: dict[str, FactWords], word: Callable[[str, Any], str] | 
         base = next((k for k in table if key in (k, plural_key(k))), None)
         if base is None:
             return None
-        words = [word(base, v) if word else str(v) for v in fact_values(value)]
         row = table[base]
-        return row(words) if callable(row) else row[len(words) > 1].format(join_and(words))
+        if callable(row):
+            return row([say(base, None, v) for v in fact_values(value)])
+        one, several, how = _row(row)
+        words = [say(base, how, v) for v in fact_values(value)]
+        return (several if len(words) > 1 else one).format(join_and(words))
 
     return fact_phrase
 
@@ -137,30 +160,67 @@ def pick_fresh(ctx: GroundingContext, items: Sequence[dict], key: str, what: str
     return ctx.rng.choice(fresh) if fresh else None
 
 
-def settle(what: str, value: Any, options: list[Option], wanted: dict[str, Any],
-           orders: Iterable[Sequence[str]]) -> Choice | None:
-    """The first selector set in `orders` whose stated values leave only `value` (None: no words settle it).
+def refused_calls(ctx: GroundingContext, goal: str, calls: Iterable[tuple[T, dict[str, Any]]],
+                  refusals: dict[str, Refusal]) -> list[tuple[T, dict[str, Any], Refusal]]:
+    """The calls of `goal` that exactly one policy rule forbids, a rule `refusals` names: (item, arguments, refusal).
 
-    `orders` go from the fewest to the most words ("destination", then "origin"+"destination", ...);
-    attributes that change during a task must not be among them.
+    `calls` pairs what the pack picks among (a line and a plan) with the goal call's arguments; `refusals` maps a
+    rule's name (`@rule` in the pack's rules.py) to how that refusal is told. A policy challenge picks among them.
     """
-    for keys in orders:
-        if any(k not in wanted for k in keys):
-            continue
-        choice = Choice(what, value, options, {k: wanted[k] for k in keys})
-        if choice.resolve() == [value]:
-            return choice
-    return None
+    out = []
+    for item, arguments in calls:
+        found = ctx.violations(goal, arguments)
+        if len(found) == 1 and found[0].rule in refusals:
+            out.append((item, arguments, refusals[found[0].rule]))
+    return out
 
 
 #: how a payment instrument is named, from the fewest words: its type, its brand, its last digits
 INSTRUMENT_ORDERS = (("kind",), ("kind", "brand"), ("kind", "last_four"))
 
 
+def instrument_options(methods: dict[str, dict[str, Any]], kinds: dict[str, str] | None = None) -> list[Option]:
+    """A user's payment methods (id -> row) as the options of a choice, each described as a person names it.
+
+    `kind` is the row's `source` in words ("credit_card" -> "credit card", or as `kinds` says: {"paypal":
+    "PayPal account"}); `brand` is the row's `brand` or `bank`; `last_four` the row's own, else the last four
+    characters of its id (a gift card's number); `balance` (the row's `balance` or `amount`) is there for a
+    `usable` test only: it changes during a task, so no words name it.
+    """
+    options = []
+    for pid, m in methods.items():
+        attrs = {"kind": (kinds or {}).get(m["source"], m["source"].replace("_", " ")),
+                 "brand": m.get("brand") or m.get("bank"), "last_four": m.get("last_four") or pid[-4:],
+                 "balance": m.get("balance", m.get("amount"))}
+        options.append(Option(pid, {k: v for k, v in attrs.items() if v is not None}))
+    return options
+
+
+@dataclass
+class Instrument:
+    """A payment instrument the user picked, and the words that make it the only fit ("Visa credit card")."""
+
+    option: Option
+    choice: Choice
+    words: str
+
+    @property
+    def value(self) -> Any:
+        return self.option.value
+
+    def facts(self, digits: str, key: str = "payment_method") -> dict[str, Any]:
+        """The user's facts about it: its words under `key`, and its last four under `digits` when the words say them."""
+        out = {key: self.words}
+        if "last_four" in self.choice.selectors:
+            out[digits] = self.option.attrs["last_four"]
+        return out
+
+
 def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Choice, str] | None:
     """(choice, words) naming a payment instrument so that it is the only fit: 'credit card', 'Visa credit
     card', 'gift card ending in 4529'. Options carry `kind` ('credit card'), optionally `brand` and
-    `last_four`; a balance is never used, because it changes during the task."""
+    `last_four`; a balance is never used, because it changes during the task. A brand in lower case is
+    capitalised ('visa' -> 'Visa'); one with capitals is kept ('US Bank')."""
     settled = settle(what, pick.value, options, pick.attrs, INSTRUMENT_ORDERS)
     if settled is None:
         return None
@@ -168,17 +228,18 @@ def name_instrument(what: str, pick: Option, options: list[Option]) -> tuple[Cho
     if "last_four" in said:
         return settled, f"{attrs['kind']} ending in {attrs['last_four']}"
     if "brand" in said:
-        return settled, f"{str(attrs['brand']).title()} {attrs['kind']}"
+        brand = str(attrs["brand"])
+        return settled, f"{brand.title() if brand == brand.lower() else brand} {attrs['kind']}"
     return settled, attrs["kind"]
 
 
 def pick_instrument(ctx: GroundingContext, what: str, options: list[Option],
-                    usable: Callable[[Option], bool] | None = None) -> tuple[Option, Choice, str] | None:
+                    usable: Callable[[Option], bool] | None = None) -> Instrument | None:
     """A seeded pick among the instruments `usable` allows (default: all), named so that it is the only fit among
-    `options` (`name_instrument`): (option, choice, words), or None when none is usable or no words single it out."""
+    `options` (`name_instrument`), or None when none is usable or no words single it out."""
     fit = [o for o in options if usable is None or usable(o)]
     if not fit:
         return None
     pick = ctx.rng.choice(fit)
     named = name_instrument(what, pick, options)
-    return None if named is None else (pick, *named)
+    return None if named is None else Instrument(pick, *named)

@@ -20,6 +20,7 @@ import networkx as nx
 
 from tau_emotion.core.models import Action
 from tau_emotion.tracer.decisions import attach_decision
+from tau_emotion.tracer.drafts import Ungrounded
 from tau_emotion.tracer.grounders import plural_key
 from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Persona, TracerHints
 from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result, phrase_in
@@ -114,6 +115,14 @@ def merge_facts(known: dict[str, Any], facts: dict[str, Any]) -> None:
         known[plural] = values
 
 
+def attempt(grounder: Any, ctx: GroundingContext) -> Any:
+    """Call a pack's `persona` or goal grounder: its result, or None when it gave up (`Ungrounded`)."""
+    try:
+        return grounder(ctx)
+    except Ungrounded:
+        return None
+
+
 def _needed(draft: IntentDraft, with_goal: bool) -> set[tuple[str, Any]]:
     keys: set[tuple[str, Any]] = set()
     if with_goal:
@@ -148,7 +157,7 @@ class Grounder:
             raise Reject("ungroundable", f"domain '{domain.name}' gives no persona() in its tracer hints")
         state = domain.database.state()
         ctx = GroundingContext(domain=domain, state=state, persona=None, rng=rng)  # type: ignore[arg-type]
-        persona = hints.persona(ctx)
+        persona = attempt(hints.persona, ctx)
         if persona is None:
             raise Reject("ungroundable", "no persona")
         ctx.persona = persona
@@ -167,7 +176,7 @@ class Grounder:
         for i, goal in enumerate(goals):
             ctx.index, ctx.is_last = i, i == len(goals) - 1
             ctx.want_challenge = rng.random() < self.profile.challenge_rate
-            draft = hints.goals[goal](ctx)
+            draft = attempt(hints.goals[goal], ctx)
             tried = [goal]
             while draft is None and len(tried) < self.retries:
                 # another goal the graph allows at this point, for the same persona
@@ -176,7 +185,7 @@ class Grounder:
                     break
                 goal = weighted_choice(rng, allowed, hints.goal_weights)
                 tried.append(goal)
-                draft = hints.goals[goal](ctx)
+                draft = attempt(hints.goals[goal], ctx)
             if draft is None:
                 raise Reject("ungroundable", f"{', '.join(tried)}: nothing to ground for this persona")
             reachable = nx.descendants(self.graph.graph, draft.goal)

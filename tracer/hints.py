@@ -21,16 +21,17 @@ user's lines, "the agent" in the instruction); the refiner renders them in the f
 simulated user's lines and in the second person for the instruction.
 
 Besides `TracerHints`, this module re-exports what goal grounders build (`Persona`, `IntentDraft`,
-`Choice`, `Option`, `Output`, `Mood`, `GroundingContext`, `Reference`, `draft`) and the building blocks
-of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments), so a pack needs no
-other Tracer module.
+`Choice`, `Option`, `Output`, `Mood`, `GroundingContext`, `Reference`, `Refusal`, `draft`), how a grounder
+gives up (`need`, `Ungrounded`, `first_grounded`; `ctx.choose` and `ctx.call` give up too) and the building
+blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges),
+so a pack needs no other Tracer module. `goals_in(globals())` collects a module's `ground_<tool>` functions.
 """
 
 from __future__ import annotations
 
 import difflib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -48,14 +49,20 @@ from tau_emotion.tracer.drafts import (
     Output,
     Persona,
     Reference,
+    Refusal,
+    Ungrounded,
     draft,
+    first_grounded,
+    need,
 )
 from tau_emotion.tracer.grounders import (
     INSTRUMENT_ORDERS,
+    Instrument,
     day_period,
     days_between,
     fact_values,
     fact_wording,
+    instrument_options,
     join_and,
     money,
     month_day,
@@ -64,6 +71,7 @@ from tau_emotion.tracer.grounders import (
     pick_fresh,
     pick_instrument,
     plural_key,
+    refused_calls,
     settle,
     shift_date,
     used_by_earlier_intents,
@@ -73,11 +81,11 @@ if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
 
 __all__ = [
-    "INSTRUMENT_ORDERS", "Choice", "GroundingContext", "HintsError", "IntentDraft", "Mood", "Option", "Output",
-    "Persona", "Reference", "TracerHints", "day_period", "days_between", "draft", "fact_values", "fact_wording",
-    "join_and", "money", "month_day", "name_instrument", "per_database", "pick_fresh", "pick_instrument",
-    "plural_key", "settle",
-    "shift_date", "used_by_earlier_intents",
+    "Choice", "GroundingContext", "HintsError", "Instrument", "INSTRUMENT_ORDERS", "IntentDraft", "Mood", "Option",
+    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "day_period", "days_between", "draft",
+    "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options", "join_and", "money",
+    "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
+    "refused_calls", "settle", "shift_date", "used_by_earlier_intents",
 ]
 
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -132,6 +140,16 @@ class TracerHints(BaseModel):
     @property
     def can_ground(self) -> bool:
         return self.persona is not None and bool(self.goals)
+
+
+def goals_in(namespace: Mapping[str, Any], prefix: str = "ground_") -> dict[str, Callable[[GroundingContext], Any]]:
+    """The goal grounders a hints module defines, found by name: `ground_<tool>` grounds the goal tool <tool>.
+
+    `goals=goals_in(globals())` at the end of the module (in the order the grounders are defined, which is
+    the order the Tracer tries them in) instead of a dict naming each grounder twice. A name that is no tool
+    of the domain fails `tau tracer build`, as a misspelt key of a written dict would.
+    """
+    return {name.removeprefix(prefix): fn for name, fn in namespace.items() if name.startswith(prefix) and callable(fn)}
 
 
 class TracerHooks:

@@ -28,18 +28,22 @@ from tau_emotion.tracer.hints import (
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     day_period,
     days_between,
     draft,
     fact_values,
     fact_wording,
+    first_grounded,
+    goals_in,
+    instrument_options,
     money,
     month_day,
+    need,
     per_database,
     pick_fresh,
     pick_instrument,
-    settle,
     shift_date,
     used_by_earlier_intents,
 )
@@ -95,8 +99,7 @@ def _user(ctx: GroundingContext) -> dict:
 
 
 def _reservations(ctx: GroundingContext) -> list[dict]:
-    table = ctx.state["reservations"]
-    return [r for rid in _user(ctx)["reservations"] if (r := table.peek(rid)) is not None]
+    return ctx.rows("reservations", _user(ctx)["reservations"])
 
 
 def _trip(ctx: GroundingContext, res: dict) -> str:
@@ -108,8 +111,6 @@ def _future(ctx: GroundingContext, res: dict) -> bool:
     """Active and no flight departed or departing today (every flight still open for booking)."""
     return res["status"] == "active" and all(
         _status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in res["flights"])
-
-
 
 
 def _birthday(date: str) -> str:
@@ -142,60 +143,44 @@ _CANCEL_REASONS = {"change of plans": "your plans changed",
                    "weather: a storm is forecast": "a storm is forecast",
                    "the airline cancelled a flight": "the airline cancelled a flight"}
 
-# key -> (one value, several values); {} takes the values said as `_WORDING` says them, joined with "and"
+
+def _trip_type(value: Any) -> str:
+    return "the trip is one-way" if value == "one way" else "it is a round trip" if value == "round trip" \
+        else f"the trip is {value}"
+
+
+# key -> how the instruction says it (one value, several values), and how each value is said
 _FACTS = {
     "reservation_id": ("your reservation number is {}", "your reservation numbers are {}"),
     "trip_origin": ("the trip starts in {}", "the trips start in {}"),
     "trip_destination": ("the trip goes to {}", "the trips go to {}"),
-    "trip_date": ("the trip is on {}", "the trips are on {}"),
-    "new_travel_date": ("you want to fly on {} instead", "the new dates are {}"),
-    "new_cabin": ("you want to switch to {}", "you want to switch to {}"),
-    "total_checked_bags": ("you want {} in total", "you want {} in total"),
-    "checked_bags": ("you want {}", "you want {}"),
-    "checked_bags_wanted": ("you want {}", "you want {}"),
-    "cancellation_reason": ("you are cancelling because {}", "you are cancelling because {}"),
-    "payment_method": ("you use {}", "you use {}"),
-    "payment": ("you pay with {}", "you pay with {}"),
-    "origin": ("you fly out of {}", "you fly out of {}"),
-    "destination": ("you are going to {}", "you are going to {}"),
-    "travel_date": ("you leave on {}", "you leave on {}"),
-    "return_date": ("you come back on {}", "you come back on {}"),
-    "cabin": ("you fly {}", "you fly {}"),
-    "trip_type": ("{}", "{}"),
-    "companion": ("you travel with {}", "you travel with {}"),
-    "companion_name": ("you travel with {}", "you travel with {}"),
-    "new_passenger": ("the new passenger is {}", "the new passengers are {}"),
+    "trip_date": ("the trip is on {}", "the trips are on {}", month_day),
+    "new_travel_date": ("you want to fly on {} instead", "the new dates are {}", month_day),
+    "new_cabin": ("you want to switch to {}", {"business": "business class"}),
+    "total_checked_bags": ("you want {} in total", _bags),
+    "checked_bags": ("you want {}", _bags),
+    "checked_bags_wanted": ("you want {}", _bags),
+    "cancellation_reason": ("you are cancelling because {}", _CANCEL_REASONS),
+    "payment_method": ("you use {}", _yours),
+    "payment": ("you pay with {}", _yours),
+    "origin": "you fly out of {}",
+    "destination": "you are going to {}",
+    "travel_date": ("you leave on {}", month_day),
+    "return_date": ("you come back on {}", month_day),
+    "cabin": ("you fly {}", {"business": "business class"}),
+    "trip_type": ("{}", _trip_type),
+    "companion": ("you travel with {}", _person),
+    "companion_name": "you travel with {}",
+    "new_passenger": ("the new passenger is {}", "the new passengers are {}", _person),
     "passenger_to_replace": ("the passenger to replace is {}", "the passengers to replace are {}"),
     "passenger_to_correct": ("the passenger whose details are wrong is {}", "the passengers whose details are wrong are {}"),
-    "correct_dob": ("the correct date of birth is {}", "the correct dates of birth are {}"),
+    "correct_dob": ("the correct date of birth is {}", "the correct dates of birth are {}", _birthday),
     "flight_number": ("the flight number is {}", "the flight numbers are {}"),
-    "flight_date": ("the flight is on {}", "the flights are on {}"),
+    "flight_date": ("the flight is on {}", "the flights are on {}", month_day),
 }
-_DATES = ("trip_date", "new_travel_date", "travel_date", "return_date", "flight_date")
 
 
-def _word(base: str, value: Any) -> str:
-    if base in _DATES:
-        return month_day(str(value))
-    if base == "correct_dob":
-        return _birthday(str(value))
-    if base in ("total_checked_bags", "checked_bags", "checked_bags_wanted"):
-        return _bags(value)
-    if base in ("payment_method", "payment"):
-        return _yours(value)
-    if base in ("new_cabin", "cabin"):
-        return "business class" if value == "business" else str(value)
-    if base == "trip_type":
-        return "the trip is one-way" if value == "one way" else "it is a round trip" if value == "round trip" \
-            else f"the trip is {value}"
-    if base == "cancellation_reason":
-        return _CANCEL_REASONS.get(str(value), str(value))
-    if base in ("companion", "new_passenger"):
-        return _person(value)
-    return str(value)
-
-
-_wording = fact_wording(_FACTS, _word, unsaid=["card_last_four_digits"])
+_wording = fact_wording(_FACTS, unsaid=["card_last_four_digits"])
 
 
 def fact_phrase(key: str, value: Any) -> str | None:
@@ -225,19 +210,15 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
         ref.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
         return ref
     others = _reservations(ctx)
-    options = [Option(r["reservation_id"], {"origin": _place(ctx, r["origin"]),
-                                            "destination": _place(ctx, r["destination"]),
-                                            "date": r["flights"][0]["date"]}) for r in others]
-    wanted = {"origin": _place(ctx, res["origin"]), "destination": _place(ctx, res["destination"]),
-              "date": res["flights"][0]["date"]}
-    settled = settle("reservation", rid, options, wanted,
-                     (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
-    selectors = settled.selectors if settled else None
-    if selectors is None or len(others) == 1 or ctx.rng.random() < tell_id:
+    settled = Choice.fewest("reservation", res, others, "reservation_id", lambda r: {
+        "origin": _place(ctx, r["origin"]), "destination": _place(ctx, r["destination"]), "date": r["flights"][0]["date"]},
+        (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
+    if settled is None or len(others) == 1 or ctx.rng.random() < tell_id:
         ref.facts["reservation_id"] = rid
         ref.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
         return ref
-    ref.choices.append(Choice("reservation", rid, options, selectors))
+    selectors = settled.selectors
+    ref.choices.append(settled)
     ref.facts.update({f"trip_{k}": v for k, v in selectors.items()})
     ref.reads["list_user_reservations"] = [{"user_id": res["user_id"]}]
     ref.evidence.append("list_user_reservations")
@@ -248,28 +229,12 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
 
 def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> tuple[str, Choice, dict, str] | None:
     """A credit or gift card that can pay `charge`: (id, choice, facts, phrase), worded so it is the only fit."""
-    methods = _user(ctx)["payment_methods"]
-    options = []
-    for pid, m in methods.items():
-        kind = m["source"].replace("_", " ")
-        attrs = {"kind": kind}
-        if m["source"] == "credit_card":
-            attrs.update(brand=m["brand"], last_four=m["last_four"])
-        elif m["source"] == "gift_card":
-            # named by the end of its id, never by its balance: the balance changes during the task
-            attrs.update(balance=m["amount"], last_four=pid[-4:])
-        options.append(Option(pid, attrs))
-    picked = pick_instrument(ctx, "payment method", options, lambda o: o.attrs["kind"] == "credit card" or (
-        o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge)))
-    if picked is None:
-        return None
-    pick, settled, words = picked
-    facts = {"payment_method": words}
-    if "last_four" in settled.selectors:
-        facts["card_last_four_digits"] = pick.attrs["last_four"]
-    phrase = (f"get the difference back on {{{{my}}}} {words}" if refund
-              else f"pay with {{{{my}}}} {words}" if charge else f"use {{{{my}}}} {words} if anything is charged")
-    return pick.value, settled, facts, phrase
+    pay = need(pick_instrument(ctx, "payment method", instrument_options(_user(ctx)["payment_methods"]),
+                               lambda o: o.attrs["kind"] == "credit card" or (
+                                   o.attrs["kind"] == "gift card" and (refund or o.attrs["balance"] >= charge))))
+    phrase = (f"get the difference back on {{{{my}}}} {pay.words}" if refund else f"pay with {{{{my}}}} {pay.words}"
+              if charge else f"use {{{{my}}}} {pay.words} if anything is charged")
+    return pay.value, pay.choice, pay.facts("card_last_four_digits"), phrase
 
 
 def _pick(ctx: GroundingContext, items: list[dict]) -> dict | None:
@@ -312,9 +277,7 @@ def _flight_choice(ctx: GroundingContext, found: list[dict], cabin: str, n: int)
     """One of the bookable results and the preference that picks it (none needed when it is the only one)."""
     options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": day_period(f["departure"])})
                for f in found if f["seats"][cabin] >= n]
-    if not options:
-        return None
-    pick = ctx.rng.choice(options)
+    pick = ctx.choose(options)
     flight = next(f for f in found if f["flight_number"] == pick.value)
     if len(options) == 1:
         return flight, Choice("flight", pick.value, options), []
@@ -334,9 +297,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     wanted = ("basic_economy",) if challenge else ("economy", "business")
     items = [r for r in _reservations(ctx) if r["cabin"] in wanted and _future(ctx, r)
              and (r["flight_type"], len(r["flights"])) in (("one_way", 1), ("round_trip", 2))]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     n = len(res["passengers"])
     which = ctx.rng.randrange(len(res["flights"]))
     leg = res["flights"][which]
@@ -346,10 +307,7 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     if not "2024-05-16" <= new_date <= "2024-05-30" or (other and (new_date >= other if which == 0 else new_date <= other)):
         return None
     found = _legs_search(ctx, leg["origin"], leg["destination"], new_date)
-    chosen = _flight_choice(ctx, found, res["cabin"], n)
-    if chosen is None:
-        return None
-    flight, choice, prefs = chosen
+    flight, choice, prefs = need(_flight_choice(ctx, found, res["cabin"], n))
     flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
     flights[which] = {"flight_number": flight["flight_number"], "date": new_date}
     new_price = flight["prices"][res["cabin"]]
@@ -366,14 +324,11 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
         return draft("change_flight_basic_economy", "update_reservation_flights",
                      {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
                       "payment_id": next(iter(_user(ctx)["payment_methods"]))},
-                     request, ref, facts={"new_travel_date": new_date}, refused=True,
-                     outputs=[Output("basic economy", reason="basic_economy")], evidence=["get_reservation_details"],
+                     request, ref, facts={"new_travel_date": new_date}, evidence=["get_reservation_details"],
+                     refusal=Refusal("basic_economy", "basic economy"),
                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
                                days_between(TODAY, leg["date"])))
-    paid = _payment(ctx, max(diff, 0), refund=diff < 0)
-    if paid is None:
-        return None
-    pid, pay_choice, pay_facts, pay_phrase = paid
+    pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, max(diff, 0), refund=diff < 0))
     outputs = [Output(money(abs(diff)), "the fare difference")] if diff else []
     return draft("change_flight", "update_reservation_flights",
                  {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
@@ -389,9 +344,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
         items = [r for r in _reservations(ctx) if r["status"] == "active" and r["cabin"] != "business"
                  and any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])
                  and any(_status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in r["flights"])]
-        res = _pick(ctx, items)
-        if res is None:
-            return None
+        res = need(_pick(ctx, items))
         ref = _ref(ctx, res)
         flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
         flown = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
@@ -407,9 +360,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
                      handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
                      mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     cabins = [c for c in ("economy", "business") if c != res["cabin"]]
     if res["cabin"] == "business":
         cabins = ["economy"]
@@ -418,8 +369,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     searches, new_prices = [], []
     for leg in res["flights"]:
         entry = ctx.state["flights"].peek(leg["flight_number"])["dates"][leg["date"]]
-        if entry["available_seats"][cabin] < n:
-            return None
+        need(entry["available_seats"][cabin] >= n)
         new_prices.append(entry["prices"][cabin])
         search = {"origin": leg["origin"], "destination": leg["destination"], "date": leg["date"]}
         if search not in searches:
@@ -428,10 +378,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     diff = (sum(new_prices) - sum(old)) * n
     high, low = (new_prices, old) if diff >= 0 else (old, new_prices)
     expression = f"({' + '.join(map(str, high))} - {' - '.join(map(str, low))}) * {n}"
-    paid = _payment(ctx, max(diff, 0), refund=diff < 0)
-    if paid is None:
-        return None
-    pid, pay_choice, pay_facts, pay_phrase = paid
+    pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, max(diff, 0), refund=diff < 0))
     ref = _ref(ctx, res)
     flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
     verb = "upgrade" if cabin == "business" or res["cabin"] == "basic_economy" else "change"
@@ -450,7 +397,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
     first, second = (_change_date, _change_cabin) if ctx.rng.random() < 0.5 else (_change_cabin, _change_date)
-    return first(ctx) or second(ctx)
+    return first_grounded(ctx, first, second)
 
 
 # --------------------------------------------------------------------------- bags and passengers
@@ -459,9 +406,7 @@ def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | No
 def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     ref = _ref(ctx, res)
     n = len(res["passengers"])
     if ctx.want_challenge and res["total_baggages"] >= 1:
@@ -471,7 +416,7 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                       "nonfree_baggages": min(res["nonfree_baggages"], total),
                       "payment_id": next(iter(user["payment_methods"]))},
                      [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
-                     ref, facts={"checked_bags_wanted": total}, refused=True, outputs=[Output("removed", reason="bags_not_removable")],
+                     ref, facts={"checked_bags_wanted": total}, refusal=Refusal("bags_not_removable", "removed"),
                      evidence=["get_reservation_details"],
                      mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
                                days_between(TODAY, res["flights"][0]["date"])))
@@ -479,13 +424,9 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
     total = res["total_baggages"] + added
     allowance = FREE_BAGS[user["membership"]][res["cabin"]] * n
     nonfree = max(0, total - allowance)
-    if nonfree < res["nonfree_baggages"]:
-        return None
+    need(nonfree >= res["nonfree_baggages"])
     fee = BAG_FEE * (nonfree - res["nonfree_baggages"])
-    paid = _payment(ctx, fee)
-    if paid is None:
-        return None
-    pid, pay_choice, pay_facts, pay_phrase = paid
+    pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, fee))
     bags = "one checked bag" if added == 1 else f"{added} checked bags"
     outputs = [Output(money(fee), "the bag fee")] if fee else []
     reads = {"calculate": [{"expression": f"{BAG_FEE} * {nonfree - res['nonfree_baggages']}"}]} if fee else {}
@@ -508,9 +449,7 @@ _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11
 
 def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft | None:
     items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     ref = _ref(ctx, res)
     passengers = [dict(p) for p in res["passengers"]]
     first, last, dob = ctx.rng.choice(_NEW_PEOPLE)
@@ -520,7 +459,7 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
         return draft("add_passenger", "update_reservation_passengers",
                      {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
                      [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
-                     facts={"new_passenger": newcomer}, refused=True, outputs=[Output("number of passengers", reason="passengers_fixed")],
+                     facts={"new_passenger": newcomer}, refusal=Refusal("passengers_fixed", "number of passengers"),
                      evidence=["get_reservation_details"],
                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
                                days_between(TODAY, res["flights"][0]["date"])))
@@ -576,9 +515,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         flown = [r for r in active if any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
-        res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
-        if res is None:
-            return None
+        res = need(_pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown))
         ref = _ref(ctx, res)
         reason, said = _REASONS["none"]
         if res in flown:
@@ -594,13 +531,11 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
                          mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
-                     refused=True, outputs=[Output("insurance", reason="cancel_not_covered")], evidence=["get_reservation_details"], context=reason,
+                     refusal=Refusal("cancel_not_covered", "insurance"), evidence=["get_reservation_details"], context=reason,
                      mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
                                days_between(TODAY, res["flights"][0]["date"])))
     items = [r for r in unflown if _cancel_grounds(ctx, r)]
-    res = _pick(ctx, items)
-    if res is None:
-        return None
+    res = need(_pick(ctx, items))
     grounds = _cancel_grounds(ctx, res)
     reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else grounds]
     ref = _ref(ctx, res)
@@ -633,8 +568,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
                 break
     wanted = [d for d in disrupted if d[3] != ctx.want_challenge]
     earlier = [d for d in wanted if d[0]["reservation_id"] in used_by_earlier_intents(ctx, "reservation_id", "reservation")]
-    if not wanted:
-        return None
+    need(wanted)
     res, leg, status, _ = ctx.rng.choice(earlier or wanted)
     ref = _ref(ctx, res)
     n = len(res["passengers"])
@@ -648,7 +582,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return draft("compensation_not_eligible", "send_certificate",
                      {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
-                     request, ref, refused=True, outputs=[Output("insurance", reason="compensation_not_eligible")], context=context,
+                     request, ref, refusal=Refusal("compensation_not_eligible", "insurance"), context=context,
                      reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
                      mood=mood)
     amount = per * n
@@ -667,16 +601,6 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
 
 
 # --------------------------------------------------------------------------- booking
-
-
-def _onestop(ctx: GroundingContext, origin: str, destination: str, date: str) -> list[list[dict]]:
-    text, is_error = ctx.domain.toolset.call(ctx.state, "search_onestop_flight",
-                                             {"origin": origin, "destination": destination, "date": date})
-    if is_error:
-        return []
-    import json
-
-    return json.loads(text)
 
 
 def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
@@ -706,21 +630,16 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     legs: list[tuple[str, str, int]] = []  # (number, date, price)
     direct = _legs_search(ctx, origin, destination, date)
     if direct and rng.random() < 0.7:
-        chosen = _flight_choice(ctx, direct, cabin, n)
-        if chosen is None:
-            return None
+        chosen = need(_flight_choice(ctx, direct, cabin, n))
         flight, choice, more = chosen
         reads["search_direct_flight"] = [{"origin": origin, "destination": destination, "date": date}]
         choices.append(choice)
         prefs += ["fly nonstop", *more]
         legs.append((flight["flight_number"], date, flight["prices"][cabin]))
     else:
-        if direct:
-            return None
-        pairs = [p for p in _onestop(ctx, origin, destination, date)
-                 if all(f["available_seats"][cabin] >= n for f in p)]
-        if not pairs:
-            return None
+        need(not direct)
+        search = {"origin": origin, "destination": destination, "date": date}
+        pairs = need([p for p in ctx.call("search_onestop_flight", search) if all(f["available_seats"][cabin] >= n for f in p)])
         options = [Option(p[0]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         totals = [p[0]["prices"][cabin] + p[1]["prices"][cabin] for p in pairs]
         if totals.count(min(totals)) > 1:
@@ -729,8 +648,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         choice = Choice("connection", pick[0]["flight_number"], options, order=("price", "min"))
         if len(pairs) > 1:
             prefs.append("take the cheapest connection")
-        reads["search_direct_flight"] = [{"origin": origin, "destination": destination, "date": date}]
-        reads["search_onestop_flight"] = [{"origin": origin, "destination": destination, "date": date}]
+        reads["search_direct_flight"], reads["search_onestop_flight"] = [search], [dict(search)]
         seconds = [Option(p[1]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         dates = [Option(p[1]["date"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         choices += [choice, Choice("connecting flight", pick[1]["flight_number"], seconds, order=("price", "min")),
@@ -740,13 +658,9 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     back_date = None
     if round_trip:
         back_date = shift_date(date, rng.randrange(2, 6))
-        if back_date > "2024-05-30":
-            return None
+        need(back_date <= "2024-05-30")
         back = _legs_search(ctx, destination, origin, back_date)
-        chosen = _flight_choice(ctx, back, cabin, n)
-        if chosen is None:
-            return None
-        flight, choice, more = chosen
+        flight, choice, more = need(_flight_choice(ctx, back, cabin, n))
         reads["search_direct_flight"].append({"origin": destination, "destination": origin, "date": back_date})
         choices.append(choice)
         prefs += [p.replace("option", "return option").replace(" flight", " return flight") for p in more]
@@ -777,12 +691,9 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
         payment_words, challenge = "pay with both of {{my}} travel certificates together", True
         payment_fact = "both travel certificates, nothing else"
     else:
-        if not cards:
-            return None
-        card_pay = _payment_card(ctx, cards)
-        if card_pay is None:
-            return None
-        card, card_choice, card_words = card_pay
+        need(cards)
+        pay = need(pick_instrument(ctx, "credit card", instrument_options(methods), lambda o: o.value in cards))
+        card, card_choice, card_words = pay.value, pay.choice, pay.words
         choices.append(card_choice)
         extra = rng.choice(["card", "gift", "cert"])
         kinds = [Option(pid, {"kind": m["source"]}) for pid, m in methods.items()]
@@ -846,14 +757,6 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                        decline="hold off on booking")
 
 
-def _payment_card(ctx: GroundingContext, cards: list[str]) -> tuple[str, Choice, str] | None:
-    methods = _user(ctx)["payment_methods"]
-    options = [Option(pid, {"kind": m["source"].replace("_", " "), "brand": m.get("brand"),
-                            "last_four": m.get("last_four", pid[-4:])}) for pid, m in methods.items()]
-    picked = pick_instrument(ctx, "credit card", options, lambda o: o.value in cards)
-    return None if picked is None else (picked[0].value, picked[1], picked[2])
-
-
 # --------------------------------------------------------------------------- flight status
 
 
@@ -868,9 +771,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
                     leg["date"] > TODAY and status == "cancelled"):
                 found.append((res, leg, status))
                 break
-    if not found:
-        return None
-    res, leg, status = ctx.rng.choice(found)
+    res, leg, status = ctx.choose(found)
     ref = _ref(ctx, res)
     when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
@@ -887,15 +788,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "update_reservation_flights": ground_update_reservation_flights,
-        "update_reservation_baggages": ground_update_reservation_baggages,
-        "update_reservation_passengers": ground_update_reservation_passengers,
-        "cancel_reservation": ground_cancel_reservation,
-        "send_certificate": ground_send_certificate,
-        "book_reservation": ground_book_reservation,
-        "get_flight_status": ground_get_flight_status,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     # few users have a disrupted flight or a changeable one: draw those goals more often
     goal_weights={"send_certificate": 2.5, "update_reservation_flights": 2.0, "get_flight_status": 0.7,
                   "book_reservation": 0.8, "update_reservation_passengers": 0.7},

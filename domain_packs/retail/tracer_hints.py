@@ -24,11 +24,15 @@ from tau_emotion.tracer.hints import (
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     draft,
     fact_wording,
+    goals_in,
+    instrument_options,
     money,
     name_instrument,
+    need,
     per_database,
     pick_fresh,
     pick_instrument,
@@ -66,17 +70,11 @@ def _user(ctx: GroundingContext) -> dict:
 
 
 def _orders(ctx: GroundingContext, *status: str) -> list[dict]:
-    table = ctx.state["orders"]
-    return [o for oid in _user(ctx)["orders"] if (o := table.peek(oid)) is not None and o["status"] in status]
+    return [o for o in ctx.rows("orders", _user(ctx)["orders"]) if o["status"] in status]
 
 
 def _pick(ctx: GroundingContext, orders: list[dict]) -> dict | None:
     return pick_fresh(ctx, orders, "order_id", "order")
-
-
-def _addr_words(a: dict) -> str:
-    line = a["address1"] + (f", {a['address2']}" if a["address2"] else "")
-    return f"{line}, {a['city']}, {a['state']} {a['zip']}, {a['country']}"
 
 
 def _addr_facts(a: dict) -> dict:
@@ -108,23 +106,10 @@ def _order(order: dict) -> Reference:
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
              allowed: set[str] | None = None) -> tuple[str, Choice, str] | None:
     """A payment method able to pay `charge`: (id, choice, words), named so it is the only fit."""
-    methods = _user(ctx)["payment_methods"]
-    options = []
-    for pid, m in methods.items():
-        attrs: dict[str, Any] = {"kind": m["source"].replace("_", " ").replace("paypal", "PayPal account")}
-        if m["source"] == "credit_card":
-            attrs.update(brand=m["brand"], last_four=m["last_four"])
-        else:
-            attrs.update(last_four=pid[-4:])
-        options.append(Option(pid, attrs))
-
-    def usable(o: Option) -> bool:
-        m = methods[o.value]
-        return o.value != exclude and (allowed is None or o.value in allowed) and (
-            m["source"] != "gift_card" or m["balance"] >= charge)
-
-    picked = pick_instrument(ctx, "payment method", options, usable)
-    return None if picked is None else (picked[0].value, picked[1], picked[2])
+    options = instrument_options(_user(ctx)["payment_methods"], {"paypal": "PayPal account"})
+    pay = pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
+        allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge))
+    return None if pay is None else (pay.value, pay.choice, pay.words)
 
 
 def _item(ctx: GroundingContext, order: dict) -> dict | None:
@@ -175,7 +160,7 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
     product = ctx.state["products"].peek(item["product_id"])
     others = [v for v in product["variants"].values() if v["available"] and v["item_id"] != item["item_id"]]
     if not others:
-        return None
+        return None  # not Ungrounded: the caller draws a swap for every item before it gives up
     dearer = [v for v in others if v["price"] - item["price"] >= 20]
     # most people who swap want something better, which costs more: that is where a decision rule fits
     new = ctx.rng.choice(dearer if dearer and ctx.rng.random() < 0.95 else others)
@@ -189,16 +174,7 @@ def _address(a: dict) -> str:
 
 
 _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
-
-
-def _word(key: str, value: Any) -> str:
-    if key == "new_address":
-        return _address(value)
-    if key == "cancellation_reason":
-        return _REASONS.get(value, value)
-    if key.startswith(("wanted_options", "options")):
-        return f"the {value} version"
-    return f"the {value}" if key.endswith(("item_to_return", "item_to_change")) or key == "product" else str(value)
+_THE, _VERSION = "the {}".format, "the {} version".format
 
 
 def _each(said: list[str]) -> str:
@@ -209,23 +185,23 @@ def _each(said: list[str]) -> str:
 #: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
 fact_phrase = fact_wording({
     "order_id": ("your order number is {}", "your order numbers are {}"),
-    "new_address": ("your new address is {}", "your new address is {}"),
+    "new_address": ("your new address is {}", _address),
     "refund_to": lambda said: f"the refund{'s go' if len(said) > 1 else ' goes'} to your {_each(said)}",
     "payment_method": lambda said: f"the payment method{'s are' if len(said) > 1 else ' is'} your {_each(said)}",
     "new_payment_method": lambda said: f"you want to pay with your {_each(said)} instead",
-    "cancellation_reason": ("you are cancelling because {}", "you are cancelling because {}"),
-    "item_to_return": ("you are sending back {}", "you are sending back {}"),
-    "first_item_to_return": ("you are sending back {}", "you are sending back {}"),
-    "second_item_to_return": ("you are also sending back {}", "you are also sending back {}"),
-    "item_to_change": ("the item is {}", "the items are {}"),
-    "first_item_to_change": ("the first item is {}", "the first items are {}"),
-    "second_item_to_change": ("the second item is {}", "the second items are {}"),
-    "wanted_options": ("you want {}", "you want {} respectively"),
-    "wanted_options_for_first": ("you want {}", "you want {} respectively"),
-    "wanted_options_for_second": ("you want {}", "you want {} respectively"),
-    "options": ("you want {}", "you want {} respectively"),
-    "product": ("you are asking about {}", "you are asking about {}"),
-}, _word)
+    "cancellation_reason": ("you are cancelling because {}", _REASONS),
+    "item_to_return": ("you are sending back {}", _THE),
+    "first_item_to_return": ("you are sending back {}", _THE),
+    "second_item_to_return": ("you are also sending back {}", _THE),
+    "item_to_change": ("the item is {}", "the items are {}", _THE),
+    "first_item_to_change": ("the first item is {}", "the first items are {}", _THE),
+    "second_item_to_change": ("the second item is {}", "the second items are {}", _THE),
+    "wanted_options": ("you want {}", "you want {} respectively", _VERSION),
+    "wanted_options_for_first": ("you want {}", "you want {} respectively", _VERSION),
+    "wanted_options_for_second": ("you want {}", "you want {} respectively", _VERSION),
+    "options": ("you want {}", "you want {} respectively", _VERSION),
+    "product": ("you are asking about {}", _THE),
+})
 
 
 # --------------------------------------------------------------------------- persona
@@ -252,12 +228,10 @@ def persona(ctx: GroundingContext) -> Persona | None:
 
 
 def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any, words: str) -> IntentDraft | None:
-    order = _pick(ctx, _orders(ctx, "processed", "delivered"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "processed", "delivered")))
     oid = order["order_id"]
-    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order), refused=True,
-                 outputs=[Output("processed", reason="not_pending")],
+    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order),
+                 refusal=Refusal("not_pending", "processed"),
                  mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
 
 
@@ -268,9 +242,7 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
             return None
         return _not_pending(ctx, "cancel_not_pending", "cancel_pending_order",
                             lambda o: {"order_id": o["order_id"], "reason": reason}, "cancel")
-    order = _pick(ctx, _orders(ctx, "pending"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "pending")))
     oid = order["order_id"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
     said = "{{I}} no longer need it" if reason == "no longer needed" else "{{I}} ordered it by mistake"
@@ -283,16 +255,12 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
-    order = _pick(ctx, _orders(ctx, "pending"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "pending")))
     oid = order["order_id"]
-    new = _new_address(ctx, order["address"])
-    if new is None:
-        return None
+    new = need(_new_address(ctx, order["address"]))
     return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
-                 [f"ship order {oid} to {_addr_words(new)} instead",
-                  f"change the shipping address of order {oid} to {_addr_words(new)}"], _order(order),
+                 [f"ship order {oid} to {_address(new)} instead",
+                  f"change the shipping address of order {oid} to {_address(new)}"], _order(order),
                  facts=_addr_facts(new),
                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
 
@@ -301,30 +269,21 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
     challenge = ctx.want_challenge
     orders = _orders(ctx, "pending")
     orders = [o for o in orders if sum(p["transaction_type"] == "payment" for p in o["payment_history"]) == 1]
-    order = _pick(ctx, orders)
-    if order is None:
-        return None
+    order = need(_pick(ctx, orders))
     oid = order["order_id"]
     total = order["payment_history"][0]["amount"]
     current = order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
     if challenge:
-        short = [pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current]
-        if not short:
-            return None
+        short = need([pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current])
         options = [Option(pid, {"kind": m["source"].replace("_", " ")}) for pid, m in methods.items()]
-        if sum(o.attrs["kind"] == "gift card" for o in options) != 1:
-            return None
+        need(sum(o.attrs["kind"] == "gift card" for o in options) == 1)
         return draft("gift_card_short", "modify_pending_order_payment",
                      {"order_id": oid, "payment_method_id": short[0]},
-                     [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order), refused=True,
-                     evidence=["get_user_details"],
-                     outputs=[Output("balance", reason="gift_card_balance")],
+                     [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order),
+                     evidence=["get_user_details"], refusal=Refusal("gift_card_balance", "balance"),
                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
-    paid = _payment(ctx, total, exclude=current)
-    if paid is None:
-        return None
-    pid, choice, words = paid
+    pid, choice, words = need(_payment(ctx, total, exclude=current))
     return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
                  [f"pay for order {oid} with {{{{my}}}} {words} instead"],
                  _order(order), facts={"new_payment_method": words},
@@ -333,25 +292,17 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
 
 
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
-    order = _pick(ctx, _orders(ctx, *statuses))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, *statuses)))
     names = [i["name"] for i in order["items"]]
-    once = [i for i in order["items"] if names.count(i["name"]) == 1]
-    if not once:
-        return None
+    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
     # often two items at once: the policy wants every item collected before the one call
     count = 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1
     items = ctx.rng.sample(once, count)
     swaps = [_variant_swap(ctx, item) for item in items]
-    if any(sw is None for sw in swaps):
-        return None
+    need(None not in swaps)
     news = [sw[0] for sw in swaps]
     diff = round(sum(n["price"] for n in news) - sum(i["price"] for i in items), 2)
-    paid = _payment(ctx, max(diff, 0))
-    if paid is None:
-        return None
-    pid, pay_choice, pay_words = paid
+    pid, pay_choice, pay_words = need(_payment(ctx, max(diff, 0)))
     oid = order["order_id"]
     wanted = [_options(n["options"]) for n in news]
     pairs = " and ".join(f"the {_item_words(i)} for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
@@ -383,18 +334,15 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
-        if ctx.rng.random() < 0.85:
-            return None
+        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
         order = _pick(ctx, _orders(ctx, "processed"))
-        item = _item(ctx, order) if order else None
-        if item is None:
-            return None
+        item = need(_item(ctx, order) if order else None)
         return draft("modify_items_not_pending", "modify_pending_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
                      [f"change the {item['name']} in order {order['order_id']} to another size or color"],
                      _order(order),
-                     refused=True, outputs=[Output("processed", reason="not_pending")],
+                     refusal=Refusal("not_pending", "processed"),
                      mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
 
@@ -404,9 +352,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
 
 def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraft | None:
     """A second return or exchange on an order that already has one."""
-    order = _pick(ctx, _orders(ctx, "return requested", "exchange requested"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "return requested", "exchange requested")))
     done = order.get("return") or order.get("exchange")
     item = next((i for i in order["items"] if i["item_id"] not in done["item_ids"]), None)
     if item is None or [i["name"] for i in order["items"]].count(item["name"]) != 1:
@@ -416,7 +362,8 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
         args["new_item_ids"] = [item["item_id"]]
     args["payment_method_id"] = order["payment_history"][0]["payment_id"]
     return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
-                 context="{{I}} already sent other items from that order back", refused=True, outputs=[Output("one return", reason="one_return_or_exchange")],
+                 context="{{I}} already sent other items from that order back",
+                 refusal=Refusal("one_return_or_exchange", "one return"),
                  mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
 
 
@@ -424,24 +371,16 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
     methods = _user(ctx)["payment_methods"]
     order = _pick(ctx, _orders(ctx, "delivered"))
-    item = _item(ctx, order) if order else None
-    if item is None:
-        return None
+    item = need(_item(ctx, order) if order else None)
     original = order["payment_history"][0]["payment_id"]
-    wrong = [p for p, m in methods.items() if p != original and m["source"] != "gift_card"]
-    if not wrong:
-        return None
-    options = [Option(p, {"kind": m["source"].replace("_", " ").replace("paypal", "PayPal account"),
-                          "brand": m.get("brand"), "last_four": m.get("last_four", p[-4:])}) for p, m in methods.items()]
-    named = name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options)
-    if named is None:
-        return None
+    wrong = need([p for p, m in methods.items() if p != original and m["source"] != "gift_card"])
+    options = instrument_options(methods, {"paypal": "PayPal account"})
+    named = need(name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options))
     return draft("return_wrong_refund", "return_delivered_order_items",
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
                  _order(order),
-                 refused=True, choices=[named[0]], facts={"refund_to": named[1]},
-                 outputs=[Output("original payment", reason="refund_destination")],
+                 choices=[named[0]], facts={"refund_to": named[1]}, refusal=Refusal("refund_destination", "original payment"),
                  mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
 
 
@@ -449,35 +388,26 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     kind = ctx.rng.choice(["early", "again", "wrong"]) if ctx.want_challenge else ""
     if ctx.want_challenge and kind == "early":
         order = _pick(ctx, _orders(ctx, "pending", "processed"))
-        item = _item(ctx, order) if order else None
-        if item is None:
-            return None
+        item = need(_item(ctx, order) if order else None)
         return draft("return_not_delivered", "return_delivered_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
-                     [f"return the {item['name']} from order {order['order_id']}"], _order(order), refused=True,
-                     outputs=[Output("delivered", reason="not_delivered")],
+                     [f"return the {item['name']} from order {order['order_id']}"], _order(order),
+                     refusal=Refusal("not_delivered", "delivered"),
                      mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
     if ctx.want_challenge and kind == "again":
         return _again(ctx, "return_again", "return_delivered_order_items", "return")
     if ctx.want_challenge:
         return _wrong_refund(ctx)
-    order = _pick(ctx, _orders(ctx, "delivered"))
-    if order is None:
-        return None
+    order = need(_pick(ctx, _orders(ctx, "delivered")))
     names = [i["name"] for i in order["items"]]
-    once = [i for i in order["items"] if names.count(i["name"]) == 1]
-    if not once:
-        return None
+    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
     items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
     original = order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
     allowed = {original} | {p for p, m in methods.items() if m["source"] == "gift_card"}
-    paid = _payment(ctx, 0, allowed=allowed)
-    if paid is None:
-        return None
-    pid, choice, words = paid
+    pid, choice, words = need(_payment(ctx, 0, allowed=allowed))
     oid = order["order_id"]
     what = " and ".join(i["name"] for i in items)
     refund = round(sum(i["price"] for i in items), 2)
@@ -512,20 +442,16 @@ def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft 
 def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     """An exchange for an item of another product type, which the policy does not allow."""
     order = _pick(ctx, _orders(ctx, "delivered"))
-    item = _item(ctx, order) if order else None
-    if item is None:
-        return None
+    item = need(_item(ctx, order) if order else None)
     products = [p for _pid, p in ctx.state["products"].scan() if p["product_id"] != item["product_id"]]
     product = ctx.rng.choice(products)
-    new = next((v for v in product["variants"].values() if v["available"]), None)
-    if new is None:
-        return None
+    new = need(next((v for v in product["variants"].values() if v["available"]), None))
     return draft("exchange_other_product", "exchange_delivered_order_items",
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
                   "payment_method_id": order["payment_history"][0]["payment_id"]},
                  [f"exchange the {item['name']} from order {order['order_id']} for {_a(product['name'])}"],
                  _order(order),
-                 refused=True, outputs=[Output("same product", reason="same_product_only")],
+                 refusal=Refusal("same_product_only", "same product"),
                  mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
 
@@ -534,14 +460,11 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
-    if any(d.goal == "modify_user_address" for d in ctx.history):
-        return None
-    new = _new_address(ctx, user["address"])
-    if new is None:
-        return None
+    need(all(d.goal != "modify_user_address" for d in ctx.history))
+    new = need(_new_address(ctx, user["address"]))
     return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
-                       request=[f"change {{{{my}}}} default address to {_addr_words(new)}",
-                                f"update the address on {{{{my}}}} account to {_addr_words(new)}"],
+                       request=[f"change {{{{my}}}} default address to {_address(new)}",
+                                f"update the address on {{{{my}}}} account to {_address(new)}"],
                        facts=_addr_facts(new),
                        mood=Mood("{{I}} just moved", "positive", 1))
 
@@ -549,9 +472,7 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     products = list(ctx.state["products"].scan())
     pid, product = ctx.rng.choice(products)
-    variants = [v for v in product["variants"].values() if v["available"]]
-    if not variants:
-        return None
+    variants = need([v for v in product["variants"].values() if v["available"]])
     v = ctx.rng.choice(variants)
     wanted = _options(v["options"])
     options = [Option(x["item_id"], dict(x["options"])) for x in product["variants"].values()]
@@ -567,16 +488,7 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "cancel_pending_order": ground_cancel_pending_order,
-        "modify_pending_order_address": ground_modify_pending_order_address,
-        "modify_pending_order_payment": ground_modify_pending_order_payment,
-        "modify_pending_order_items": ground_modify_pending_order_items,
-        "return_delivered_order_items": ground_return_delivered_order_items,
-        "exchange_delivered_order_items": ground_exchange_delivered_order_items,
-        "modify_user_address": ground_modify_user_address,
-        "get_product_details": ground_get_product_details,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     goal_weights={"get_product_details": 0.15, "modify_user_address": 0.3, "modify_pending_order_address": 0.4,
                   "exchange_delivered_order_items": 2.5, "modify_pending_order_items": 2.5,
                   "cancel_pending_order": 0.7},

@@ -15,7 +15,6 @@ overdue bill, a suspension beyond its maximum, a credit over the limit or outsid
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from typing import Any
 
 from tau_emotion.domain_packs.telecom.rules import (
@@ -23,7 +22,7 @@ from tau_emotion.domain_packs.telecom.rules import (
     CREDIT_WINDOW_DAYS,
     MAX_SUSPENSION_DAYS,
 )
-from tau_emotion.domain_packs.telecom.tools import CYCLE_START, DEDUCTIBLE, PROTECTION_ADDON, TODAY
+from tau_emotion.domain_packs.telecom.tools import DEDUCTIBLE, PROTECTION_ADDON, TODAY
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -33,13 +32,18 @@ from tau_emotion.tracer.hints import (
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     draft,
     fact_wording,
+    goals_in,
+    instrument_options,
     money,
+    need,
     per_database,
     pick_fresh,
     pick_instrument,
+    refused_calls,
     used_by_earlier_intents,
 )
 
@@ -83,18 +87,16 @@ def _plan(ctx: GroundingContext, plan_id: str) -> dict:
 
 
 def _catalogue_choice(ctx: GroundingContext, table: str, key: str, value: str, what: str) -> Choice:
-    options = [Option(k, {"name": row["name"]}) for k, row in ctx.state[table].scan()]
-    return Choice(what, value, options, {"name": ctx.state[table].peek(value)["name"]})
+    return Choice.among(what, ctx.state[table].peek(value), [row for _, row in ctx.state[table].scan()], key, "name")
 
 
 def _line_ref(ctx: GroundingContext, line: dict) -> Reference:
     """How the caller points at one of their lines: by its phone number."""
     account = ctx.state["accounts"].peek(line["account_id"])
     phone = line["phone_number"]
-    options = [Option(lid, {"phone_number": ctx.state["lines"].peek(lid)["phone_number"]}) for lid in account["line_ids"]]
     return Reference(f"{{{{my}}}} line {phone}",
                      facts={} if phone == ctx.persona.facts["phone_number"] else {"line_phone_number": phone},
-                     choices=[Choice("line", line["line_id"], options, {"phone_number": phone})],
+                     choices=[Choice.among("line", line, ctx.rows("lines", account["line_ids"]), "line_id", "phone_number")],
                      reads={"get_account_details": [{"account_id": account["account_id"]}],
                             "get_line_details": [{"line_id": line["line_id"]}]}, evidence=["get_line_details"])
 
@@ -105,23 +107,8 @@ def _pick(ctx: GroundingContext, lines: list[dict]) -> dict | None:
 
 def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str] | None:
     """A payment method of the caller, worded so it is the only fit: (id, choice, facts, words)."""
-    methods = _customer(ctx)["payment_methods"]
-    options = []
-    for pid, m in methods.items():
-        if m["source"] == "credit_card":
-            options.append(Option(pid, {"kind": "credit card", "brand": m["brand"], "last_four": m["last_four"]}))
-        else:
-            options.append(Option(pid, {"kind": "bank account", "brand": m["bank"], "last_four": m["last_four"]}))
-    picked = pick_instrument(ctx, "payment method", options)
-    if picked is None:
-        return None
-    pick, choice, words = picked
-    if pick.attrs["kind"] == "bank account" and "brand" in choice.selectors:
-        words = f"{pick.attrs['brand']} bank account"
-    facts = {"payment_method": words}
-    if "last_four" in choice.selectors:
-        facts["payment_last_four_digits"] = pick.attrs["last_four"]
-    return pick.value, choice, facts, words
+    pay = need(pick_instrument(ctx, "payment method", instrument_options(_customer(ctx)["payment_methods"])))
+    return pay.value, pay.choice, pay.facts("payment_last_four_digits"), pay.words
 
 
 def _days_to_cycle_end() -> int:
@@ -131,20 +118,13 @@ def _days_to_cycle_end() -> int:
 # --------------------------------------------------------------------------- wording of facts
 
 
-
-
 # the caller's own words for a suspension (the known fact) -> the instruction's second person
 _SUSPENSION_WORDS = {"my phone was stolen": "your phone was stolen", "I am travelling abroad": "you are travelling abroad",
                      "a long hospital treatment": "you are going into hospital for a long treatment"}
 
 
-def _word(key: str, value: Any) -> str:
-    value = str(value)
-    if key == "suspension_reason":
-        return _SUSPENSION_WORDS.get(value, value)
-    if key == "problem":  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
-        return value if value.startswith(("no ", "very ")) else f"that {value}"
-    return value
+def _problem(value: str) -> str:  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
+    return value if value.startswith(("no ", "very ")) else f"that {value}"
 
 
 #: the instruction's wording of a known fact ("the line is 305-555-1799", "your February bill")
@@ -156,12 +136,12 @@ fact_phrase = fact_wording({
     "new_phone_model": ("the phone you want is the {}", "the phone you want is the {}"),
     # two intents, two methods: in the intents' order
     "payment_method": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
-    "suspension_reason": ("the reason is that {}", "the reason is that {}"),
+    "suspension_reason": ("the reason is that {}", _SUSPENSION_WORDS),
     "suspension_days": ("you want it suspended for {} days", "you want it suspended for {} days respectively"),
-    "problem": ("the problem is {}", "the problem is {}"),
+    "problem": ("the problem is {}", lambda v: _problem(str(v))),
     "bill_month": ("the bill is your {} bill", "the bills are your {} bills"),
     "disputed_charge": ("the charge you dispute is {}", "the charge you dispute is {}"),
-}, _word, unsaid=["payment_last_four_digits"])  # the payment method's words say it ("credit card ending in 3132")
+}, unsaid=["payment_last_four_digits"])  # the payment method's words say it ("credit card ending in 3132")
 
 
 # --------------------------------------------------------------------------- persona
@@ -172,9 +152,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
     customer = ctx.state["customers"].peek(cid)
     lines = [ctx.state["lines"].peek(lid) for a in customer["account_ids"]
              for lid in ctx.state["accounts"].peek(a)["line_ids"]]
-    if not lines:
-        return None
-    phone = ctx.rng.choice(lines)["phone_number"]
+    phone = ctx.choose(lines)["phone_number"]
     name = customer["name"]
     return Persona(name=f"{name['first_name']} {name['last_name']}",
                    facts={"first_name": name["first_name"], "last_name": name["last_name"], "phone_number": phone},
@@ -185,33 +163,26 @@ def persona(ctx: GroundingContext) -> Persona | None:
 # --------------------------------------------------------------------------- plans
 
 
+#: the policy rule that alone forbids a plan or add-on change -> how it is refused
+_PLAN_REFUSALS = {"suspended_line_frozen": Refusal("line_suspended", "suspended", "plan_on_suspended_line"),
+                  "plan_change_once_per_cycle": Refusal("plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"),
+                  "contract_term": Refusal("contract_term", "contract", "downgrade_under_contract")}
+_ADDON_REFUSALS = {"suspended_line_frozen": Refusal("line_suspended", "suspended", "addon_on_suspended_line"),
+                   "roaming_needs_clear_account": Refusal("overdue_balance", "overdue", "roaming_overdue")}
+
+
 def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
     lines = _lines(ctx)
     plans = [p for _, p in ctx.state["plans"].scan()]
     if ctx.want_challenge:
-        options = []
-        for line in lines:
-            current = _plan(ctx, line["plan_id"])
-            for plan in plans:
-                if plan["plan_id"] == line["plan_id"]:
-                    continue
-                found = ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]})
-                if len(found) != 1:
-                    continue
-                if line["status"] == "suspended":
-                    options.append((line, plan, "line_suspended", "suspended", "plan_on_suspended_line"))
-                elif line["plan_changed_on"] and line["plan_changed_on"] >= CYCLE_START:
-                    options.append((line, plan, "plan_changed_this_cycle", "billing cycle", "plan_changed_this_cycle"))
-                elif plan["monthly_price"] < current["monthly_price"]:
-                    options.append((line, plan, "contract_term", "contract", "downgrade_under_contract"))
-        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
-        if not options:
-            return None
-        line, plan, reason, keyword, kind = ctx.rng.choice(options)
+        calls = [((line, plan), {"line_id": line["line_id"], "plan_code": plan["plan_id"]})
+                 for line in lines for plan in plans if plan["plan_id"] != line["plan_id"]]
+        (line, plan), args, refusal = ctx.choose([c for c in refused_calls(ctx, "change_line_plan", calls, _PLAN_REFUSALS)
+                                                  if c[0][0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
         ref = _line_ref(ctx, line)
-        return draft(kind, "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
+        return draft(refusal.kind, "change_line_plan", args,
                      [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
-                     facts={"new_plan": plan["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     facts={"new_plan": plan["name"]}, refusal=refusal,
                      mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
     items = []
     for line in lines:
@@ -219,14 +190,10 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                 ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}):
             continue
         items.append(line)
-    line = _pick(ctx, items)
-    if line is None:
-        return None
+    line = need(_pick(ctx, items))
     allowed = [p for p in plans if p["plan_id"] != line["plan_id"]
                and not ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": p["plan_id"]})]
-    if not allowed:
-        return None
-    plan = ctx.rng.choice(allowed)
+    plan = ctx.choose(allowed)
     old = _plan(ctx, line["plan_id"])["monthly_price"]
     new = plan["monthly_price"]
     high, low = max(old, new), min(old, new)
@@ -250,36 +217,22 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
     lines = _lines(ctx)
     addons = [a for _, a in ctx.state["addons"].scan()]
     if ctx.want_challenge:
-        options = []
-        for line in lines:
-            for addon in addons:
-                if addon["addon_id"] in line["addons"]:
-                    continue
-                found = ctx.violations("add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
-                if len(found) != 1:
-                    continue
-                if line["status"] == "suspended":
-                    options.append((line, addon, "line_suspended", "suspended", "addon_on_suspended_line"))
-                else:
-                    options.append((line, addon, "overdue_balance", "overdue", "roaming_overdue"))
-        options = [o for o in options if o[0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
-        if not options:
-            return None
-        line, addon, reason, keyword, kind = ctx.rng.choice(options)
+        calls = [((line, addon), {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
+                 for line in lines for addon in addons if addon["addon_id"] not in line["addons"]]
+        (line, addon), args, refusal = ctx.choose([c for c in refused_calls(ctx, "add_addon", calls, _ADDON_REFUSALS)
+                                                   if c[0][0]["line_id"] not in used_by_earlier_intents(ctx, "line_id")])
         ref = _line_ref(ctx, line)
-        reads = {"get_bills": [{"account_id": line["account_id"]}]} if reason == "overdue_balance" else {}
-        return draft(kind, "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
+        reads = {"get_bills": [{"account_id": line["account_id"]}]} if refusal.reason == "overdue_balance" else {}
+        return draft(refusal.kind, "add_addon", args,
                      [f"add {addon['name']} to {ref.phrase}", f"get {addon['name']} on {ref.phrase}"], ref,
-                     facts={"add_on": addon["name"]}, refused=True, outputs=[Output(keyword, reason=reason)],
+                     facts={"add_on": addon["name"]}, refusal=refusal,
                      reads=reads, evidence=["get_bills"] if reads else [],
                      mood=Mood("{{I}} need " + addon["name"] + " soon", "neutral", 2, 3))
     options = [(line, addon) for line in lines for addon in addons
                if addon["addon_id"] not in line["addons"] and addon["monthly_price"] >= 10
                and not ctx.violations("add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]})
                and line["line_id"] not in used_by_earlier_intents(ctx, "line_id")]
-    if not options:
-        return None
-    line, addon = ctx.rng.choice(options)
+    line, addon = ctx.choose(options)
     ref = _line_ref(ctx, line)
     travel = addon["kind"] == "roaming"
     return draft("add_addon", "add_addon", {"line_id": line["line_id"], "addon_code": addon["addon_id"]},
@@ -294,9 +247,7 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["addons"]]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     addon_id = ctx.rng.choice(line["addons"])
     addon = ctx.state["addons"].peek(addon_id)
     ref = _line_ref(ctx, line)
@@ -320,9 +271,7 @@ _SUSPEND = {
 
 def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     reason = ctx.rng.choice(sorted(MAX_SUSPENSION_DAYS))
     limit = MAX_SUSPENSION_DAYS[reason]
     event, said, valence, stakes = _SUSPEND[reason]
@@ -343,9 +292,7 @@ def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "suspended"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     ref = _line_ref(ctx, line)
     return draft("resume", "resume_line", {"line_id": line["line_id"]},
                  [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
@@ -357,18 +304,13 @@ def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
+    line = need(_pick(ctx, lines))
     current = ctx.state["devices"].peek(line["device_id"])["model_id"] if line["device_id"] else None
     models = [m for _, m in ctx.state["device_models"].scan() if m["model_id"] != current]
     model = ctx.rng.choice(models)
     protected = PROTECTION_ADDON in line["addons"]
     charge = min(DEDUCTIBLE, model["price"]) if protected else model["price"]
-    paid = _payment(ctx)
-    if paid is None:
-        return None
-    pid, pay_choice, pay_facts, words = paid
+    pid, pay_choice, pay_facts, words = need(_payment(ctx))
     ref = _line_ref(ctx, line)
     return draft("replace_device", "replace_device",
                  {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
@@ -393,19 +335,13 @@ def _bills(ctx: GroundingContext) -> list[dict]:
 
 
 def _bill_choice(ctx: GroundingContext, bill: dict) -> Choice:
-    options = [Option(b["bill_id"], {"month": MONTHS[b["period"]]}) for b in _bills(ctx)]
-    return Choice("bill", bill["bill_id"], options, {"month": MONTHS[bill["period"]]})
+    return Choice.among("bill", bill, _bills(ctx), "bill_id", lambda b: {"month": MONTHS[b["period"]]})
 
 
 def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
     bills = [b for b in _bills(ctx) if b["balance"] > 0]
-    bill = pick_fresh(ctx, bills, "bill_id", "bill")
-    if bill is None:
-        return None
-    paid = _payment(ctx)
-    if paid is None:
-        return None
-    pid, pay_choice, pay_facts, words = paid
+    bill = need(pick_fresh(ctx, bills, "bill_id", "bill"))
+    pid, pay_choice, pay_facts, words = need(_payment(ctx))
     month = MONTHS[bill["period"]]
     return draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pid, "amount": bill["balance"]},
                  [f"pay {{{{my}}}} {month} bill in full", f"settle what {{{{I}}}} owe on {{{{my}}}} {month} bill"],
@@ -432,13 +368,9 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
                 problems = ctx.violations("issue_bill_credit", args)
                 if len(problems) == (1 if ctx.want_challenge else 0) and not bill["credits"]:
                     found.append((bill, item, args))
-    found = [f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")]
-    if not found:
-        return None
-    bill, item, args = ctx.rng.choice(found)
+    bill, item, args = ctx.choose([f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")])
     # one disputed charge of its kind on the bill, or "the overage charge" names nothing
-    if sum(i["description"] == item["description"] for i in bill["items"]) != 1:
-        return None
+    need(sum(i["description"] == item["description"] for i in bill["items"]) == 1)
     month = MONTHS[bill["period"]]
     words = _DISPUTES[item["description"]][1]
     request = [f"get a refund of {words} on {{{{my}}}} {month} bill", f"have {words} on {{{{my}}}} {month} bill credited back"]
@@ -451,8 +383,8 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
         if not old and item["amount"] <= CREDIT_LIMIT:
             return None
         return draft(kind, "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                     reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], refused=True,
-                     outputs=[Output(keyword, reason=reason)], mood=mood)
+                     reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)],
+                     refusal=Refusal(reason, keyword), mood=mood)
     return draft("bill_credit", "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
                  reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], policy_values=[args["reason"]],
                  outputs=[Output(money(item["amount"]), "how much is credited")], mood=mood)
@@ -462,9 +394,7 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None:
-    line = _pick(ctx, [line for line in _lines(ctx) if line.get("issue")])
-    if line is None:
-        return None
+    line = need(_pick(ctx, [line for line in _lines(ctx) if line.get("issue")]))
     issue = line["issue"]
     ref = _line_ref(ctx, line)
     return draft("troubleshoot", "run_troubleshooting_step", {"line_id": line["line_id"], "step": issue["fix"]},
@@ -476,13 +406,8 @@ def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None
 
 def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = _pick(ctx, lines)
-    if line is None:
-        return None
-    text, is_error = ctx.domain.toolset.call(ctx.state, "get_data_usage", {"line_id": line["line_id"]})
-    if is_error:
-        return None
-    usage = json.loads(text)
+    line = need(_pick(ctx, lines))
+    usage = ctx.call("get_data_usage", {"line_id": line["line_id"]})
     ref = _line_ref(ctx, line)
     return draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
                  [f"find out how much data is left on {ref.phrase} this month",
@@ -494,18 +419,7 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "change_line_plan": ground_change_line_plan,
-        "add_addon": ground_add_addon,
-        "remove_addon": ground_remove_addon,
-        "suspend_line": ground_suspend_line,
-        "resume_line": ground_resume_line,
-        "replace_device": ground_replace_device,
-        "pay_bill": ground_pay_bill,
-        "issue_bill_credit": ground_issue_bill_credit,
-        "run_troubleshooting_step": ground_run_troubleshooting_step,
-        "get_data_usage": ground_get_data_usage,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     # few lines have a fault or a disputable charge: draw those goals a little more often
     goal_weights={"run_troubleshooting_step": 1.3, "issue_bill_credit": 1.5, "resume_line": 0.7, "remove_addon": 0.7,
                   "get_data_usage": 0.7},

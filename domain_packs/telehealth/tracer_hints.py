@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau_emotion.core.domain import Violation
 from tau_emotion.domain_packs.telehealth.rules import (
     CONTROLLED_VISIT_DAYS,
     EARLY_REFILL_DAYS,
@@ -41,19 +40,20 @@ from tau_emotion.tracer.hints import (
     GroundingContext,
     IntentDraft,
     Mood,
-    Option,
     Output,
     Persona,
     Reference,
+    Refusal,
     TracerHints,
     days_between,
     draft,
     fact_wording,
+    goals_in,
     join_and,
     money,
     month_day,
+    need,
     per_database,
-    settle,
     used_by_earlier_intents,
 )
 
@@ -87,28 +87,6 @@ RELATION = {"parent": "child", "child": "parent", "spouse": "spouse", "friend": 
 
 
 # --------------------------------------------------------------------------- lookups
-
-
-class _Session:
-    def __init__(self, caller: str):
-        self.row = {"caller_id": caller}
-
-    def peek(self, key: str, default: Any = None) -> Any:
-        return self.row if key == "current" else default
-
-
-class _AsCaller:
-    """The state as it will be once the persona is verified (grounders run before the verification read)."""
-
-    def __init__(self, state: Any, caller: str):
-        self.state, self.session = state, _Session(caller)
-
-    def __getitem__(self, name: str) -> Any:
-        return self.session if name == "session" else self.state[name]
-
-
-def violations(ctx: GroundingContext, goal: str, arguments: dict) -> list[Violation]:
-    return ctx.violations(goal, arguments, _AsCaller(ctx.state, ctx.persona.entity))
 
 
 def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
@@ -147,12 +125,9 @@ class _Who(Reference):
         caller = _caller(ctx)
         name = _name(patient)
         relation = RELATION[consent["relationship"]]
-        options = []
-        for cid in caller["held_consent_ids"]:
-            c = ctx.state["consents"].peek(cid)
-            options.append(Option(c["patient_id"], {"name": _name(ctx.state["patients"].peek(c["patient_id"]))}))
+        family = ctx.rows("patients", (c["patient_id"] for c in ctx.rows("consents", caller["held_consent_ids"])))
         self.facts = {"family_member": name, "family_member_relationship": relation}
-        self.choices = [Choice("patient", self.pid, options, {"name": name})]
+        self.choices = [Choice.among("patient", patient, family, "patient_id", lambda p: {"name": _name(p)})]
         # unless an earlier intent already read this family member's profile
         if not any(args.get("patient_id") == self.pid for d in ctx.history for args in d.reads.get("get_patient_details", [])):
             self.reads, self.evidence = {"get_patient_details": [{"patient_id": self.pid}]}, ["get_patient_details"]
@@ -191,15 +166,12 @@ def _provider(ctx: GroundingContext, pid: str) -> dict:
 
 def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tuple[Choice, dict, str] | None:
     """How the caller names an appointment: by its provider, and the date when that is not enough."""
-    options = [Option(a["appointment_id"], {"provider": _provider(ctx, a["provider_id"])["name"], "date": a["date"]})
-               for a in _appointments(ctx, who)]
-    wanted = {"provider": _provider(ctx, appointment["provider_id"])["name"], "date": appointment["date"]}
-    choice = settle("appointment", appointment["appointment_id"], options, wanted, (("provider",), ("provider", "date")))
-    if choice is None:
-        return None
-    facts = {"appointment_provider": wanted["provider"], "appointment_date": appointment["date"]}
+    choice = need(Choice.fewest("appointment", appointment, _appointments(ctx, who), "appointment_id", lambda a: {
+        "provider": _provider(ctx, a["provider_id"])["name"], "date": a["date"]}, (("provider",), ("provider", "date"))))
+    provider = _provider(ctx, appointment["provider_id"])["name"]
     when = f"on {month_day(appointment['date'])} at {appointment['time']}"
-    return choice, facts, f"{who.my} appointment with {wanted['provider']} {when}"
+    return choice, {"appointment_provider": provider, "appointment_date": appointment["date"]}, \
+        f"{who.my} appointment with {provider} {when}"
 
 
 def _wish(who: _Who, specialty: str) -> str:
@@ -213,8 +185,11 @@ def _open_slots(ctx: GroundingContext, provider_id: str, after: str = NOW) -> li
 
 
 def _slot_choice(ctx: GroundingContext, provider_id: str, slot: dict) -> Choice:
-    options = [Option(s["slot_id"], {"date": s["date"], "time": s["time"]}) for s in _open_slots(ctx, provider_id)]
-    return Choice("slot", slot["slot_id"], options, {"date": slot["date"], "time": slot["time"]})
+    return Choice.among("slot", slot, _open_slots(ctx, provider_id), "slot_id", ("date", "time"))
+
+
+def _peers(ctx: GroundingContext, specialty: str) -> list[dict]:
+    return [p for _, p in ctx.state["providers"].scan() if p["specialty"] == specialty]
 
 
 def _slot_by_index(db: Any) -> dict[str, list[dict]]:
@@ -225,16 +200,6 @@ def _slot_by_index(db: Any) -> dict[str, list[dict]]:
 
 
 # --------------------------------------------------------------------------- wording
-
-
-
-
-def _word(key: str, value: Any) -> str:
-    if key in ("appointment_date", "new_date", "visit_date"):
-        return month_day(str(value))
-    if key == "visit_mode":
-        return "a video visit" if value == "video" else "an in-person visit"
-    return str(value)
 
 
 def _calling_for(said: list[str]) -> str:
@@ -248,13 +213,14 @@ fact_phrase = fact_wording({
     "specialty": ("the specialty is {}", "the specialties are {} respectively"),
     "provider": ("you want to see {}", "you want to see {} respectively"),
     "appointment_provider": ("the appointment is with {}", "the appointments are with {} respectively"),
-    "appointment_date": ("the appointment is on {}", "the appointments are on {} respectively"),
+    "appointment_date": ("the appointment is on {}", "the appointments are on {} respectively", month_day),
     "appointment_time": ("the time is {}", "the times are {} respectively"),
-    "new_date": ("you want to move it to {}", "you want to move them to {} respectively"),
+    "new_date": ("you want to move it to {}", "you want to move them to {} respectively", month_day),
     "new_time": ("the new time is {}", "the new times are {} respectively"),
-    "visit_date": ("the visit was on {}", "the visits were on {} respectively"),
+    "visit_date": ("the visit was on {}", "the visits were on {} respectively", month_day),
     "visit_provider": ("the doctor at that visit was {}", "the doctors at those visits were {} respectively"),
-    "visit_mode": ("you want {}", "you want {} respectively"),
+    "visit_mode": ("you want {}", "you want {} respectively",
+                   lambda v: "a video visit" if v == "video" else "an in-person visit"),
     "medication": ("the medication is {}", "the medications are {} respectively"),
     "family_member": ("the patient is {}", "the patients are {} respectively"),
     "family_member_relationship": _calling_for,
@@ -262,7 +228,7 @@ fact_phrase = fact_wording({
     "new_email": ("your new email address is {}", "the new email addresses are {} respectively"),
     "representative": ("the person whose permission you withdraw is {}",
                        "the people whose permission you withdraw are {} respectively"),
-}, _word)
+})
 
 
 # --------------------------------------------------------------------------- persona
@@ -280,7 +246,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    reads={"verify_patient_identity": [{"first_name": name["first_name"], "last_name": name["last_name"],
                                                        "date_of_birth": patient["date_of_birth"]}],
                           "get_patient_details": [{"patient_id": pid}]},
-                   entity=pid)
+                   entity=pid, identified={"session": {"current": {"caller_id": pid}}})
 
 
 # --------------------------------------------------------------------------- consent challenges
@@ -299,10 +265,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             continue
         else:
             options += [(who, a) for a in _appointments(ctx, who)]
-    options = [o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")]
-    if not options:
-        return None
-    who, row = ctx.rng.choice(options)
+    who, row = ctx.choose([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
     caller = _caller(ctx)
     consent = next(ctx.state["consents"].peek(c) for c in caller["held_consent_ids"]
                    if ctx.state["consents"].peek(c)["patient_id"] == who.pid)
@@ -317,20 +280,17 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
         if goal == "reschedule_appointment":
             later = [s for s in _open_slots(ctx, row["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
                      and s["date"] != row["date"]]
-            if not later:
-                return None
-            slot = ctx.rng.choice(later)
+            slot = ctx.choose(later)
             args["new_slot_id"] = slot["slot_id"]
             what = f"move {who.my} appointment with {_provider(ctx, row['provider_id'])['name']} to {month_day(slot['date'])} at {slot['time']}"
         else:
             what = f"cancel {who.my} appointment with {_provider(ctx, row['provider_id'])['name']}"
         request = [what]
         facts = {"appointment_provider": _provider(ctx, row["provider_id"])["name"]}
-    if len(violations(ctx, goal, args)) != 1:
-        return None
+    need(len(ctx.violations(goal, args)) == 1)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
-    return draft(f"consent_{why}", goal, args, request, who, facts=facts, refused=True,
-                 outputs=[Output("valid consent", reason="consent_required")],
+    return draft(f"consent_{why}", goal, args, request, who, facts=facts,
+                 refusal=Refusal("consent_required", "valid consent"),
                  mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
                            "negative", 2, None))
 
@@ -351,8 +311,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return None  # bookings are the most common goal: leave some challenges to the other goals
     who = _who(ctx, "appointments")
-    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
-        return None
+    need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
     age = patient_age(who.patient["date_of_birth"])
     slots = per_database(ctx, _slot_by_index)
     candidates = []
@@ -365,15 +324,14 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             continue
         slot = ctx.rng.choice(free)
         args = {"patient_id": who.pid, "slot_id": slot["slot_id"], "mode": ctx.rng.choice(provider["visit_modes"])}
-        found = violations(ctx, "book_appointment", args)
+        found = ctx.violations("book_appointment", args)
         if len(found) == (1 if ctx.want_challenge else 0):
             candidates.append((provider, slot, args, found))
     if not ctx.want_challenge and ctx.rng.random() < 0.8:
         # a copay worth weighing lets the caller set a condition on it (a decision rule)
         dear = [c for c in candidates if (coverage(ctx.state, who.patient, c[0])["copay"] or 0) >= 20]
         candidates = dear or candidates
-    if not candidates:
-        return None
+    need(candidates)
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
         kinds = sorted({_book_kind(c[3][0].reason) for c in candidates})
         # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
@@ -381,9 +339,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         candidates = [c for c in candidates if _book_kind(c[3][0].reason) == kind]
     provider, slot, args, found = ctx.rng.choice(candidates)
     specialty = provider["specialty"]
-    peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
-             if p["specialty"] == specialty]
-    provider_choice = Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})
+    provider_choice = Choice.among("provider", provider, _peers(ctx, specialty), "provider_id", "name")
     mode = "a video" if args["mode"] == "video" else "an in-person"
     when = f"on {month_day(slot['date'])} at {slot['time']}"
     request = [f"book {mode} appointment{who.for_} with {provider['name']} ({SPECIALIST[specialty]}) {when}",
@@ -405,7 +361,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
         return draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
-                     choices=[provider_choice], refused=True, outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     choices=[provider_choice], refusal=Refusal(reason, KEYWORDS[reason]),
                      mood=Mood(_wish(who, specialty), "neutral", 2, None))
     cost = coverage(ctx.state, who.patient, provider)
     return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
@@ -430,15 +386,10 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
             continue
         slot = ctx.rng.choice(later)
         args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
-        if len(violations(ctx, "reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
+        if len(ctx.violations("reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
             options.append((a, slot, args))
-    if not options:
-        return None
-    a, slot, args = ctx.rng.choice(options)
-    ref = _appointment_ref(ctx, who, a)
-    if ref is None:
-        return None
-    choice, facts, phrase = ref
+    a, slot, args = ctx.choose(options)
+    choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     when = f"{month_day(slot['date'])} at {slot['time']}"
     request = [f"move {phrase} to {when}", f"reschedule {phrase} to {when}"]
     facts = {**facts, "new_date": slot["date"], "new_time": slot["time"]}
@@ -449,8 +400,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
         reason = "reschedule_limit" if limit else "reschedule_window"
         return draft("reschedule_limit" if limit else "reschedule_late", "reschedule_appointment", args, request, who,
                      facts=facts, reads={"get_appointment_details": reads["get_appointment_details"]},
-                     evidence=["get_appointment_details"], choices=[choice], refused=True,
-                     outputs=[Output(KEYWORDS[reason], reason=reason)],
+                     evidence=["get_appointment_details"], choices=[choice], refusal=Refusal(reason, KEYWORDS[reason]),
                      mood=Mood("something came up and {{I}} cannot make " + phrase, "negative", 2, None))
     return draft("reschedule", "reschedule_appointment", args, request, who, facts=facts, reads=reads,
                  evidence=["get_appointment_details"],
@@ -464,15 +414,11 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
         return _consent_challenge(ctx, "cancel_appointment")
     who = _who(ctx, "appointments")
     rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)
-            and not violations(ctx, "cancel_appointment", {"appointment_id": a["appointment_id"]})]
-    if not rows:
-        return None
+            and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})]
+    need(rows)
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
-    ref = _appointment_ref(ctx, who, a)
-    if ref is None:
-        return None
-    choice, facts, phrase = ref
+    choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     outputs = [Output(money(fee), "the cancellation fee")] if fee else []
     return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
@@ -521,18 +467,16 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
             continue
         problems = _refill_problem(ctx, rx)
         if len(problems) == (1 if ctx.want_challenge else 0):
-            if len(violations(ctx, "request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
+            if len(ctx.violations("request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
                 options.append((rx, problems))
-    if not options:
-        return None
+    need(options)
     if ctx.want_challenge:  # spread the challenge kinds: draw the kind first
         kinds = sorted({p[0] for _, p in options})
         kind = ctx.rng.choice(kinds)
         options = [o for o in options if o[1][0] == kind]
     rx, problems = ctx.rng.choice(options)
     med = rx["medication"]
-    choice = Choice("prescription", rx["prescription_id"],
-                    [Option(x["prescription_id"], {"medication": x["medication"]}) for x in rows], {"medication": med})
+    choice = Choice.among("prescription", rx, rows, "prescription_id", "medication")
     request = [f"get a refill of {who.my} {med}", f"refill {who.my} {med} prescription"]
     args = {"prescription_id": rx["prescription_id"]}
     reads = {"get_prescription_details": [args]}
@@ -545,8 +489,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         reason = problems[0]
         return draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
-                     reads=reads, evidence=evidence, choices=[choice], refused=True,
-                     outputs=[Output(KEYWORDS[reason], reason=reason)], mood=mood)
+                     reads=reads, evidence=evidence, choices=[choice], refusal=Refusal(reason, KEYWORDS[reason]), mood=mood)
     return draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
                  evidence=evidence, choices=[choice],
                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
@@ -568,31 +511,23 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
         cost = coverage(ctx.state, who.patient, p)
         if cost["covered"] and cost["copay"] > 0:
             providers.append((p, cost))
-    if not providers:
-        return None
-    provider, cost = ctx.rng.choice(providers)
+    provider, cost = ctx.choose(providers)
     specialty = provider["specialty"]
-    peers = [Option(p["provider_id"], {"name": p["name"]}) for _, p in ctx.state["providers"].scan()
-             if p["specialty"] == specialty]
     return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
                   f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
                  facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
                  reads={"search_providers": [{"specialty": specialty}]},
-                 choices=[Choice("provider", provider["provider_id"], peers, {"name": provider["name"]})],
+                 choices=[Choice.among("provider", provider, _peers(ctx, specialty), "provider_id", "name")],
                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
                  mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
 
 
 def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "records")
-    if who.pid in used_by_earlier_intents(ctx, "patient_id"):
-        return None
+    need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
     visits = [ctx.state["visits"].peek(v) for v in who.patient["visit_ids"]]
-    unique = [v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1]
-    if not unique:
-        return None
-    visit = ctx.rng.choice(unique)
+    visit = ctx.choose([v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1])
     provider = _provider(ctx, visit["provider_id"])
     return draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
                  [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
@@ -610,25 +545,20 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         family = [w for w in _family(ctx, "appointments") + _family(ctx, "appointments", valid=False)
                   if w.pid not in used_by_earlier_intents(ctx, "patient_id")]
-        if not family:
-            return None
-        who = ctx.rng.choice(family)
+        who = ctx.choose(family)
         phone = f"{caller['phone'][:3]}-555-{(int(who.pid[1:]) * 7) % 10000:04d}"
         args = {"patient_id": who.pid, "phone": phone}
-        if len(violations(ctx, "update_contact_info", args)) != 1:
-            return None
+        need(len(ctx.violations("update_contact_info", args)) == 1)
         who.reads, who.evidence = {}, []
         return draft("contact_for_family", "update_contact_info", args,
-                     [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone}, refused=True,
-                     outputs=[Output("only the patient themself", reason="patient_only")],
+                     [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone},
+                     refusal=Refusal("patient_only", "only the patient themself"),
                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
-    if caller["patient_id"] in used_by_earlier_intents(ctx, "patient_id"):
-        return None
+    need(caller["patient_id"] not in used_by_earlier_intents(ctx, "patient_id"))
     who = _Who(ctx, caller)
     if ctx.rng.random() < 0.5:
         phone = f"{caller['phone'][:3]}-555-{(int(caller['patient_id'][1:]) * 13) % 10000:04d}"
-        if phone == caller["phone"]:
-            return None
+        need(phone != caller["phone"])
         args, facts, what = {"patient_id": who.pid, "phone": phone}, {"new_phone": phone}, f"phone number to {phone}"
     else:
         email = f"{caller['name']['first_name'].lower()}.{caller['name']['last_name'].lower()}@mailbox.org"
@@ -642,15 +572,10 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     granted = [ctx.state["consents"].peek(c) for c in caller["consent_ids"]]
     active = [c for c in granted if c["status"] == "active" and c["expires_on"] >= TODAY
               and c["consent_id"] not in used_by_earlier_intents(ctx, "consent_id")]
-    if not active:
-        return None
-    consent = ctx.rng.choice(active)
+    consent = ctx.choose(active)
     rep = ctx.state["patients"].peek(consent["representative_id"])
-    options = [Option(c["consent_id"], {"name": _name(ctx.state["patients"].peek(c["representative_id"]))})
-               for c in granted]
-    choice = settle("consent", consent["consent_id"], options, {"name": _name(rep)}, (("name",),))
-    if choice is None:
-        return None
+    choice = need(Choice.fewest("consent", consent, granted, "consent_id",
+                                lambda c: {"name": _name(ctx.state["patients"].peek(c["representative_id"]))}, (("name",),)))
     who = _Who(ctx, caller)
     return draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
                  [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
@@ -661,16 +586,7 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
 
 HINTS = TracerHints(
     persona=persona,
-    goals={
-        "book_appointment": ground_book_appointment,
-        "reschedule_appointment": ground_reschedule_appointment,
-        "cancel_appointment": ground_cancel_appointment,
-        "request_refill": ground_request_refill,
-        "check_coverage": ground_check_coverage,
-        "list_visit_records": ground_list_visit_records,
-        "update_contact_info": ground_update_contact_info,
-        "revoke_consent": ground_revoke_consent,
-    },
+    goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     goal_weights={"book_appointment": 1.7, "request_refill": 1.2, "reschedule_appointment": 1.0,
                   "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
                   "update_contact_info": 0.5, "revoke_consent": 0.4},

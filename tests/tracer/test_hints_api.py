@@ -72,3 +72,179 @@ def test_fact_wording_finds_a_merged_plural_and_leaves_unsaid_keys_out():
     assert phrase("methods", ["card", "gift"]) == "card then gift"
     assert phrase("last_four", "1234") == ""
     assert phrase("user_id", "u1") is None
+
+
+def test_fact_wording_rows_say_each_value_their_own_way():
+    phrase = fact_wording({"trip_date": ("the trip is on {}", "the trips are on {}", lambda d: d[5:]),
+                           "cabin": ("you fly {}", {"business": "business class"}),
+                           "origin": "you fly out of {}"})
+    assert phrase("trip_dates", ["2024-05-17", "2024-05-20"]) == "the trips are on 05-17 and 05-20"
+    assert phrase("cabin", "business") == "you fly business class"
+    assert phrase("cabins", ["business", "economy"]) == "you fly business class and economy"  # not in the dict: as is
+    assert phrase("origins", ["Boston", "Denver"]) == "you fly out of Boston and Denver"  # one wording for both
+
+
+def _ctx(domain, seed=0, persona=None):
+    import random
+
+    from tau_emotion.tracer.hints import GroundingContext
+
+    return GroundingContext(domain=domain, state=domain.database.state(), persona=persona, rng=random.Random(seed))
+
+
+def test_need_and_choose_give_up_on_what_is_missing(airline):
+    from tau_emotion.tracer.hints import Ungrounded, need
+
+    assert need(0) == 0 and need("x") == "x" and need([1]) == [1]  # a number, even 0, is there
+    for missing in (None, False, [], (), {}, "", set()):
+        with pytest.raises(Ungrounded):
+            need(missing)
+    ctx = _ctx(airline, seed=3)
+    with pytest.raises(Ungrounded):
+        ctx.choose([])
+    import random
+
+    assert ctx.choose(["a", "b", "c"]) == random.Random(3).choice(["a", "b", "c"])  # the same draw as rng.choice
+
+
+def test_first_grounded_tries_the_ways_in_order(airline):
+    from tau_emotion.tracer.hints import IntentDraft, Ungrounded, first_grounded, need
+
+    ctx = _ctx(airline)
+    done = IntentDraft(kind="k", goal="g", arguments={}, request=["r"])
+    tried = []
+
+    def gives_up(ctx):
+        tried.append("gives_up")
+        need(None)
+
+    def returns_none(ctx):
+        tried.append("returns_none")
+
+    def grounds(ctx):
+        tried.append("grounds")
+        return done
+
+    assert first_grounded(ctx, gives_up, returns_none, grounds, gives_up) is done
+    assert tried == ["gives_up", "returns_none", "grounds"]
+    with pytest.raises(Ungrounded):
+        first_grounded(ctx, gives_up, returns_none)
+
+
+def test_a_grounder_that_gives_up_is_a_goal_the_tracer_retries(domains):
+    from tau_emotion.tracer.grounding import attempt
+    from tau_emotion.tracer.hints import need
+
+    ctx = _ctx(domains.get("airline"))
+    assert attempt(lambda c: need([]), ctx) is None  # Ungrounded reads as None
+    assert attempt(lambda c: "draft", ctx) == "draft"
+    with pytest.raises(KeyError):  # any other error is a bug in the pack, not a goal to skip
+        attempt(lambda c: {}["x"], ctx)
+
+
+def test_ctx_call_parses_a_read_and_gives_up_on_an_error(domains):
+    from tau_emotion.tracer.hints import Ungrounded
+
+    telecom = domains.get("telecom")
+    ctx = _ctx(telecom)
+    line_id = next(iter(telecom.database.tables["lines"]))
+    usage = ctx.call("get_data_usage", {"line_id": line_id})
+    assert isinstance(usage, dict) and "data_left_gb" in usage
+    with pytest.raises(Ungrounded, match="get_data_usage"):
+        ctx.call("get_data_usage", {"line_id": "no such line"})
+
+
+def test_choice_among_records_by_their_fields():
+    slots = [{"slot_id": "s1", "date": "2025-06-01", "time": "09:00"},
+             {"slot_id": "s2", "date": "2025-06-01", "time": "10:00"},
+             {"slot_id": "s3", "date": "2025-06-02", "time": "09:00"}]
+    choice = Choice.among("slot", slots[1], slots, "slot_id", ("date", "time"))
+    assert choice.value == "s2" and choice.selectors == {"date": "2025-06-01", "time": "10:00"}
+    assert [o.attrs for o in choice.options][2] == {"date": "2025-06-02", "time": "09:00"}
+    assert choice.resolve() == ["s2"]
+    assert Choice.among("slot", slots[0], slots, "slot_id", "date").resolve() == ["s1", "s2"]  # the date alone is not enough
+    fewest = Choice.fewest("slot", slots[2], slots, "slot_id", ("date", "time"), (("time",), ("date",), ("date", "time")))
+    assert fewest.selectors == {"date": "2025-06-02"}  # the time alone is not enough, the date is
+    assert Choice.fewest("slot", slots[0], slots, "slot_id", ("date", "time"), (("time",), ("date",))) is None
+    by_day = Choice.among("slot", slots[2], slots, "slot_id", lambda s: {"day": s["date"][-2:]})
+    assert by_day.selectors == {"day": "02"} and by_day.resolve() == ["s3"]
+
+
+def test_instruments_are_named_so_that_each_is_the_only_fit(airline):
+    from tau_emotion.tracer.hints import instrument_options, pick_instrument
+
+    methods = {"credit_card_1": {"source": "credit_card", "brand": "visa", "last_four": "1111"},
+               "credit_card_2": {"source": "credit_card", "brand": "amex", "last_four": "2222"},
+               "gift_card_9876": {"source": "gift_card", "amount": 40},
+               "bank_1": {"source": "bank_account", "bank": "US Bank", "last_four": "3333"},
+               "paypal_5": {"source": "paypal"}}
+    options = instrument_options(methods, {"paypal": "PayPal account"})
+    attrs = {o.value: o.attrs for o in options}
+    assert attrs["gift_card_9876"] == {"kind": "gift card", "last_four": "9876", "balance": 40}
+    assert attrs["bank_1"] == {"kind": "bank account", "brand": "US Bank", "last_four": "3333"}
+    assert attrs["paypal_5"]["kind"] == "PayPal account"
+    said = {}
+    for value in methods:
+        pay = pick_instrument(_ctx(airline), "payment method", options, lambda o, v=value: o.value == v)
+        assert pay.value == value and pay.choice.resolve() == [value]
+        said[value] = (pay.words, pay.facts("last_four_digits"))
+    assert said["credit_card_1"] == ("Visa credit card", {"payment_method": "Visa credit card"})
+    assert said["bank_1"][0] == "bank account"  # the only one: its kind is enough
+    assert said["gift_card_9876"] == ("gift card", {"payment_method": "gift card"})
+    twins = instrument_options({"a": {"source": "credit_card", "brand": "visa", "last_four": "1"},
+                                "b": {"source": "credit_card", "brand": "visa", "last_four": "2"},
+                                "c": {"source": "bank_account", "bank": "US Bank", "last_four": "4"},
+                                "d": {"source": "bank_account", "bank": "Chase", "last_four": "5"}})
+    pay = pick_instrument(_ctx(airline), "payment method", twins, lambda o: o.value == "b")
+    assert (pay.words, pay.facts("last_four_digits")) == (
+        "credit card ending in 2", {"payment_method": "credit card ending in 2", "last_four_digits": "2"})
+    pay = pick_instrument(_ctx(airline), "payment method", twins, lambda o: o.value == "c")
+    assert pay.words == "US Bank bank account"  # a brand with capitals is kept as it is
+    assert pick_instrument(_ctx(airline), "payment method", twins, lambda o: False) is None
+
+
+def test_refused_calls_are_those_exactly_one_named_rule_forbids(domains):
+    from tau_emotion.tracer.hints import Refusal, refused_calls
+
+    telecom = domains.get("telecom")
+    ctx = _ctx(telecom)
+    lines = [line for _, line in ctx.state["lines"].scan()]
+    suspended = next(line for line in lines if line["status"] == "suspended")
+    active = next(line for line in lines if line["status"] == "active" and not ctx.violations(
+        "change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}))
+    frozen = Refusal("line_suspended", "suspended", "plan_on_suspended_line")
+    calls = [(line["line_id"], {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}) for line in (suspended, active)]
+    found = refused_calls(ctx, "change_line_plan", calls, {"suspended_line_frozen": frozen})
+    assert [(item, r) for item, _, r in found] == [(suspended["line_id"], frozen)]
+    assert frozen.outputs[0].reason == "line_suspended" and frozen.outputs[0].text == "suspended"
+    assert refused_calls(ctx, "change_line_plan", calls, {"contract_term": frozen}) == []  # a rule not named
+
+
+def test_goals_in_finds_the_grounders_by_name_in_the_order_defined():
+    from tau_emotion.tracer.hints import goals_in
+
+    def ground_b(ctx):
+        return None
+
+    def ground_a(ctx):
+        return None
+
+    namespace = {"ground_b": ground_b, "_helper": ground_a, "ground_a": ground_a, "ground_note": "not callable"}
+    assert goals_in(namespace) == {"b": ground_b, "a": ground_a}
+    assert list(TracerHints(goals=goals_in(namespace)).goal_weights) == ["b", "a"]
+
+
+def test_policy_checks_see_the_persona_as_identified(domains):
+    from tau_emotion.tracer.hints import Persona
+
+    telehealth = domains.get("telehealth")
+    patients = telehealth.database.tables["patients"]
+    pid = next(p for p, row in patients.items() if row["appointment_ids"])
+    appointment = patients[pid]["appointment_ids"][0]
+    anonymous = _ctx(telehealth, persona=Persona("x", {}, entity=pid))
+    signed_in = _ctx(telehealth, persona=Persona("x", {}, entity=pid,
+                                                  identified={"session": {"current": {"caller_id": pid}}}))
+    call = ("cancel_appointment", {"appointment_id": appointment})
+    before, after = anonymous.violations(*call), signed_in.violations(*call)
+    assert any(v.rule not in {w.rule for w in after} for v in before)  # a rule about who is calling no longer fires
+    assert signed_in.state["session"].peek("current")["caller_id"] is None  # the state itself is not written
