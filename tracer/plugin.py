@@ -352,9 +352,10 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
 def _mixture_notes(report: dict[str, Any]) -> None:
     """One line each: what the mixture kept per domain, which of its domains gave nothing, what it left out."""
     counts = report["counts"]
-    click.echo(f"mixture {report['name']}: " + ", ".join(
-        f"{d} {c['kept']}" + (f" of {c['available']} (cap {c['cap']})" if c["kept"] < c["available"] else "")
-        for d, c in counts.items() if c["available"]), err=True)
+    if any(c["available"] for c in counts.values()):
+        click.echo(f"mixture {report['name']}: " + ", ".join(
+            f"{d} {c['kept']}" + (f" of {c['available']} (cap {c['cap']})" if c["kept"] < c["available"] else "")
+            for d, c in counts.items() if c["available"]), err=True)
     empty = [d for d, c in counts.items() if not c["available"]]
     if empty:
         click.echo(f"note: mixture {report['name']}: no trajectories from {', '.join(empty)} "
