@@ -186,11 +186,8 @@ class Mixture:
         return self.caps.get(domain, self.cap)
 
     def owns(self, domain_name: str) -> str | None:
-        """The mixture domain a row's domain is (its name, or a name ending in `-DOMAIN`: `tauemo-airline`)."""
-        for want in self.domains:
-            if domain_name == want or domain_name.endswith("-" + want):
-                return want
-        return None
+        """The mixture domain a row's domain is: by exact name, so an adapter's `tautrait-retail` is not retail."""
+        return domain_name if domain_name in self.domains else None
 
 
 MIXTURES = {

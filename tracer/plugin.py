@@ -166,7 +166,8 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 @click.option("--config", "config", type=click.Path(dir_okay=False, exists=True), default=None, is_eager=True,
               callback=config_file, help="A TOML file holding any of these flags (as `tau run --config`); flags given win.")
 @click.option("--preset", type=click.Choice(["high", "low"]), default=None,
-              help="high: every installed domain with the split; low: airline, retail, telecom, telehealth.")
+              help="high: the paper's ten domains (Tracer-High); low: airline, retail, telecom, telehealth "
+                   "(Tracer-Low); a domain without the split is skipped with a note.")
 @click.option("--split", default="train", show_default=True, help="Task split to collect on.")
 @click.option("--agent", default="tool_calling", show_default=True, help="Agent plugin.")
 @click.option("--agent-model", default=None, help="Model name for the agent, e.g. openai/Qwen3-8B.")
