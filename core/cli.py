@@ -112,6 +112,8 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--tool-timeout", default=10.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Seconds one tool call may run before it is stopped (a tool error for the agent).")
 @click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
+@click.option("--skip-missing", is_flag=True,
+              help="With --suite: run the domains that have the split, leaving out (named) those that do not.")
 @click.option("--executor", default="local", show_default=True, help="Executor plugin that runs the trials (local, ray).")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of every random choice (random draws of plugins, user wording); a run repeats with it.")
@@ -137,6 +139,8 @@ def run_command(**kw: Any) -> None:
     db_path, store = kw.pop("db_path"), kw.pop("store")
     summary_json = kw.pop("summary_json")
     resume_id = kw.pop("resume_id")
+    skip_missing, suite = kw.pop("skip_missing"), kw["suite"]
+    suite_plugins = pm.catalog("suites").get(suite) if suite and not resume_id else []
     options, owners = plugin_options(ctx, pm, kw)
     if resume_id:
         given = {k: v for k, v in kw.items() if ctx.get_parameter_source(k) not in (None, ParameterSource.DEFAULT)
@@ -148,6 +152,8 @@ def run_command(**kw: Any) -> None:
     else:
         config = config_from_options(kw, pm, options, store)
         check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)
+        if suite and not config.domains and not config.task_ids:
+            suite_split_check(pm, suite, suite_plugins, config, skip_missing)
         try:
             run = prepare_run(config, db_path, pm=pm)
         except NoDomainSelected as exc:
@@ -160,6 +166,22 @@ def run_command(**kw: Any) -> None:
     if summary.get("errors"):
         raise click.ClickException(f"{summary['errors']} trial(s) ended in error (see `tau show {run.run_id}`); "
                                    f"re-run them with: tau run --resume {run.run_id} --db {db_path}")
+
+
+def suite_split_check(pm: PluginManager, suite: str, plugins: list[str], config: RunConfig, skip_missing: bool) -> None:
+    """A suite whose packs lack the split is refused in one line naming them, or run without them (--skip-missing)."""
+    from tau_emotion.plugins.suites import missing_split, suite_domains
+
+    domains = suite_domains(pm, plugins)
+    missing = missing_split(domains, config.split)
+    if not missing:
+        return
+    what = f"{len(missing)} of {len(domains)} domain(s) of suite '{suite}' have no '{config.split}' split: {', '.join(missing)}"
+    if not skip_missing or len(missing) == len(domains):
+        hint = "; pass --skip-missing to run the others" if len(missing) < len(domains) else ""
+        raise TauError(f"{what} (`tau suites` lists the splits){hint}")
+    click.echo(f"note: {what}; running the other {len(domains) - len(missing)} (--skip-missing)", err=True)
+    config.domains = [d for d in domains if d not in missing]
 
 
 def config_from_options(kw: dict[str, Any], pm: PluginManager, options: dict[str, dict[str, Any]],
@@ -295,12 +317,36 @@ def domains_command(as_json: bool, extra_plugins: tuple[str, ...]) -> None:
 
 
 @click.command("suites")
+@click.option("--json", "as_json", is_flag=True, help="The suites as a JSON list (for scripts).")
 @debug_option
 @guarded
-def suites_command() -> None:
-    """List suites: named plugin lists for `tau run --suite`."""
-    for name, entry in command_pm().catalog("suites").items():
-        click.echo(f"{name:20} {','.join(entry.load())}")
+def suites_command(as_json: bool) -> None:
+    """List suites (named plugin lists for `tau run --suite`) with their tasks per split and domain."""
+    from tau_emotion.plugins.suites import split_counts, suite_domains
+
+    pm = command_pm()
+    rows = []
+    for name, entry in pm.catalog("suites").items():
+        plugins = list(entry.load())
+        absent = [p for p in plugins if p not in pm.infos or pm.infos[p].error]
+        try:
+            counts = split_counts(suite_domains(pm, plugins))
+        except TauError as exc:  # a broken pack is named, not fatal to the listing
+            counts = {"error": {str(exc).splitlines()[0]: 0}}
+        rows.append({"name": name, "plugins": plugins, "unavailable": absent, "tasks": counts})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r['name']:20} {','.join(r['plugins'])}")
+        if r["unavailable"]:
+            click.echo(f"  unavailable: {', '.join(r['unavailable'])} (`tau plugins` says why)")
+        for split, per in r["tasks"].items():
+            have = {d: n for d, n in per.items() if n}
+            line = f"  {split:6} {sum(have.values()):5}  " + ", ".join(f"{d} {n}" for d, n in have.items())
+            if len(have) < len(per):
+                line += ("; " if have else "") + f"no '{split}' split: {', '.join(d for d in per if d not in have)}"
+            click.echo(line)
 
 
 @click.command("tasks")

@@ -20,10 +20,13 @@ from typing import Any
 
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import EpisodeResult, Message
+from tau_emotion.plugins.suites import SEEN, UNSEEN
 
 #: the paper's low-resource set; a name matches an installed domain of that name or ending in "-NAME"
-LOW_PRESET = ("airline", "retail", "telecom", "telehealth")
-PRESETS = ("high", "low")
+LOW_PRESET = SEEN
+#: the domains of each preset: high is the paper's ten (Tracer-High), low its four seen ones (Tracer-Low)
+PRESET_DOMAINS = {"high": (*SEEN, *UNSEEN), "low": LOW_PRESET}
+PRESETS = tuple(PRESET_DOMAINS)
 MAX_STEPS = 50
 SUMMARY_KEY = "collect"
 FAMILY_TAG = "emotion.family"
@@ -58,21 +61,19 @@ def resolve_domains(installed: dict[str, list[str]], names: list[str], preset: s
                     split: str) -> tuple[list[str], list[str]]:
     """The domains to collect from and notes on what was left out.
 
-    `installed` maps each installed domain to its splits. `high` is every installed domain with
-    `split`; `low` is airline, retail, telecom and telehealth, each the installed domain of that name
-    (or the first whose name ends in `-NAME`).
+    `installed` maps each installed domain to its splits. `high` is the paper's ten domains, `low` its
+    four seen ones (airline, retail, telecom, telehealth), each the installed domain of that name (or
+    the first whose name ends in `-NAME`); one without `split` is skipped with a note.
     """
     notes: list[str] = []
     chosen = list(names)
-    if preset == "high":
-        chosen += sorted(installed)
-    elif preset == "low":
-        for want in LOW_PRESET:
+    if preset in PRESET_DOMAINS:
+        for want in PRESET_DOMAINS[preset]:
             matches = [d for d in installed if d == want] or sorted(d for d in installed if d.endswith("-" + want))
             if matches:
                 chosen.append(matches[0])
             else:
-                notes.append(f"preset low: no installed '{want}' domain (install its pack to include it)")
+                notes.append(f"preset {preset}: no installed '{want}' domain (install its pack to include it)")
     elif preset is not None:
         raise CollectError(f"unknown preset '{preset}' (choose from: {', '.join(PRESETS)})")
     out: list[str] = []

@@ -7,7 +7,9 @@ table dicts of different shapes are unified into one struct with nulls, which co
 text. DPO rows pair a +1 and a -1 (`###UNSATISFIED###`) trajectory of the same task: the shared
 conversation prefix is the prompt, the two continuations are `chosen` and `rejected`.
 
-Rows are split into train and validation by task, so no task is in both. JSONL is always written and
+A named mixture (`--mixture tracer-high|tracer-low`, `MIXTURES`) selects the domains the paper trains
+on and keeps at most a cap of rows per domain, drawn round-robin over emotion families; the card
+records it. Rows are split into train and validation by task, so no task is in both. JSONL is always written and
 needs nothing beyond the core; `datasets` (the `[train]` extra) is imported only to add the
 `save_to_disk` copy.
 """
@@ -18,11 +20,13 @@ import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import EpisodeResult, Message
+from tau_emotion.plugins.suites import SEEN, UNSEEN
 from tau_emotion.tracer.collect import FAMILY_TAG, NO_FAMILY, TrajectoryStats, kept_keys
 
 FORMATS = ("sft", "dpo")
@@ -163,6 +167,116 @@ def dpo_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]],
     return rows
 
 
+#: the per-domain cap of both mixtures by default: the paper capped every domain at 250 trajectories, which
+#: trimmed the three that had more (retail, telehealth and basketball)
+MIXTURE_CAP = 250
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """A named training mixture: which domains it draws from and how many rows each may give at most."""
+
+    name: str
+    domains: tuple[str, ...]
+    description: str
+    cap: int | None = MIXTURE_CAP
+    caps: dict[str, int | None] = field(default_factory=dict)
+
+    def cap_of(self, domain: str) -> int | None:
+        return self.caps.get(domain, self.cap)
+
+    def owns(self, domain_name: str) -> str | None:
+        """The mixture domain a row's domain is: by exact name, so an adapter's `tautrait-retail` is not retail."""
+        return domain_name if domain_name in self.domains else None
+
+
+MIXTURES = {
+    "tracer-high": Mixture("tracer-high", (*SEEN, *UNSEEN), "Tracer-High: all ten domains, balanced by domain"),
+    "tracer-low": Mixture("tracer-low", SEEN, "Tracer-Low: the four seen domains only (the transfer experiment "
+                                              "trains on it and evaluates on the six unseen ones)"),
+}
+
+
+def parse_caps(mixture: Mixture, values: tuple[str, ...] | list[str]) -> Mixture:
+    """`mixture` with caps from `--cap`: `N` or `none` for every domain, `DOMAIN=N` or `DOMAIN=none` for one."""
+    cap, caps = mixture.cap, dict(mixture.caps)
+    for value in values:
+        name, _, amount = value.rpartition("=")
+        if name and name not in mixture.domains:
+            raise ExportError(f"--cap {value}: '{name}' is not a domain of mixture {mixture.name} "
+                              f"({', '.join(mixture.domains)})")
+        if amount.strip().lower() == "none":
+            number = None
+        elif amount.strip().isdigit() and int(amount) > 0:
+            number = int(amount)
+        else:
+            raise ExportError(f"--cap {value}: expected N, none, DOMAIN=N or DOMAIN=none (N a positive integer)")
+        if name:
+            caps[name] = number
+        else:
+            cap = number
+    return Mixture(mixture.name, mixture.domains, mixture.description, cap, caps)
+
+
+def mix(rows: list[dict[str, Any]], mixture: Mixture, seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows of `mixture`'s domains, at most its cap per domain, and a report of what was kept.
+
+    Over the cap, a domain's rows are drawn round-robin over emotion families (the family with the
+    fewest kept so far first), so the cap trims the over-represented families, as collection does.
+    """
+    by_domain: dict[str, list[dict[str, Any]]] = {d: [] for d in mixture.domains}
+    left_out: Counter[str] = Counter()
+    for row in sorted(rows, key=lambda r: (r["domain"], r["task_id"], r["trial"], r["run_id"])):
+        want = mixture.owns(row["domain"])
+        if want is None:
+            left_out[row["domain"]] += 1
+        else:
+            by_domain[want].append(row)
+    kept: list[dict[str, Any]] = []
+    counts = {}
+    for domain, items in by_domain.items():
+        cap = mixture.cap_of(domain)
+        chosen = items if cap is None or len(items) <= cap else _round_robin(items, cap, random.Random(f"{seed}:{domain}"))
+        kept.extend(chosen)
+        counts[domain] = {"available": len(items), "cap": cap, "kept": len(chosen)}
+    report = {"name": mixture.name, "description": mixture.description, "domains": list(mixture.domains),
+              "cap": mixture.cap, "caps": dict(mixture.caps), "counts": counts, "left_out": dict(left_out)}
+    return kept, report
+
+
+def _round_robin(items: list[dict[str, Any]], cap: int, rng: random.Random) -> list[dict[str, Any]]:
+    pools: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in items:
+        pools[row["emotion_family"]].append(row)
+    for pool in pools.values():
+        rng.shuffle(pool)
+    taken: Counter[str] = Counter()
+    out: list[dict[str, Any]] = []
+    while len(out) < cap:
+        family = min((f for f in pools if pools[f]), key=lambda f: (taken[f], f))
+        out.append(pools[family].pop())
+        taken[family] += 1
+    return out
+
+
+def mixture_lines(report: dict[str, Any]) -> list[str]:
+    """The card's section on the mixture: its domains, caps and what each domain gave."""
+    cap = report["cap"]
+    lines = ["", f"## Mixture: {report['name']}", "", f"{report['description']}. Each domain keeps at most its cap of "
+             f"trajectories (default {cap if cap is not None else 'none'}"
+             + (", " + ", ".join(f"{d} {c if c is not None else 'none'}" for d, c in report["caps"].items())
+                if report["caps"] else "")
+             + "), drawn round-robin over emotion families so the cap trims the over-represented ones.", "",
+             "| domain | collected | cap | kept |", "|---|---:|---:|---:|"]
+    for domain, c in report["counts"].items():
+        note = "" if c["available"] else " (none collected)"
+        lines.append(f"| {domain} | {c['available']} | {c['cap'] if c['cap'] is not None else '-'} | {c['kept']}{note} |")
+    if report["left_out"]:
+        lines += ["", "Left out (not domains of the mixture): "
+                  + ", ".join(f"{d} {n}" for d, n in sorted(report["left_out"].items())) + " row(s)."]
+    return lines
+
+
 def split_rows(rows: list[dict[str, Any]], validation: float, seed: int) -> dict[str, list[dict[str, Any]]]:
     """Train/validation by task (a task's rows stay together); at least one validation task when there are two."""
     tasks = sorted({r["task_id"] for r in rows})
@@ -175,11 +289,14 @@ def split_rows(rows: list[dict[str, Any]], validation: float, seed: int) -> dict
             "validation": [r for r in rows if r["task_id"] in held]}
 
 
-def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str]) -> str:
-    """The dataset card: what the rows are, where they came from, counts by domain and emotion family."""
+def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str],
+         mixture: dict[str, Any] | None = None) -> str:
+    """The dataset card: what the rows are, where they came from, counts by domain and emotion family, and
+    the mixture (its domains, caps and per-domain counts) when one was named."""
     rows = [r for part in splits.values() for r in part]
+    how = f"--format {fmt}" + (f" --mixture {mixture['name']}" if mixture else "")
     lines = [f"# tau-emotion {fmt.upper()} dataset", "",
-             f"Exported by `tau export-sft --format {fmt}` from run(s): {', '.join(runs)}.", ""]
+             f"Exported by `tau export-sft {how}` from run(s): {', '.join(runs)}.", ""]
     if fmt == "sft":
         lines += ["Rows are conversations for TRL's `SFTTrainer`: `messages` (system prompt with the domain policy, "
                   "user, assistant with `tool_calls`, tool results) and `tools` (the tool schemas). Tool-call "
@@ -201,6 +318,8 @@ def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str]) -> 
         lines += ["", f"Per trajectory: {sum(c for c, _ in stats) / len(stats):.2f} tool calls, "
                       f"{sum(q for _, q in stats) / len(stats):.2f} follow-up questions; tool calls outnumber "
                       f"questions in {sum(c > q for c, q in stats) / len(stats):.1%}."]
+    if mixture:
+        lines += mixture_lines(mixture)
     return "\n".join(lines) + "\n"
 
 
@@ -208,7 +327,8 @@ def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str]) -> 
 DATASETS_HINT = "pip install torch==2.13.0 (the CPU wheel; pin it first) && pip install -e '.[train]'"
 
 
-def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: list[str], jsonl: bool = True) -> bool:
+def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: list[str], jsonl: bool = True,
+          mixture: dict[str, Any] | None = None) -> bool:
     """Write one JSONL file per split and README.md into `out`, and a `datasets.DatasetDict` (`save_to_disk`)
     when `datasets` is installed. Returns whether the dataset was written (JSONL needs nothing beyond the core)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -217,7 +337,7 @@ def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: li
             with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
                 for row in part:
                     fh.write(json.dumps(row) + "\n")
-    (out / "README.md").write_text(card(fmt, splits, runs), encoding="utf-8")
+    (out / "README.md").write_text(card(fmt, splits, runs, mixture), encoding="utf-8")
     try:
         import datasets
     except ImportError:

@@ -169,7 +169,8 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 @click.option("--config", "config", type=click.Path(dir_okay=False, exists=True), default=None, is_eager=True,
               callback=config_file, help="A TOML file holding any of these flags (as `tau run --config`); flags given win.")
 @click.option("--preset", type=click.Choice(["high", "low"]), default=None,
-              help="high: every installed domain with the split; low: airline, retail, telecom, telehealth.")
+              help="high: the paper's ten domains (Tracer-High); low: airline, retail, telecom, telehealth "
+                   "(Tracer-Low); a domain without the split is skipped with a note.")
 @click.option("--split", default="train", show_default=True, help="Task split to collect on.")
 @click.option("--agent", default="tool_calling", show_default=True, help="Agent plugin.")
 @click.option("--agent-model", default=None, help="Model name for the agent, e.g. openai/Qwen3-8B.")
@@ -282,13 +283,19 @@ def collect_command(domains: tuple[str, ...], config: str | None, preset: str | 
               help="sft: +1 conversations for SFTTrainer; dpo: +1/-1 pairs of the same task for DPOTrainer.")
 @click.option("--validation", default=0.1, show_default=True, type=click.FloatRange(0, 0.9),
               help="Share of tasks held out for the validation split.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the train/validation split.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the train/validation split and the caps' draw.")
+@click.option("--mixture", type=click.Choice(["tracer-high", "tracer-low"]), default=None,
+              help="The paper's training mixture: tracer-high (all ten domains) or tracer-low (the four seen ones), "
+                   "at most 250 rows per domain unless --cap says otherwise; other domains' rows are left out.")
+@click.option("--cap", "caps", multiple=True, metavar="N|DOMAIN=N",
+              help="With --mixture: the per-domain cap (N or none), or one domain's (DOMAIN=N); repeatable.")
 @click.option("--store", default=None, help="Result store plugin (default: the installed default store).")
 @click.option("--db", "db_path", default=None, help="Where results are kept (default: as `tau run`).")
 @plugins_option
 @debug_option
 @guarded
 def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation: float, seed: int,
+                       mixture: str | None, caps: tuple[str, ...],
                        store: str | None, db_path: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Write RUN_IDS' trajectories as JSONL, a dataset card and (with `datasets`) a save_to_disk dataset.
 
@@ -301,6 +308,9 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     from tau_emotion.core.runner import open_store, resolve_run
     from tau_emotion.tracer import export
 
+    if caps and not mixture:
+        raise export.ExportError("--cap needs --mixture (tracer-high or tracer-low)")
+    mix = export.parse_caps(export.MIXTURES[mixture], caps) if mixture else None
     db_path = db_path or default_db()
     pm = command_pm(extra_plugins)
     opened = open_store(pm, store, db_path, create=False)
@@ -326,14 +336,37 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     if dropped:
         click.echo(f"dropped {sum(dropped.values())} of {sum(dropped.values()) + len(rows)} +1/-1 pair(s): "
                    f"{export.describe_drops(dropped)}", err=True)
+    report = None
+    if mix is not None:
+        rows, report = export.mix(rows, mix, seed)
+        _mixture_notes(report)
+        if not rows:
+            raise export.ExportError(f"nothing to export: no row of run(s) {', '.join(runs)} is from a domain of "
+                                     f"mixture {mix.name} ({', '.join(mix.domains)})")
     splits = export.split_rows(rows, validation, seed)
-    saved = export.write(splits, Path(out), fmt, list(runs))
+    saved = export.write(splits, Path(out), fmt, list(runs), mixture=report)
     counts = ", ".join(f"{len(v)} {k}" for k, v in splits.items())
     if saved:
         click.echo(f"wrote {counts} {fmt} row(s) to {out}: JSONL and a dataset (datasets.load_from_disk)", err=True)
     else:
         click.echo(f"wrote {counts} {fmt} row(s) to {out} as JSONL; `datasets` is not installed, so no "
                    f"save_to_disk copy (`tau train` reads the JSONL too; for the copy: {export.DATASETS_HINT})", err=True)
+
+
+def _mixture_notes(report: dict[str, Any]) -> None:
+    """One line each: what the mixture kept per domain, which of its domains gave nothing, what it left out."""
+    counts = report["counts"]
+    if any(c["available"] for c in counts.values()):
+        click.echo(f"mixture {report['name']}: " + ", ".join(
+            f"{d} {c['kept']}" + (f" of {c['available']} (cap {c['cap']})" if c["kept"] < c["available"] else "")
+            for d, c in counts.items() if c["available"]), err=True)
+    empty = [d for d, c in counts.items() if not c["available"]]
+    if empty:
+        click.echo(f"note: mixture {report['name']}: no trajectories from {', '.join(empty)} "
+                   f"(collect on their train split to include them)", err=True)
+    if report["left_out"]:
+        click.echo(f"note: mixture {report['name']}: left out rows of other domains: "
+                   + ", ".join(f"{d} {n}" for d, n in sorted(report["left_out"].items())), err=True)
 
 
 def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> None:
