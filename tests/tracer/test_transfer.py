@@ -48,6 +48,7 @@ def serve_checkpoint(path, max_new_tokens=24):
     return reply, served
 
 
+@pytest.mark.slow
 def test_collect_seen_export_tracer_low_train_and_evaluate_on_an_unseen_pack(tmp_path):
     from tau_emotion.core.manager import load_all_plugins
 
