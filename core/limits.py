@@ -30,6 +30,40 @@ def truncate(text: str, limit: int) -> str:
     return text[:limit] + f" …[truncated {len(text) - limit} chars]"
 
 
+def finite_number(value: Any) -> float | None:
+    """`value` as a finite float (a number, or text holding one), or None: a model server's `usage` may
+    carry `1e400` (infinity once parsed), `NaN` or `"n/a"`, and a non-finite number stored as JSON
+    `null` makes the whole row unreadable."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        try:
+            number = float(value)
+        except OverflowError:  # an int too large for a float
+            return None
+    elif isinstance(value, str) and len(value) < 64:
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def finite_usage(usage: Any) -> dict[str, float]:
+    """A usage/cost mapping with only finite numbers: anything else (infinite, NaN, text, a nested
+    object) is left out, so what a plugin or server reports can never make a stored row unreadable."""
+    if not isinstance(usage, Mapping):
+        return {}
+    out: dict[str, float] = {}
+    for key, value in usage.items():
+        number = finite_number(value)
+        if number is not None:
+            out[str(key)[:200]] = number
+    return out
+
+
 def argument_problem(value: Any) -> str | None:
     """Why tool arguments are unacceptable (too deep, too large, a non-finite number), or None.
 

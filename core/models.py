@@ -11,7 +11,9 @@ import json
 import os
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
+
+from tau_emotion.core.limits import finite_usage
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -120,6 +122,13 @@ class Message(BaseModel):
     name: str | None = None
     error: bool = False
     usage: dict[str, float] | None = None
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _finite_usage(cls, value: Any) -> dict[str, float] | None:
+        """Usage and cost enter here from agents and servers: only finite numbers are kept (`limits.finite_usage`)."""
+        return None if value is None else finite_usage(value)
+
     #: the chat-completions dict of this message, built once (`to_chat`): a step sends the history
     #: without re-serialising it; a message is not edited after it joined a transcript
     _chat: dict[str, Any] | None = PrivateAttr(default=None)
@@ -162,7 +171,8 @@ class EpisodeResult(BaseModel):
     task_id: str
     domain: str
     trial: int
-    reward: float
+    #: non-finite numbers would be stored as JSON null, and the row could not be read back
+    reward: float = Field(allow_inf_nan=False)
     success: bool
     status: Literal["ok", "error"] = "ok"
     termination: Termination
@@ -172,10 +182,15 @@ class EpisodeResult(BaseModel):
     n_tool_calls: int = 0
     n_user_turns: int = 0
     usage: dict[str, float] = Field(default_factory=dict)
-    duration_s: float = 0.0
+    duration_s: float = Field(0.0, allow_inf_nan=False)
     tags: dict[str, str] = Field(default_factory=dict)
     blocks: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _finite_usage(cls, value: Any) -> dict[str, float]:
+        return finite_usage(value)
 
 
 class RunConfig(BaseModel):

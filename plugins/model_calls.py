@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tau_emotion.core.errors import TauError
-from tau_emotion.core.limits import scrub
+from tau_emotion.core.limits import finite_number, scrub
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
 
 #: process-wide counters the progress line shows (read through sys.modules, never imported for it)
@@ -91,9 +91,10 @@ def message_of(response: Any) -> Any:
 
 
 def token_usage(response: Any, cost: float = 0.0) -> dict[str, float]:
+    """Token counts and cost of a reply; a count that is not a finite number (`1e400`, `NaN`, `"n/a"`) is 0."""
     usage = getattr(response, "usage", None)
-    out = {k: float(getattr(usage, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    out["cost"] = cost
+    out = {k: finite_number(getattr(usage, k, 0)) or 0.0 for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    out["cost"] = finite_number(cost) or 0.0
     return out
 
 

@@ -200,11 +200,15 @@ class SqliteStore:
 
     @_one_line_errors
     def done_trials(self, run_id: str) -> set[tuple[str, int]]:
-        rows = self.conn.execute("SELECT task_id, trial FROM trials WHERE run_id = ? AND status = 'ok'", (run_id,))
-        return {(r[0], r[1]) for r in rows}
+        """Trials with an ok row that reads back (a row no reader can parse is not done: `--resume` runs it again)."""
+        rows = self.conn.execute("SELECT task_id, trial, result FROM trials WHERE run_id = ? AND status = 'ok'", (run_id,))
+        return {(r[0], r[1]) for r in rows if _readable(r[2])}
 
     def save_result(self, run_id: str, result: EpisodeResult) -> None:
-        payload = result.model_dump_json()  # first: a result that cannot be serialised raises before any write
+        # first: a result that cannot be serialised, or whose JSON would not read back (a value the
+        # serialiser writes as null), raises before any write; the runner stores that trial's error instead
+        payload = result.model_dump_json()
+        EpisodeResult.model_validate_json(payload)
         self._write("INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (run_id, result.task_id, result.trial, result.domain, result.reward, result.status,
                      result.termination.reason, payload, time.time()))
@@ -226,6 +230,14 @@ class SqliteStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _readable(payload: str) -> bool:
+    try:
+        EpisodeResult.model_validate_json(payload)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_result(payload: str, task_id: str, domain: str, trial: int) -> EpisodeResult:
