@@ -177,6 +177,10 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--max-steps", default=200, show_default=True, type=click.IntRange(1), help="Agent steps before an episode is cut.")
 @click.option("--tool-timeout", default=10.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Seconds one tool call may run before it is stopped (a tool error for the agent).")
+@click.option("--trial-timeout", default=3600.0, show_default=True, type=click.FloatRange(0, 1e7, min_open=True),
+              help="Seconds one trial may run before it is stopped as that trial's error.")
+@click.option("--block-timeout", default=60.0, show_default=True, type=click.FloatRange(0, 1e7, min_open=True),
+              help="Seconds plugin code (agent, user, hook) may hold the event loop before its trial is stopped.")
 @click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
 @click.option("--executor", default="local", show_default=True)
 @click.option("--seed", default=0, show_default=True, type=int)
@@ -638,5 +642,11 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 
 
 def main() -> None:
+    from tau_emotion.core.containment import exit_despite_threads
+
     pm = load_all_plugins()
-    build_cli(pm).main(prog_name="tau", obj=pm)
+    try:
+        build_cli(pm).main(prog_name="tau", obj=pm)
+    except SystemExit as exc:  # click always ends this way; a plugin's leftover thread must not hold the exit
+        exit_despite_threads(exc.code)
+        raise

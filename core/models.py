@@ -13,7 +13,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
-from tau_emotion.core.limits import finite_usage
+from tau_emotion.core.limits import finite_usage, truncate
+
+#: longest task id, domain or split name
+MAX_ID_CHARS = 200
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -68,6 +71,17 @@ class Task(StrictModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     blocks: dict[str, Any] = Field(default_factory=dict)
     _source: str | None = PrivateAttr(default=None)
+
+    @field_validator("id", "domain", "split")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        """Ids and names are shown on terminals, in reports and in XML: printable and bounded (a newline in an
+        id forged lines in `tau show`; a lone surrogate aborted a run)."""
+        if not value or len(value) > MAX_ID_CHARS:
+            raise ValueError(f"must be 1 to {MAX_ID_CHARS} characters")
+        if not value.isprintable() or any("\ud800" <= c <= "\udfff" for c in value):
+            raise ValueError(f"must be printable text (got {truncate(ascii(value), 80)})")
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -209,7 +223,11 @@ class RunConfig(BaseModel):
     max_steps: int = Field(200, ge=1)
     max_tool_errors: int = Field(10, ge=1)
     #: wall-clock seconds one tool call may run before it is stopped and becomes a tool error
-    tool_timeout: float = Field(10.0, gt=0)
+    tool_timeout: float = Field(10.0, gt=0, allow_inf_nan=False)
+    #: wall-clock seconds one trial may run before it is stopped (or abandoned) as that trial's error
+    trial_timeout: float = Field(3600.0, gt=0, allow_inf_nan=False)
+    #: seconds plugin code (an agent, user or hook) may hold the event loop without yielding
+    block_timeout: float = Field(60.0, gt=0, allow_inf_nan=False)
     concurrency: int = Field(8, ge=1)
     executor: str = "local"
     store: str | None = None

@@ -14,6 +14,9 @@ import gc
 import inspect
 import os
 import secrets
+import signal
+import sys
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +26,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from tau_emotion.core.containment import (
+    GRACE,
+    LoopBlocked,
+    abandoned,
+    block_deadline,
+    guarded,
+    interrupts,
+    is_interruption,
+    run_abandonable,
+)
 from tau_emotion.core.domain import Domain, format_validation_error
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.errors import DataError, TauError
@@ -231,7 +244,7 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
 #: what defines a run: a resume that changes one of these would mix two experiments in one run
 DEFINING = ("agent", "user", "trials", "seed", "split", "n_tasks", "task_ids", "max_steps")
 #: fields a resume may change (the run's infrastructure, not its experiment)
-ADJUSTABLE = ("concurrency", "executor", "tool_timeout")
+ADJUSTABLE = ("concurrency", "executor", "tool_timeout", "trial_timeout", "block_timeout")
 
 
 def check_resume_changes(run_id: str, config: RunConfig, given: dict[str, Any],
@@ -337,34 +350,57 @@ def failed_result(task_id: str, domain: str, trial: int, stage: str, exc: BaseEx
 
 
 async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
-    """One trial; whatever goes wrong in it (building its agent or user, the loop, scoring, hooks) fails it alone."""
-    ep: Episode | None = None
-    stage = "building the episode"
+    """One trial; whatever goes wrong in it (building its agent or user, the loop, scoring, hooks) fails it alone.
+
+    Plugin code runs under containment (`core/containment.py`): a `BaseException` it raises is this
+    trial's error (a real Ctrl-C still interrupts), a stretch of it that holds the event loop past
+    `--block-timeout` is stopped, and the whole trial is stopped (or abandoned) at `--trial-timeout`."""
+    where: dict[str, Any] = {"stage": "building the episode", "episode": None}
     try:
-        ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
-        stage = f"building agent '{run.config.agent}'"
-        ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
-        stage = f"building user '{run.config.user}'"
-        ep.user = run.pm.catalog("users").get(run.config.user)(ep)
-        stage = "tau_episode_start"
-        run.pm.hook.tau_episode_start(episode=ep)
-        stage = "running the episode"
-        result: EpisodeResult | None = await first_answer(run.pm.hook.tau_run_episode(episode=ep))
-        if result is None:
-            raise RunError("no plugin ran the episode (every tau_run_episode implementation declined)")
-        stage = "tau_episode_end"
-        run.pm.hook.tau_episode_end(episode=ep, result=result)
-    except Exception as exc:  # one trial's failure is that trial's error row, never the run's end
-        failed = failed_result(task.id, task.domain, trial, stage, exc)
-        if ep is not None and stage != "tau_episode_end":
-            try:  # progress bars and other observers still see the trial end
-                run.pm.hook.tau_episode_end(episode=ep, result=failed)
-            except Exception:  # noqa: BLE001 - the trial is already an error; its row says why
-                pass
-        return failed
+        return await run_abandonable(_contained_trial(run, task, trial, where), run.config.trial_timeout)
+    except Exception as exc:  # the trial deadline
+        return _trial_failed(run, task, trial, where, exc)
     finally:
-        if ep is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
-            ep.release()
+        if where["episode"] is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
+            where["episode"].release()
+
+
+async def _contained_trial(run: Run, task: Task, trial: int, where: dict[str, Any]) -> EpisodeResult:
+    # everything is caught here, inside the trial's task: a SystemExit or KeyboardInterrupt reaching
+    # an asyncio task is re-raised out of the event loop and would end the run
+    try:
+        return await guarded(_trial(run, task, trial, where), run.config.block_timeout)
+    except BaseException as exc:
+        if is_interruption(exc):
+            raise
+        return _trial_failed(run, task, trial, where, exc)
+
+
+def _trial_failed(run: Run, task: Task, trial: int, where: dict[str, Any], exc: BaseException) -> EpisodeResult:
+    failed = failed_result(task.id, task.domain, trial, where["stage"], exc)
+    ep, where["stage"] = where["episode"], "finished"
+    if ep is not None:
+        with suppress(Exception, LoopBlocked), block_deadline(run.config.block_timeout):
+            run.pm.hook.tau_episode_end(episode=ep, result=failed)  # progress bars still see the trial end
+    return failed
+
+
+async def _trial(run: Run, task: Task, trial: int, where: dict[str, Any]) -> EpisodeResult:
+    ep = where["episode"] = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config,
+                                    pm=run.pm, run=run)
+    where["stage"] = f"building agent '{run.config.agent}'"
+    ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
+    where["stage"] = f"building user '{run.config.user}'"
+    ep.user = run.pm.catalog("users").get(run.config.user)(ep)
+    where["stage"] = "tau_episode_start"
+    run.pm.hook.tau_episode_start(episode=ep)
+    where["stage"] = "running the episode"
+    result: EpisodeResult | None = await first_answer(run.pm.hook.tau_run_episode(episode=ep))
+    if result is None:
+        raise RunError("no plugin ran the episode (every tau_run_episode implementation declined)")
+    where["stage"] = "tau_episode_end"
+    run.pm.hook.tau_episode_end(episode=ep, result=result)
+    where["stage"] = "finished"
     return result
 
 
@@ -454,7 +490,13 @@ async def execute(run: Run) -> dict[str, Any]:
 async def _execute(run: Run) -> dict[str, Any]:
     executor = run.pm.catalog("executors").get(run.config.executor)(run.config.concurrency)
     try:
-        run.pm.hook.tau_run_start(run=run)  # model endpoints are checked here (preflight)
+        with block_deadline(run.config.block_timeout):
+            run.pm.hook.tau_run_start(run=run)  # model endpoints are checked here (preflight)
+    except LoopBlocked as exc:
+        if not run.prior_rows:
+            with suppress(Exception):
+                run.store.delete_run(run.run_id)
+        raise RunError(f"a tau_run_start hook held the run: {exc}") from None
     except BaseException:
         if not run.prior_rows:  # a run that never started (a dead endpoint) is not left behind in `tau runs`
             with suppress(Exception):
@@ -495,9 +537,80 @@ async def _execute(run: Run) -> dict[str, Any]:
         if run.skipped:
             summary["skipped_tasks"] = run.skipped
         run.store.save_summary(run.run_id, summary)
-        run.pm.hook.tau_run_end(run=run, summary=summary)
+        run_end(run, summary)
     return summary
 
 
+def run_end(run: Run, summary: dict[str, Any]) -> None:
+    """`tau_run_end`, contained: every trial is stored and the summary saved by now, so a hook that raises or
+    holds the loop is reported on stderr (and in the summary's `hook_errors`) and the run still ends."""
+    try:
+        with block_deadline(run.config.block_timeout):
+            run.pm.hook.tau_run_end(run=run, summary=summary)
+    except (Exception, LoopBlocked, SystemExit, GeneratorExit) as exc:
+        text = truncate(scrub(f"tau_run_end: {type(exc).__name__}: {exc}"), MAX_ERROR_TEXT)
+        print(f"tau: a plugin hook failed after the run: {text}", file=sys.stderr)
+        summary.setdefault("hook_errors", []).append(text)
+        with suppress(Exception):
+            run.store.save_summary(run.run_id, summary)
+
+
 def run_sync(run: Run) -> dict[str, Any]:
-    return asyncio.run(execute(run))
+    """`execute(run)` on a fresh event loop. Like `asyncio.run`, a first Ctrl-C cancels the run (a second
+    raises at once); unlike it, a plugin calling `loop.stop()` does not end the run (the loop goes on), and
+    trial tasks abandoned at their deadline do not hold the shutdown."""
+    loop = asyncio.new_event_loop()
+    main = loop.create_task(execute(run))
+    count_before = interrupts[0]
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        interrupts[0] += 1
+        if interrupts[0] - count_before == 1 and not main.done():
+            main.cancel()
+            loop.call_soon_threadsafe(lambda: None)
+            return
+        raise KeyboardInterrupt
+
+    swap = threading.current_thread() is threading.main_thread() \
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, on_sigint) if swap else None
+    try:
+        for _ in range(1000):  # a plugin may stop the loop; the run goes on until it is done
+            try:
+                loop.run_until_complete(main)
+                break
+            except RuntimeError as exc:
+                if main.done() or "stopped before" not in str(exc):
+                    raise
+        else:
+            raise RunError("a plugin stopped the event loop over and over; the run was given up")
+        return main.result()
+    except asyncio.CancelledError:
+        if interrupts[0] > count_before:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if swap:
+            signal.signal(signal.SIGINT, previous)
+        _close_loop(loop)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on `loop` and close it, waiting at most `GRACE` seconds for tasks to end
+    (abandoned ones are not waited for) and for the default executor's threads."""
+    left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in left:
+        task.cancel()
+    waited = [t for t in left if t not in abandoned]
+    with suppress(BaseException):
+        if waited:
+            loop.run_until_complete(asyncio.wait(waited, timeout=GRACE))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    for task in left:  # retrieved, so none is reported as "never retrieved"
+        if task.done() and not task.cancelled():
+            task.exception()
+        elif not task.done():
+            task._log_destroy_pending = False  # type: ignore[attr-defined]  # abandoned on purpose
+            # kept referenced (in `abandoned`) for the life of the process: closing its coroutine would
+            # run plugin code that ignored its cancellation once already, at a moment nothing bounds it
+    loop.close()

@@ -35,10 +35,15 @@ class ModelCallError(TauError):
     """A model call failed for good (after retries, or with a non-retryable error)."""
 
 
+#: longest single backoff between two attempts (and the largest --retry-wait)
+MAX_WAIT = 600.0
+
+
 class RetryOptions(BaseModel):
     max_retries: int = Field(4, ge=0, description="Retries of a failing model call.")
-    retry_wait: float = Field(1.0, ge=0, description="First backoff in seconds (doubles each retry).")
-    model_timeout: float = Field(120.0, gt=0, description="Wall-clock seconds one model call attempt may take "
+    retry_wait: float = Field(1.0, ge=0, le=MAX_WAIT, allow_inf_nan=False,
+                              description="First backoff in seconds (doubles each retry, at most 10 minutes).")
+    model_timeout: float = Field(120.0, gt=0, le=86_400, allow_inf_nan=False, description="Wall-clock seconds one model call attempt may take "
                                  "(a deadline on the whole reply, not per read).")
     no_preflight: bool = Field(False, description="Do not check each model endpoint (GET /models) before the run.")
 
@@ -122,7 +127,7 @@ async def with_retries(settings: ModelSettings, retry: RetryOptions,
             if not is_retryable(exc) or attempt >= retry.max_retries:
                 raise call_error(settings, retry, exc, attempt + 1) from None
             stats["retries"] += 1
-            await asyncio.sleep(retry.retry_wait * (2 ** attempt))
+            await asyncio.sleep(min(retry.retry_wait * (2 ** min(attempt, 30)), MAX_WAIT))
             attempt += 1
 
 
@@ -152,21 +157,62 @@ def preflight(settings: ModelSettings, config: Any, role: str, timeout: float = 
     base = settings.api_base.rstrip("/")
     if (id(config), base) in _checked:
         return
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {settings.api_key or 'EMPTY'}"})
-    problem = None
-    try:
-        with urllib.request.urlopen(request, timeout=timeout):
-            pass
-    except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            problem = f"HTTP {exc.code} {exc.reason} (check --{role}-api-key or TAU_API_KEY)"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        problem = f"{type(reason).__name__}: {getattr(reason, 'strerror', None) or reason}"
+    shown = without_userinfo(base)
+    problem = _models_problem(f"{base}/models", settings.api_key, timeout, role)
     if problem:
-        raise ModelCallError(scrub(f"the {role} model endpoint {base} does not answer (GET {base}/models): {problem}; "
+        raise ModelCallError(scrub(f"the {role} model endpoint {shown} does not answer (GET {shown}/models): {problem}; "
                                    f"check --{role}-api-base (or pass --no-preflight)"))
     _checked[(id(config), base)] = None
+
+
+def without_userinfo(url: str) -> str:
+    """`url` with any `user:password@` taken out (it must never be shown or stored)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _models_problem(url: str, api_key: str | None, timeout: float, role: str) -> str | None:
+    """Why GET `url` does not show a live endpoint, or None; at most `timeout` seconds in total (a server
+    trickling its headers cannot hold it: the request runs on a daemon thread the caller stops waiting for).
+    Redirects are not followed, so the key is never sent to another origin."""
+    import http.client
+    import threading
+    from urllib.parse import urlsplit
+
+    answer: dict[str, Any] = {}
+
+    def ask() -> None:
+        try:
+            parts = urlsplit(url)
+            kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"not an http(s) URL: {without_userinfo(url)}")
+            conn = kind(parts.hostname, parts.port, timeout=timeout)
+            try:
+                path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                conn.request("GET", path, headers={"Authorization": f"Bearer {api_key or 'EMPTY'}"})
+                reply = conn.getresponse()
+                answer["status"], answer["reason"] = reply.status, reply.reason
+            finally:
+                conn.close()
+        except Exception as exc:  # noqa: BLE001 - the caller words it
+            answer["error"] = exc
+
+    worker = threading.Thread(target=ask, name="tau-preflight", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        return f"no complete answer within {timeout:g} s"
+    if "error" in answer:
+        exc = answer["error"]
+        return f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}"
+    if answer["status"] in (401, 403):
+        return f"HTTP {answer['status']} {answer['reason']} (check --{role}-api-key or TAU_API_KEY)"
+    return None
