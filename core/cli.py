@@ -142,6 +142,24 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
+def _redacted_value(value: Any) -> Any:
+    """A flag's value as `--print-config` writes it: secrets inside it (a JSON object's nested keys, URL
+    credentials, `--api-key X` in arguments) replaced by [REDACTED]."""
+    from tau_emotion.core.limits import redact
+
+    if isinstance(value, list | tuple):
+        return [_redacted_value(v) for v in value]
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            return json.dumps(redact(json.loads(value)))
+        except ValueError:
+            pass
+    name, equals, rest = value.partition("=") if isinstance(value, str) else ("", "", "")
+    if equals and rest.lstrip().startswith("{"):  # -o agent_args={...}
+        return f"{name}={_redacted_value(rest)}"
+    return redact(value)
+
+
 def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
     """Every `tau run` setting of this invocation as a `--config` file (plugin options only when set)."""
     lines = ["# tau run --config FILE; a flag on the command line wins over this file"]
@@ -155,7 +173,13 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
         if is_secret_name(key):
             lines.append(f"# {key}: not written (a secret: give it as a flag or TAU_{key.upper()})")
             continue
-        lines.append(f"{key} = {_toml_value(value)}")
+        if param.name == "raw_options":  # -o NAME=VALUE: a secret NAME is left out like its flag
+            secret = [v for v in value if is_secret_name(str(v).partition("=")[0])]
+            lines += [f"# {str(v).partition('=')[0]}: not written (a secret)" for v in secret]
+            value = [v for v in value if v not in secret]
+            if not value:
+                continue
+        lines.append(f"{key} = {_toml_value(_redacted_value(value))}")
     return "\n".join(lines) + "\n"
 
 

@@ -39,7 +39,16 @@ from tau_emotion.core.containment import (
 from tau_emotion.core.domain import Domain, format_validation_error
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.errors import DataError, TauError
-from tau_emotion.core.limits import MAX_ERROR_TEXT, REDACTED, redact_options, scrub, truncate
+from tau_emotion.core.limits import (
+    MAX_ERROR_TEXT,
+    REDACTED,
+    holds_redacted,
+    redact,
+    redact_options,
+    remember_secrets,
+    scrub,
+    truncate,
+)
 from tau_emotion.core.models import EpisodeResult, RunConfig, Task, Termination
 from tau_emotion.core.plugins import PluginManager, Selection, get_plugin_manager, installed_entry_points
 from tau_emotion.core.registry import suggest
@@ -173,7 +182,9 @@ def check_options(pm: PluginManager, config: RunConfig) -> None:
 def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: PluginManager | None = None) -> Run:
     pm = pm or build_plugin_manager(config)
     check_options(pm, config)
+    remember_secrets(config.options)  # their literal values are scrubbed from every text from now on
     pm.hook.tau_configure(config=config)
+    remember_secrets(config.options)  # and those a plugin set (a managed server's endpoint)
     domains = selected_domains(pm, config)
     if not domains:
         raise NoDomainSelected("no domain selected: add one with --plugins (`tau domains` lists the installed ones)")
@@ -226,10 +237,11 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
     command), else the environment (TAU_<NAME>, or TAU_API_KEY for an api key); a missing one is an error."""
     for group, values in config.options.items():
         for name, value in list(values.items()):
-            if value != REDACTED:
+            if not holds_redacted(value):
                 continue
             env = f"TAU_{name.upper()}"
-            if (given or {}).get(group, {}).get(name) not in (None, REDACTED):
+            if (given or {}).get(group, {}).get(name) not in (None, REDACTED) \
+                    and not holds_redacted((given or {}).get(group, {}).get(name)):
                 values[name] = given[group][name]  # type: ignore[index]
             elif os.environ.get(env):
                 values[name] = os.environ[env]
@@ -536,9 +548,10 @@ async def _execute(run: Run) -> dict[str, Any]:
         summary = summarize(run, stored_results(run))
         if run.skipped:
             summary["skipped_tasks"] = run.skipped
+        summary = redact(summary)
         run.store.save_summary(run.run_id, summary)
         run_end(run, summary)
-    return summary
+    return redact(summary)  # hooks may have added to it (run metadata): it is printed and written as JSON
 
 
 def run_end(run: Run, summary: dict[str, Any]) -> None:

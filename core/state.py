@@ -65,12 +65,12 @@ def read_json(path: str | Path | Any) -> Any:
         raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise DataError(f"{path}: the JSON nests too deep to read") from None
-    except ValueError as exc:  # an integer of thousands of digits
-        raise DataError(f"{path}: cannot read: {str(exc).splitlines()[0][:200]}") from None
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise DataError(f"{path}: cannot read: {str(exc).splitlines()[0][:200]}") from None
 
 
 class Database:

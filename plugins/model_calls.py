@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tau_emotion.core.errors import TauError
-from tau_emotion.core.limits import finite_number, scrub
+from tau_emotion.core.limits import MAX_NAME_CHARS, finite_number, scrub, truncate
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
 
 #: process-wide counters the progress line shows (read through sys.modules, never imported for it)
@@ -108,8 +108,11 @@ def to_message(choice: Any, usage: dict[str, float]) -> Message:
     calls = []
     for i, c in enumerate(getattr(choice, "tool_calls", None) or []):
         function = getattr(c, "function", None)  # a garbled call still reaches the agent's tools as an error
-        calls.append(ToolCall(id=str(getattr(c, "id", None) or f"call-{i}"), name=str(getattr(function, "name", None) or ""),
-                              arguments=parse_arguments(getattr(function, "arguments", None))))
+        # a name or id is stored with every call and shown in tables: bounded like other text (a 10 MB
+        # tool name made a 480 MB results file); an unknown name is a tool error the agent sees anyway
+        name = truncate(str(getattr(function, "name", None) or ""), MAX_NAME_CHARS)
+        ident = truncate(str(getattr(c, "id", None) or f"call-{i}"), MAX_NAME_CHARS)
+        calls.append(ToolCall(id=ident, name=name, arguments=parse_arguments(getattr(function, "arguments", None))))
     return Message(role="assistant", content=choice.content, tool_calls=calls, usage=usage)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.limits import redact, scrub_literals
 from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
 
 SCHEMA = """
@@ -175,7 +176,7 @@ class SqliteStore:
             "SELECT r.run_id, r.created, r.config, r.summary, COUNT(t.task_id) FROM runs r "
             "LEFT JOIN trials t ON t.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created")
         metas = dict(self.conn.execute("SELECT run_id, meta FROM run_meta").fetchall()) if self._has_meta() else {}
-        return [{"run_id": r[0], "created": r[1], "config": json.loads(r[2]),
+        return [{"run_id": r[0], "created": r[1], "config": redact(json.loads(r[2])),
                  "summary": json.loads(r[3]) if r[3] else None, "n_trials": r[4],
                  "meta": json.loads(metas[r[0]]) if r[0] in metas else None} for r in rows]
 
@@ -185,7 +186,7 @@ class SqliteStore:
             is not None
 
     def save_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
-        self._write("INSERT OR REPLACE INTO run_meta VALUES (?, ?)", (run_id, json.dumps(meta)))
+        self._write("INSERT OR REPLACE INTO run_meta VALUES (?, ?)", (run_id, json.dumps(redact(meta))))
 
     @_one_line_errors
     def run_meta(self, run_id: str) -> dict[str, Any] | None:
@@ -207,7 +208,7 @@ class SqliteStore:
     def save_result(self, run_id: str, result: EpisodeResult) -> None:
         # first: a result that cannot be serialised, or whose JSON would not read back (a value the
         # serialiser writes as null), raises before any write; the runner stores that trial's error instead
-        payload = result.model_dump_json()
+        payload = scrub_literals(result.model_dump_json())  # a secret the run was given, echoed by a server
         EpisodeResult.model_validate_json(payload)
         self._write("INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (run_id, result.task_id, result.trial, result.domain, result.reward, result.status,
@@ -221,7 +222,7 @@ class SqliteStore:
 
     def save_summary(self, run_id: str, summary: dict[str, Any]) -> None:
         self._write("UPDATE runs SET summary = ?, finished = ? WHERE run_id = ?",
-                    (json.dumps(summary), time.time(), run_id))
+                    (json.dumps(redact(summary)), time.time(), run_id))
 
     @_one_line_errors
     def summary(self, run_id: str) -> dict[str, Any] | None:
