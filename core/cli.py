@@ -536,7 +536,13 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
     """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
     opened = _store(db_path, store, extra_plugins)
     if delete_id:
+        from tau_emotion.core.runner import run_holder
+
         _run_exists(opened, delete_id, db_path)
+        holder = run_holder(db_path, delete_id)
+        if holder:
+            raise click.ClickException(f"run '{delete_id}' is running now (process {holder}): stop it first, "
+                                       "then delete it")
         opened.delete_run(delete_id)
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return

@@ -116,10 +116,27 @@ def select_tasks(pm: PluginManager, config: RunConfig, domains: dict[str, Domain
         if unknown:
             raise RunError(f"unknown task id(s) in split '{config.split}': {', '.join(unknown)}")
         tasks = [t for d in domains.values() for t in d.tasks(config.split) if t.id in wanted]
+    refuse_shared_ids(tasks)
     installed = sorted(installed_entry_points())
     tasks = [validate_blocks(pm, t, installed) for t in tasks]
     pm.hook.tau_modify_tasks(tasks=tasks, config=config, pluginmanager=pm)
     return tasks
+
+
+def refuse_shared_ids(tasks: list[Task]) -> None:
+    """A trial is stored under (run, task id, trial): two selected domains with the same task id would
+    overwrite each other's rows (16 trials ran, 8 were stored). Refused before anything runs."""
+    first: dict[str, Task] = {}
+    clashes: list[str] = []
+    for task in tasks:
+        other = first.setdefault(task.id, task)
+        if other is not task:
+            clashes.append(f"'{task.id}' in {other.domain} ({other.source or 'tasks'}) and {task.domain} "
+                           f"({task.source or 'tasks'})")
+    if clashes:
+        raise RunError(f"{len(clashes)} task id(s) are in more than one selected domain, so their results would "
+                       f"overwrite each other: {'; '.join(clashes[:5])}{' ...' if len(clashes) > 5 else ''} "
+                       "(run those domains separately, or give the tasks distinct ids)")
 
 
 def validate_blocks(pm: PluginManager, task: Task, installed: list[str] | None = None) -> Task:
@@ -271,6 +288,23 @@ def check_resume_changes(run_id: str, config: RunConfig, given: dict[str, Any],
     if changed:
         raise RunError(f"--resume {run_id} cannot change what defines the run ({'; '.join(changed)}); endpoints, "
                        "model arguments and concurrency may change. Start a new run for the others")
+
+
+def run_holder(db_path: str, run_id: str) -> str | None:
+    """The pid of the process running run `run_id` now (it holds the run's lock), or None."""
+    import fcntl
+
+    path = f"{db_path}.{run_id}.lock"
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return handle.read().strip() or "?"
+    return None
 
 
 @contextmanager
