@@ -27,6 +27,7 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import is_secret_name
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.plugins import PluginManager, Selection, load_all_plugins
+from tau_emotion.core.terminal import cell, safe
 
 DEFAULT_DB = os.environ.get("TAU_DB", ".tau/runs.db")
 OPTION_PREFIX = "opt__"
@@ -35,7 +36,7 @@ OPTION_PREFIX = "opt__"
 def fail(exc: BaseException) -> click.ClickException:
     from tau_emotion.core.limits import scrub
 
-    return click.ClickException(scrub(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__)
+    return click.ClickException(safe(scrub(str(exc).splitlines()[0])) if str(exc) else type(exc).__name__)
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -388,7 +389,7 @@ def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> N
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"run {summary.get('run_id')}")
+    table = Table(title=cell(f"run {summary.get('run_id')}"))
     table.add_column("scope", no_wrap=True)
     table.add_column("tasks", justify="right")
     table.add_column("Avg@k", justify="right")
@@ -398,7 +399,7 @@ def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> N
     table.add_column("neg. end", justify="right")
 
     def row(name: str, s: dict[str, Any]) -> None:
-        table.add_row(name, str(s.get("n_tasks", "")), f"{s.get('avg_at_k', float('nan')):.3f}",
+        table.add_row(cell(name), str(s.get("n_tasks", "")), f"{s.get('avg_at_k', float('nan')):.3f}",
                       *(f"{s.get('pass_hat_k', {}).get(k, float('nan')):.3f}" for k in summary.get("pass_hat_k", {})),
                       f"{s.get('mean_reward', float('nan')):+.3f}", f"{s.get('negative_end_rate', 0):.1%}")
 
@@ -505,8 +506,8 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
         click.echo(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2))
         return
     for t in tasks:
-        click.echo(f"{t.id:18} {t.split:6} actions={len(t.gold.actions):<3} outputs={len(t.gold.outputs)}  "
-                   f"{t.user.instruction[:80]}")
+        click.echo(safe(f"{t.id:18} {t.split:6} actions={len(t.gold.actions):<3} outputs={len(t.gold.outputs)}  "
+                        f"{t.user.instruction[:80]}"))
     click.echo(f"{len(tasks)} task(s)", err=True)
 
 
@@ -553,17 +554,18 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"runs in {db_path}")
+    table = Table(title=cell(f"runs in {db_path}"))
     for name in ("run", "started", "status", "agent", "user", "models", "plugins", "trials", "errors", "Avg@k"):
         table.add_column(name, justify="right" if name in ("trials", "errors", "Avg@k") else "left")
     for r in runs:
         meta, s, config = r.get("meta") or {}, r["summary"] or {}, r["config"]
         started = meta.get("started") or r.get("created")
         expected = (meta.get("n_tasks") or s.get("n_tasks") or 0) * config.get("trials", 0)
-        table.add_row(r["run_id"], _when(started), run_status(r), config.get("agent", "?"), config.get("user", "?"),
-                      " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
-                      ",".join(config.get("plugins", [])), f"{r['n_trials']}/{expected or '?'}",
-                      str(s.get("errors", "-")), f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-")
+        table.add_row(*map(cell, (  # data is shown, never parsed as markup (a model named "[/]")
+            r["run_id"], _when(started), run_status(r), config.get("agent", "?"), config.get("user", "?"),
+            " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
+            ",".join(config.get("plugins", [])), f"{r['n_trials']}/{expected or '?'}",
+            str(s.get("errors", "-")), f"{s['avg_at_k']:.3f}" if "avg_at_k" in s else "-")))
     Console(width=200).print(table)
 
 
@@ -625,16 +627,17 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
         return
     if meta:
         models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
-        click.echo(f"run {run_id}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
-                   f"{models} seed={meta.get('seed')} started {_when(meta.get('started'))} ended {_when(meta.get('ended'))}"
-                   f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}".rstrip())
+        click.echo(safe(f"run {run_id}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
+                        f"{models} seed={meta.get('seed')} started {_when(meta.get('started'))} "
+                        f"ended {_when(meta.get('ended'))} harness {meta.get('harness_version')} "
+                        f"{meta.get('git_commit') or ''}".rstrip()))
     if summary:
         print_summary(summary, command_pm())
     for r in results:
         if r.status == "error":  # an errored trial is not a score of 0
-            click.echo(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}")
+            click.echo(safe(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}"))
             continue
-        click.echo(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}")
+        click.echo(safe(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}"))
 
 
 @cli.command("export")

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from tau_emotion.core.cli import command_pm, db_option, debug_option, guarded, plugins_option, store_option
+from tau_emotion.core.terminal import safe
 
 
 def _open(db_path: str, store: str | None, extra: tuple[str, ...]) -> tuple[Any, Any]:
@@ -81,7 +82,7 @@ def show_trials(run_id: str, task_id: str | None, trial: int | None, failed: boo
         click.echo(json.dumps(out, indent=2, default=str))
         return
     for r in chosen:
-        click.echo(trial_text(data, r, error_category(data, r)))
+        click.echo(safe(trial_text(data, r, error_category(data, r)), multiline=True))  # model text: shown, not run
     click.echo(f"{len(chosen)} trial(s)" + (" failed" if failed else ""), err=True)
 
 
