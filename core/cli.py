@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 from click.core import ParameterSource
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from tau_emotion.core import __version__
 from tau_emotion.core.errors import TauError
@@ -117,6 +117,8 @@ def _config_file(ctx: click.Context, param: click.Parameter, value: str | None) 
         data = tomllib.loads(Path(value).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise click.BadParameter(f"{value}: {exc}", param_hint="--config") from None
+    except UnicodeDecodeError as exc:  # a binary file
+        raise click.BadParameter(f"{value}: not a UTF-8 TOML file (byte {exc.start})", param_hint="--config") from None
     params = {p.opts[0].lstrip("-").replace("-", "_"): p for p in ctx.command.params
               if isinstance(p, click.Option) and p.name not in NOT_IN_CONFIG}
     defaults: dict[str, Any] = {}
@@ -194,7 +196,7 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--suite", default=None, help="A named plugin list (see `tau suites`).")
 @click.option("--agent", default="oracle", show_default=True, help="Agent plugin (oracle, tool_calling, ...).")
 @click.option("--user", default="scripted", show_default=True, help="User simulator plugin (scripted, llm, ...).")
-@click.option("--trials", default=3, show_default=True, type=click.IntRange(1), help="Trials per task (k).")
+@click.option("--trials", default=3, show_default=True, type=click.IntRange(1, 100_000), help="Trials per task (k).")
 @click.option("--tasks", "n_tasks", default=None, type=click.IntRange(1), help="Only the first N tasks of each domain.")
 @click.option("--task-ids", multiple=True, help="Only these task ids (comma separated or repeated).")
 @click.option("--split", default="test", show_default=True, help="Task split.")
@@ -230,6 +232,8 @@ def run_command(**kw: Any) -> None:
     installed = pm.catalog("domains").names()
     db_path, store = kw.pop("db_path"), kw.pop("store")
     summary_json = kw.pop("summary_json")
+    if summary_json:  # its folder is made (or refused) before the run, not after it
+        writable_parent(summary_json, "--summary-json")
     resume_id = kw.pop("resume_id")
     options, owners = plugin_options(ctx, pm, kw)
     if resume_id:
@@ -240,7 +244,12 @@ def run_command(**kw: Any) -> None:
         run = resume_run(resume_id, db_path, store, pm=pm, options=options,  # options given now win
                          skip_broken=kw["skip_broken"], given=given)
     else:
-        config = config_from_options(kw, pm, options, store)
+        try:
+            config = config_from_options(kw, pm, options, store)
+        except ValidationError as exc:
+            from tau_emotion.core.domain import format_validation_error
+
+            raise click.UsageError(f"invalid run settings: {format_validation_error(exc)}") from None
         check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)
         try:
             run = prepare_run(config, db_path, pm=pm)
@@ -254,6 +263,16 @@ def run_command(**kw: Any) -> None:
     if summary.get("errors"):
         raise click.ClickException(f"{summary['errors']} trial(s) ended in error (see `tau show {run.run_id}`); "
                                    f"re-run them with: tau run --resume {run.run_id} --db {db_path}")
+
+
+def writable_parent(path: str, flag: str) -> None:
+    """Make `path`'s folder, or fail in one line naming `flag`: output folders exist before any work starts."""
+    try:
+        Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot create the folder of {path}: {exc.strerror or exc}", param_hint=flag) from None
+    if Path(path).is_dir():
+        raise click.BadParameter(f"{path} is a folder: give a file path", param_hint=flag)
 
 
 def execute_run(run: Any, verb: str, resume_command: str) -> dict[str, Any]:
@@ -657,6 +676,7 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:
+        writable_parent(out, "--out")
         Path(out).write_text(text, encoding="utf-8")
         click.echo(f"wrote {len(lines)} trials to {out}", err=True)
     else:

@@ -217,7 +217,8 @@ class RunConfig(BaseModel):
     split: str = "test"
     n_tasks: int | None = Field(None, ge=1)
     task_ids: list[str] = Field(default_factory=list)
-    trials: int = Field(3, ge=1)
+    #: at most MAX_TRIALS: every (task, trial) pair is listed before the run starts
+    trials: int = Field(3, ge=1, le=100_000)
     agent: str = "oracle"
     user: str = "scripted"
     max_steps: int = Field(200, ge=1)

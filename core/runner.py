@@ -119,7 +119,8 @@ def select_tasks(pm: PluginManager, config: RunConfig, domains: dict[str, Domain
     refuse_shared_ids(tasks)
     installed = sorted(installed_entry_points())
     tasks = [validate_blocks(pm, t, installed) for t in tasks]
-    pm.hook.tau_modify_tasks(tasks=tasks, config=config, pluginmanager=pm)
+    with plugin_hook("tau_modify_tasks"):
+        pm.hook.tau_modify_tasks(tasks=tasks, config=config, pluginmanager=pm)
     return tasks
 
 
@@ -194,13 +195,48 @@ def check_options(pm: PluginManager, config: RunConfig) -> None:
             config.options[group] = model.model_validate(values).model_dump(mode="json", exclude_unset=True)
         except ValidationError as exc:
             raise RunError(f"plugin options '{group}': {format_validation_error(exc)}") from None
+        bad = non_finite(config.options[group])
+        if bad:  # NaN passes every range check (it compares false), inf sleeps or waits forever
+            raise RunError(f"plugin options '{group}': {bad} is not a finite number")
+
+
+def non_finite(values: Any, where: str = "") -> str | None:
+    """The name of the first non-finite float in `values` (options, nested), or None."""
+    import math
+
+    if isinstance(values, float) and not math.isfinite(values):
+        return where or "a value"
+    if isinstance(values, dict):
+        for key, value in values.items():
+            found = non_finite(value, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    if isinstance(values, list):
+        for i, value in enumerate(values):
+            found = non_finite(value, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+@contextmanager
+def plugin_hook(name: str) -> Iterator[None]:
+    """A hook that runs before any trial (`tau_configure`, `tau_modify_tasks`): a plugin's bug there is one
+    line naming the hook (a TauError a plugin raised on purpose passes through as it is)."""
+    try:
+        yield
+    except (TauError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        raise RunError(scrub(f"plugin hook {name} failed: {type(exc).__name__}: {exc}")[:MAX_ERROR_TEXT]) from None
 
 
 def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: PluginManager | None = None) -> Run:
     pm = pm or build_plugin_manager(config)
     check_options(pm, config)
     remember_secrets(config.options)  # their literal values are scrubbed from every text from now on
-    pm.hook.tau_configure(config=config)
+    with plugin_hook("tau_configure"):
+        pm.hook.tau_configure(config=config)
     remember_secrets(config.options)  # and those a plugin set (a managed server's endpoint)
     domains = selected_domains(pm, config)
     if not domains:
@@ -470,7 +506,16 @@ def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
         if entry.meta.get("transcripts"):
             full = run.store.results(run.run_id) if full is None else full
             given = full
-        for key, value in (entry.load()(given, run.config) or {}).items():
+        try:
+            with block_deadline(run.config.block_timeout):
+                computed = entry.load()(given, run.config) or {}
+        except (Exception, LoopBlocked) as exc:  # every trial is stored: one broken metric must not lose the summary
+            text = truncate(scrub(f"metric '{name}' (plugin '{entry.owner}'): {type(exc).__name__}: {exc}"),
+                            MAX_ERROR_TEXT)
+            print(f"tau: {text}", file=sys.stderr)
+            summary.setdefault("metric_errors", []).append(text)
+            continue
+        for key, value in computed.items():
             if key in given_by:
                 raise RunError(f"metric '{name}' (plugin '{entry.owner}') and '{given_by[key]}' both give "
                                f"summary key '{key}'")
@@ -536,7 +581,7 @@ async def execute(run: Run) -> dict[str, Any]:
 async def _execute(run: Run) -> dict[str, Any]:
     executor = run.pm.catalog("executors").get(run.config.executor)(run.config.concurrency)
     try:
-        with block_deadline(run.config.block_timeout):
+        with block_deadline(run.config.block_timeout), plugin_hook("tau_run_start"):
             run.pm.hook.tau_run_start(run=run)  # model endpoints are checked here (preflight)
     except LoopBlocked as exc:
         if not run.prior_rows:

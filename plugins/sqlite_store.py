@@ -164,7 +164,13 @@ class SqliteStore:
     @_one_line_errors
     def run_config(self, run_id: str) -> RunConfig | None:
         row = self.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return RunConfig.model_validate_json(row[0]) if row else None
+        if not row:
+            return None
+        try:
+            return RunConfig.model_validate_json(row[0])
+        except (ValueError, TypeError) as exc:
+            raise DatabaseError(f"results database {self.path}: run '{run_id}': its stored config cannot be read "
+                                f"({str(exc).splitlines()[0][:200]}); start a new run") from None
 
     @_one_line_errors
     def run_ids(self) -> list[str]:
@@ -176,9 +182,8 @@ class SqliteStore:
             "SELECT r.run_id, r.created, r.config, r.summary, COUNT(t.task_id) FROM runs r "
             "LEFT JOIN trials t ON t.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created")
         metas = dict(self.conn.execute("SELECT run_id, meta FROM run_meta").fetchall()) if self._has_meta() else {}
-        return [{"run_id": r[0], "created": r[1], "config": redact(json.loads(r[2])),
-                 "summary": json.loads(r[3]) if r[3] else None, "n_trials": r[4],
-                 "meta": json.loads(metas[r[0]]) if r[0] in metas else None} for r in rows]
+        return [{"run_id": r[0], "created": r[1], "config": redact(_object(r[2]) or {}),
+                 "summary": _object(r[3]), "n_trials": r[4], "meta": _object(metas.get(r[0]))} for r in rows]
 
     def _has_meta(self) -> bool:
         """Files written before run metadata existed have no `run_meta` table (reading never adds it)."""
@@ -193,7 +198,7 @@ class SqliteStore:
         if not self._has_meta():
             return None
         row = self.conn.execute("SELECT meta FROM run_meta WHERE run_id = ?", (run_id,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return _object(row[0]) if row else None
 
     def delete_run(self, run_id: str) -> None:
         for table in ("trials", "run_meta", "runs") if self._has_meta() else ("trials", "runs"):
@@ -227,16 +232,28 @@ class SqliteStore:
     @_one_line_errors
     def summary(self, run_id: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT summary FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return json.loads(row[0]) if row and row[0] else None
+        return _object(row[0]) if row else None
 
     def close(self) -> None:
         self.conn.close()
 
 
+def _object(text: Any) -> dict[str, Any] | None:
+    """A stored JSON object, or None when it is missing or cannot be read (a damaged or foreign row is
+    shown as unknown by the readers, never a traceback)."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _readable(payload: str) -> bool:
     try:
         EpisodeResult.model_validate_json(payload)
-    except ValueError:
+    except (ValueError, TypeError):
         return False
     return True
 
@@ -245,7 +262,7 @@ def _read_result(payload: str, task_id: str, domain: str, trial: int) -> Episode
     """A stored trial; a row that no longer validates is listed as that trial's error, not a crash of the reader."""
     try:
         return EpisodeResult.model_validate_json(payload)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         reason = f"task '{task_id}' trial {trial}: the stored result cannot be read back: {str(exc).splitlines()[0]}"
         return EpisodeResult(task_id=task_id, domain=domain, trial=trial, reward=0.0, success=False, status="error",
                              termination=Termination(reason="error", detail=reason), error=reason)

@@ -5,12 +5,21 @@ catalog (`--store`, `--db`, `--plugins` as the core reading commands)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tau_emotion.core.cli import command_pm, db_option, debug_option, guarded, plugins_option, store_option
+from tau_emotion.core.cli import (
+    command_pm,
+    db_option,
+    debug_option,
+    guarded,
+    plugins_option,
+    store_option,
+    writable_parent,
+)
 from tau_emotion.core.terminal import safe
 
 
@@ -178,6 +187,7 @@ def report_command(run_ids: tuple[str, ...], out: str, by: str, db_path: str, st
     """One self-contained HTML file: summaries, heat maps, audits, curves and a trajectory viewer."""
     from tau_emotion.plugins.report.html import render
 
+    writable_parent(out, "--out")
     runs = [_load(run_id, db_path, store, extra_plugins) for run_id in run_ids]
     Path(out).write_text(render(runs, by), encoding="utf-8")
     click.echo(f"wrote {out}", err=True)
@@ -253,6 +263,11 @@ def gate_command(baseline: str, candidate: str, max_drop: float, junit_path: str
                  store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Exit 1 when Avg@k or Pass^k (overall or in a domain) drops by more than --max-drop, significantly."""
     from tau_emotion.plugins.report.compare import gate, junit
+
+    if not math.isfinite(max_drop):  # NaN compares false with everything: a gate that always passes
+        raise click.BadParameter(f"{max_drop} is not a finite number", param_hint="--max-drop")
+    if junit_path:
+        writable_parent(junit_path, "--junit")
 
     result = _compare(baseline, candidate, by, db_path, store, extra_plugins)
     if not result["overall"].get("n_tasks"):
