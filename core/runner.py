@@ -228,7 +228,8 @@ def plugin_hook(name: str) -> Iterator[None]:
     except (TauError, KeyboardInterrupt):
         raise
     except Exception as exc:
-        raise RunError(scrub(f"plugin hook {name} failed: {type(exc).__name__}: {exc}")[:MAX_ERROR_TEXT]) from None
+        # one line for people; the plugin's traceback stays the cause (`--debug` shows it)
+        raise RunError(scrub(f"plugin hook {name} failed: {type(exc).__name__}: {exc}")[:MAX_ERROR_TEXT]) from exc
 
 
 def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: PluginManager | None = None) -> Run:
@@ -635,14 +636,20 @@ async def _execute(run: Run) -> dict[str, Any]:
 
 def run_end(run: Run, summary: dict[str, Any]) -> None:
     """`tau_run_end`, contained: every trial is stored and the summary saved by now, so a hook that raises or
-    holds the loop is reported on stderr (and in the summary's `hook_errors`) and the run still ends."""
-    try:
-        with block_deadline(run.config.block_timeout):
-            run.pm.hook.tau_run_end(run=run, summary=summary)
-    except (Exception, LoopBlocked, SystemExit, GeneratorExit) as exc:
-        text = truncate(scrub(f"tau_run_end: {type(exc).__name__}: {exc}"), MAX_ERROR_TEXT)
-        print(f"tau: a plugin hook failed after the run: {text}", file=sys.stderr)
-        summary.setdefault("hook_errors", []).append(text)
+    holds the loop is reported on stderr (and in the summary's `hook_errors`), and every other plugin's
+    `tau_run_end` still runs (each is called on its own, in pluggy's order: the run metadata that marks
+    the run complete is written even when another plugin's hook failed)."""
+    errors = []
+    for impl in reversed(run.pm.hook.tau_run_end.get_hookimpls()):
+        try:
+            with block_deadline(run.config.block_timeout):
+                impl.function(**{name: {"run": run, "summary": summary}[name] for name in impl.argnames})
+        except (Exception, LoopBlocked, SystemExit, GeneratorExit) as exc:
+            text = truncate(scrub(f"tau_run_end of '{impl.plugin_name}': {type(exc).__name__}: {exc}"), MAX_ERROR_TEXT)
+            print(f"tau: a plugin hook failed after the run: {text}", file=sys.stderr)
+            errors.append(text)
+    if errors:
+        summary.setdefault("hook_errors", []).extend(errors)
         with suppress(Exception):
             run.store.save_summary(run.run_id, summary)
 
