@@ -670,8 +670,7 @@ def run_sync(run: Run) -> dict[str, Any]:
             return
         raise KeyboardInterrupt
 
-    swap = threading.current_thread() is threading.main_thread() \
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    swap = threading.current_thread() is threading.main_thread()  # whatever handler was there, restored after
     previous = signal.signal(signal.SIGINT, on_sigint) if swap else None
     try:
         for _ in range(1000):  # a plugin may stop the loop; the run goes on until it is done
@@ -690,7 +689,7 @@ def run_sync(run: Run) -> dict[str, Any]:
         raise
     finally:
         if swap:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
         _close_loop(loop)
 
 

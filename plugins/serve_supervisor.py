@@ -29,8 +29,8 @@ def prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below `root` (by parent pid, from /proc)."""
+def descendants(root: int, zombies: bool = False) -> list[int]:
+    """Every process below `root` (by parent pid, from /proc); zombies (ended, not yet reaped) only when asked."""
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -40,7 +40,7 @@ def descendants(root: int) -> list[int]:
                 fields = handle.read().rpartition(")")[2].split()
         except OSError:
             continue
-        if fields and fields[0] != "Z":  # a zombie is reaped below, not signalled
+        if fields and (zombies or fields[0] != "Z"):
             children.setdefault(int(fields[1]), []).append(int(name))
     found, stack = [], [root]
     while stack:
@@ -73,7 +73,7 @@ def end_all(me: int) -> None:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             reap()
-            if not descendants(me):
+            if not descendants(me, zombies=True):  # every one ended and reaped
                 return
             time.sleep(0.05)
 
@@ -97,7 +97,7 @@ def main() -> int:
         ended = reap()
         if child in ended:
             code = ended[child]
-        if code is not None and not descendants(me):
+        if code is not None and not descendants(me, zombies=True):
             return code
         if os.getppid() != parent:
             break
