@@ -660,7 +660,7 @@ def run_sync(run: Run) -> dict[str, Any]:
     trial tasks abandoned at their deadline do not hold the shutdown."""
     loop = asyncio.new_event_loop()
     main = loop.create_task(execute(run))
-    count_before = interrupts[0]
+    interrupts[0] = count_before = 0  # this run's Ctrl-Cs only: a KeyboardInterrupt a plugin raises is no interrupt
 
     def on_sigint(signum: int, frame: Any) -> None:
         interrupts[0] += 1
@@ -697,6 +697,10 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
     """Cancel what is left on `loop` and close it, waiting at most `GRACE` seconds for tasks to end
     (abandoned ones are not waited for) and for the default executor's threads."""
     left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    finishing = [t for t in left if t not in abandoned]  # cleanups a plugin scheduled at run end (closing a session)
+    if finishing:
+        with suppress(BaseException):
+            loop.run_until_complete(asyncio.wait(finishing, timeout=1.0))
     for task in left:
         task.cancel()
     waited = [t for t in left if t not in abandoned]

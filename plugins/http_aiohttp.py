@@ -91,3 +91,11 @@ def origin(url: str) -> AiohttpOrigin:
     if key not in pools:
         pools[key] = AiohttpOrigin(url)
     return pools[key]
+
+
+async def close() -> None:
+    """Close the running loop's session (at the end of a run: its connections are not left to the collector)."""
+    session = _sessions.pop(asyncio.get_running_loop(), None)
+    _origins.pop(asyncio.get_running_loop(), None)
+    if session is not None and not session.closed:
+        await session.close()

@@ -193,5 +193,19 @@ class OpenAIClient:
 
 
 @hookimpl
+def tau_run_end(run, summary):
+    """An aiohttp session (`TAU_HTTP=aiohttp`) is closed with the run; the hand-written pool needs nothing."""
+    import asyncio
+    import sys
+
+    module = sys.modules.get("tau_emotion.plugins.http_aiohttp")
+    if module is not None:
+        try:
+            asyncio.get_running_loop().create_task(module.close())  # awaited by the run's shutdown
+        except RuntimeError:  # no running loop (a store-only end): nothing to close
+            pass
+
+
+@hookimpl
 def tau_register_model_clients(register):
     register("openai", OpenAIClient, serves=serves)

@@ -82,6 +82,9 @@ def _run(transport, url, n=1):
                                                         b"Authorization: Bearer sk-test-123456789\r\n", b"{}"))
             except APIConnectionError as exc:
                 out.append(exc)
+        from tau_emotion.plugins import http_aiohttp
+
+        await http_aiohttp.close()
         return out
 
     return asyncio.run(go())
