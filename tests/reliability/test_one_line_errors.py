@@ -127,3 +127,16 @@ def test_junit_xml_stays_well_formed_with_control_characters_in_names():
     checks = [{"scope": "domain evil\x01\x1b[2J", "metric": "Avg@1", "failed": True, "message": "drop \x00 0.5"}]
     root = ET.fromstring(junit(checks))
     assert root.find("testcase").get("name").startswith("domain evil\\x01")
+
+
+def test_tool_results_pair_with_calls_by_position_when_ids_are_reused():
+    """Failure: a model reusing `call_0` made one failed call mark every call with that id failed."""
+    from tau_emotion.core.models import Message, ToolCall
+    from tau_emotion.plugins.report.reading import actions
+
+    def step(name, error):
+        return [Message(role="assistant", tool_calls=[ToolCall(id="call_0", name=name, arguments={})]),
+                Message(role="tool", tool_call_id="call_0", name=name, content="x", error=error)]
+
+    messages = [Message(role="user", content="hi"), *step("a", True), *step("b", False), *step("c", False)]
+    assert actions(messages) == [("a", {}, False), ("b", {}, True), ("c", {}, True)]
