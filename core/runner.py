@@ -675,12 +675,15 @@ def run_end(run: Run, summary: dict[str, Any]) -> None:
     """`tau_run_end`, contained: every trial is stored and the summary saved by now, so a hook that raises or
     holds the loop is reported on stderr (and in the summary's `hook_errors`), and every other plugin's
     `tau_run_end` still runs (each is called on its own, in pluggy's order: the run metadata that marks
-    the run complete is written even when another plugin's hook failed)."""
+    the run complete is written even when another plugin's hook failed). Each call goes through pluggy
+    (a caller holding that one plugin), so hook-call monitoring and tracing see it."""
     errors = []
-    for impl in reversed(run.pm.hook.tau_run_end.get_hookimpls()):
+    impls = list(reversed(run.pm.hook.tau_run_end.get_hookimpls()))
+    for impl in impls:
+        alone = run.pm.subset_hook_caller("tau_run_end", [other.plugin for other in impls if other is not impl])
         try:
             with block_deadline(run.config.block_timeout):
-                impl.function(**{name: {"run": run, "summary": summary}[name] for name in impl.argnames})
+                alone(run=run, summary=summary)
         except (Exception, LoopBlocked, SystemExit, GeneratorExit) as exc:
             text = truncate(scrub(f"tau_run_end of '{impl.plugin_name}': {type(exc).__name__}: {exc}"), MAX_ERROR_TEXT)
             print(f"tau: a plugin hook failed after the run: {text}", file=sys.stderr)
