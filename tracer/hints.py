@@ -24,8 +24,8 @@ Besides `TracerHints`, this module re-exports what goal grounders build (`Person
 `Choice`, `Option`, `Output`, `Mood`, `GroundingContext`, `Reference`, `Refusal`, `draft`), how a grounder
 gives up (`need`, `Ungrounded`, `first_grounded`; `ctx.choose` and `ctx.call` give up too) and the building
 blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges,
-price differences),
-so a pack needs no other Tracer module. `goals_in(globals())` collects a module's `ground_<tool>` functions.
+price differences), so a pack needs no other Tracer module. `goals_in(globals())` collects a module's
+`ground_<tool>` functions.
 """
 
 from __future__ import annotations

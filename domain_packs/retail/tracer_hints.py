@@ -20,7 +20,6 @@ from tau_emotion.tracer.hints import (
     GroundingContext,
     IntentDraft,
     Mood,
-    Option,
     Output,
     Persona,
     Reference,
@@ -60,9 +59,8 @@ NEW_ADDRESSES = [
 ]
 
 
-class _Index:
-    def __init__(self, db: Any):
-        self.users = [uid for uid, u in db.tables["users"].items() if u["orders"]]
+def _users(db: Any) -> list[str]:
+    return [uid for uid, u in db.tables["users"].items() if u["orders"]]
 
 
 def _user(ctx: GroundingContext) -> dict:
@@ -73,8 +71,9 @@ def _orders(ctx: GroundingContext, *status: str) -> list[dict]:
     return [o for o in ctx.rows("orders", _user(ctx)["orders"]) if o["status"] in status]
 
 
-def _pick(ctx: GroundingContext, orders: list[dict]) -> dict | None:
-    return pick_fresh(ctx, orders, "order_id", "order")
+def _pick(ctx: GroundingContext, *status: str) -> dict:
+    """An order in one of `status` that no earlier intent of the task used (else the grounder gives up)."""
+    return need(pick_fresh(ctx, _orders(ctx, *status), "order_id", "order"))
 
 
 def _addr_facts(a: dict) -> dict:
@@ -112,11 +111,15 @@ def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None
     return None if pay is None else (pay.value, pay.choice, pay.words)
 
 
-def _item(ctx: GroundingContext, order: dict) -> dict | None:
+def _item(ctx: GroundingContext, order: dict) -> dict:
     """An item of `order` whose product appears once in it (so the product's name picks it)."""
+    return ctx.choose(_once(order))
+
+
+def _once(order: dict) -> list[dict]:
+    """The items of `order` whose product appears once in it."""
     names = [i["name"] for i in order["items"]]
-    once = [i for i in order["items"] if names.count(i["name"]) == 1]
-    return ctx.rng.choice(once) if once else None
+    return [i for i in order["items"] if names.count(i["name"]) == 1]
 
 
 # how a person names a variant's options: "navy, size small", "large room size, HEPA filter"
@@ -150,11 +153,6 @@ def _a(name: str) -> str:
     return f"a pair of {name}" if _plural(name) else f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
 
 
-def _item_words(item: dict) -> str:
-    opts = _options(item["options"])
-    return f"{item['name']} ({opts})"
-
-
 def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | None:
     """An available other variant of the item's product and the choice its stated options settle."""
     product = ctx.state["products"].peek(item["product_id"])
@@ -164,8 +162,8 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
     dearer = [v for v in others if v["price"] - item["price"] >= 20]
     # most people who swap want something better, which costs more: that is where a decision rule fits
     new = ctx.rng.choice(dearer if dearer and ctx.rng.random() < 0.95 else others)
-    options = [Option(v["item_id"], dict(v["options"])) for v in product["variants"].values() if v["available"]]
-    return new, Choice("item", new["item_id"], options, dict(new["options"]))
+    available = [v for v in product["variants"].values() if v["available"]]
+    return new, Choice.among("item", new, available, "item_id", lambda v: dict(v["options"]))
 
 
 def _address(a: dict) -> str:
@@ -208,7 +206,7 @@ fact_phrase = fact_wording({
 
 
 def persona(ctx: GroundingContext) -> Persona | None:
-    uid = ctx.rng.choice(per_database(ctx, _Index).users)
+    uid = ctx.rng.choice(per_database(ctx, _users))
     user = ctx.state["users"].peek(uid)
     name = user["name"]
     facts: dict[str, Any] = {"first_name": name["first_name"], "last_name": name["last_name"]}
@@ -227,22 +225,16 @@ def persona(ctx: GroundingContext) -> Persona | None:
 # --------------------------------------------------------------------------- pending orders
 
 
-def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any, words: str) -> IntentDraft | None:
-    order = need(_pick(ctx, _orders(ctx, "processed", "delivered")))
-    oid = order["order_id"]
-    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order),
-                 refusal=Refusal("not_pending", "processed"),
-                 mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
-
-
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     reason = ctx.rng.choice(["no longer needed", "ordered by mistake"])
     if ctx.want_challenge:
         if ctx.rng.random() < 0.85:  # keep 'not pending' from crowding out the other challenge kinds
             return None
-        return _not_pending(ctx, "cancel_not_pending", "cancel_pending_order",
-                            lambda o: {"order_id": o["order_id"], "reason": reason}, "cancel")
-    order = need(_pick(ctx, _orders(ctx, "pending")))
+        order = _pick(ctx, "processed", "delivered")
+        return draft("cancel_not_pending", "cancel_pending_order", {"order_id": order["order_id"], "reason": reason},
+                     [f"cancel order {order['order_id']}"], _order(order), refusal=Refusal("not_pending", "processed"),
+                     mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
+    order = _pick(ctx, "pending")
     oid = order["order_id"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
     said = "{{I}} no longer need it" if reason == "no longer needed" else "{{I}} ordered it by mistake"
@@ -255,7 +247,7 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
-    order = need(_pick(ctx, _orders(ctx, "pending")))
+    order = _pick(ctx, "pending")
     oid = order["order_id"]
     new = need(_new_address(ctx, order["address"]))
     return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
@@ -267,17 +259,15 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
     challenge = ctx.want_challenge
-    orders = _orders(ctx, "pending")
-    orders = [o for o in orders if sum(p["transaction_type"] == "payment" for p in o["payment_history"]) == 1]
-    order = need(_pick(ctx, orders))
+    order = need(pick_fresh(ctx, [o for o in _orders(ctx, "pending") if sum(
+        p["transaction_type"] == "payment" for p in o["payment_history"]) == 1], "order_id", "order"))
     oid = order["order_id"]
     total = order["payment_history"][0]["amount"]
     current = order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
     if challenge:
         short = need([pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current])
-        options = [Option(pid, {"kind": m["source"].replace("_", " ")}) for pid, m in methods.items()]
-        need(sum(o.attrs["kind"] == "gift card" for o in options) == 1)
+        need(sum(m["source"] == "gift_card" for m in methods.values()) == 1)
         return draft("gift_card_short", "modify_pending_order_payment",
                      {"order_id": oid, "payment_method_id": short[0]},
                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order),
@@ -292,9 +282,8 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
 
 
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
-    order = need(_pick(ctx, _orders(ctx, *statuses)))
-    names = [i["name"] for i in order["items"]]
-    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
+    order = _pick(ctx, *statuses)
+    once = need(_once(order))
     # often two items at once: the policy wants every item collected before the one call
     count = 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1
     items = ctx.rng.sample(once, count)
@@ -305,7 +294,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     pid, pay_choice, pay_words = need(_payment(ctx, max(diff, 0)))
     oid = order["order_id"]
     wanted = [_options(n["options"]) for n in news]
-    pairs = " and ".join(f"the {_item_words(i)} for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
+    pairs = " and ".join(f"the {i['name']} ({_options(i['options'])}) for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
     short = " and ".join(f"{{{{my}}}} {i['name']} for the {w} version" for i, w in zip(items, wanted, strict=True))
     new_sum = " + ".join(str(n["price"]) for n in news)
     old_sum = " + ".join(str(i["price"]) for i in items)
@@ -335,8 +324,8 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
-        order = _pick(ctx, _orders(ctx, "processed"))
-        item = need(_item(ctx, order) if order else None)
+        order = _pick(ctx, "processed")
+        item = _item(ctx, order)
         return draft("modify_items_not_pending", "modify_pending_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -352,15 +341,13 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
 
 def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraft | None:
     """A second return or exchange on an order that already has one."""
-    order = need(_pick(ctx, _orders(ctx, "return requested", "exchange requested")))
+    order = _pick(ctx, "return requested", "exchange requested")
     done = order.get("return") or order.get("exchange")
-    item = next((i for i in order["items"] if i["item_id"] not in done["item_ids"]), None)
-    if item is None or [i["name"] for i in order["items"]].count(item["name"]) != 1:
-        return None
-    args: dict[str, Any] = {"order_id": order["order_id"], "item_ids": [item["item_id"]]}
-    if goal == "exchange_delivered_order_items":
-        args["new_item_ids"] = [item["item_id"]]
-    args["payment_method_id"] = order["payment_history"][0]["payment_id"]
+    item = need(next((i for i in order["items"] if i["item_id"] not in done["item_ids"]), None))
+    need(item in _once(order))
+    again = {"new_item_ids": [item["item_id"]]} if goal == "exchange_delivered_order_items" else {}
+    args = {"order_id": order["order_id"], "item_ids": [item["item_id"]], **again,
+            "payment_method_id": order["payment_history"][0]["payment_id"]}
     return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
                  context="{{I}} already sent other items from that order back",
                  refusal=Refusal("one_return_or_exchange", "one return"),
@@ -370,8 +357,8 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
     methods = _user(ctx)["payment_methods"]
-    order = _pick(ctx, _orders(ctx, "delivered"))
-    item = need(_item(ctx, order) if order else None)
+    order = _pick(ctx, "delivered")
+    item = _item(ctx, order)
     original = order["payment_history"][0]["payment_id"]
     wrong = need([p for p, m in methods.items() if p != original and m["source"] != "gift_card"])
     options = instrument_options(methods, {"paypal": "PayPal account"})
@@ -387,8 +374,8 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["early", "again", "wrong"]) if ctx.want_challenge else ""
     if ctx.want_challenge and kind == "early":
-        order = _pick(ctx, _orders(ctx, "pending", "processed"))
-        item = need(_item(ctx, order) if order else None)
+        order = _pick(ctx, "pending", "processed")
+        item = _item(ctx, order)
         return draft("return_not_delivered", "return_delivered_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -399,9 +386,8 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
         return _again(ctx, "return_again", "return_delivered_order_items", "return")
     if ctx.want_challenge:
         return _wrong_refund(ctx)
-    order = need(_pick(ctx, _orders(ctx, "delivered")))
-    names = [i["name"] for i in order["items"]]
-    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
+    order = _pick(ctx, "delivered")
+    once = need(_once(order))
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
     items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
     original = order["payment_history"][0]["payment_id"]
@@ -441,8 +427,8 @@ def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft 
 
 def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     """An exchange for an item of another product type, which the policy does not allow."""
-    order = _pick(ctx, _orders(ctx, "delivered"))
-    item = need(_item(ctx, order) if order else None)
+    order = _pick(ctx, "delivered")
+    item = _item(ctx, order)
     products = [p for _pid, p in ctx.state["products"].scan() if p["product_id"] != item["product_id"]]
     product = ctx.rng.choice(products)
     new = need(next((v for v in product["variants"].values() if v["available"]), None))
@@ -475,13 +461,12 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     variants = need([v for v in product["variants"].values() if v["available"]])
     v = ctx.rng.choice(variants)
     wanted = _options(v["options"])
-    options = [Option(x["item_id"], dict(x["options"])) for x in product["variants"].values()]
     return IntentDraft(kind="product_price", goal="get_product_details", arguments={"product_id": pid},
                        request=[f"find out the price of the {product['name']} in {wanted}",
                                 f"check what the {product['name']} costs in {wanted}"],
                        facts={"product": product["name"], "options": wanted},
                        reads={"list_all_product_types": [{}]},
-                       choices=[Choice("item", v["item_id"], options, dict(v["options"]))],
+                       choices=[Choice.among("item", v, product["variants"].values(), "item_id", lambda x: dict(x["options"]))],
                        outputs=[Output(money(v["price"]), "the price", from_goal=True)],
                        mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
 
