@@ -18,6 +18,7 @@ from typing import Any
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
+    Instrument,
     IntentDraft,
     Mood,
     Output,
@@ -25,6 +26,7 @@ from tau_emotion.tracer.hints import (
     Reference,
     Refusal,
     TracerHints,
+    difference,
     draft,
     fact_wording,
     goals_in,
@@ -103,44 +105,32 @@ def _order(order: dict) -> Reference:
 
 
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
-             allowed: set[str] | None = None) -> tuple[str, Choice, str] | None:
-    """A payment method able to pay `charge`: (id, choice, words), named so it is the only fit."""
+             allowed: set[str] | None = None) -> Instrument:
+    """A payment method able to pay `charge`, named so it is the only fit."""
     options = instrument_options(_user(ctx)["payment_methods"], {"paypal": "PayPal account"})
-    pay = pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
-        allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge))
-    return None if pay is None else (pay.value, pay.choice, pay.words)
-
-
-def _item(ctx: GroundingContext, order: dict) -> dict:
-    """An item of `order` whose product appears once in it (so the product's name picks it)."""
-    return ctx.choose(_once(order))
+    return need(pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
+        allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge)))
 
 
 def _once(order: dict) -> list[dict]:
-    """The items of `order` whose product appears once in it."""
+    """The items of `order` whose product appears once in it (so the product's name picks each)."""
     names = [i["name"] for i in order["items"]]
     return [i for i in order["items"] if names.count(i["name"]) == 1]
 
 
-# how a person names a variant's options: "navy, size small", "large room size, HEPA filter"
+# how a person names a variant's options: "navy, size small", "large room size, HEPA filter"; an option's
+# value said in words of its own ("water-resistant") comes first, else its option's wording, else the value alone
 _OPTION_WORDS = {"size": "size {}", "power source": "{} power", "battery life": "{} battery life",
                  "deck": "{} deck", "room size": "{} room size", "filter": "{} filter", "strap": "{} strap",
                  "dial": "{} dial", "frame": "{} frame", "lens": "{} lenses", "cover": "{} cover", "paper": "{} paper",
                  "switch": "{} switches", "layout": "{} layout", "backlight": "{} backlight"}
-_YES_NO = {"water resistance": ("water-resistant", "not water-resistant"), "adjustable": ("adjustable", "fixed"),
-           "waterproof": ("waterproof", "not waterproof")}
+_VALUE_WORDS = {("water resistance", "yes"): "water-resistant", ("water resistance", "no"): "not water-resistant",
+                ("adjustable", "yes"): "adjustable", ("adjustable", "no"): "fixed", ("waterproof", "yes"): "waterproof",
+                ("waterproof", "no"): "not waterproof", ("backlight", "none"): "no backlight"}
 
 
 def _options(options: dict[str, str]) -> str:
-    words = []
-    for k, v in options.items():
-        if k in _YES_NO:
-            words.append(_YES_NO[k][0 if v == "yes" else 1])
-        elif k == "backlight" and v == "none":
-            words.append("no backlight")
-        else:
-            words.append(_OPTION_WORDS.get(k, "{}").format(v))
-    return ", ".join(words)
+    return ", ".join(_VALUE_WORDS.get((k, v)) or _OPTION_WORDS.get(k, "{}").format(v) for k, v in options.items())
 
 
 def _plural(name: str) -> bool:
@@ -175,28 +165,18 @@ _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "
 _THE, _VERSION = "the {}".format, "the {} version".format
 
 
-def _each(said: list[str]) -> str:
-    """Two intents, two methods: named in the intents' order ("credit card and your PayPal account respectively")."""
-    return " and your ".join(said) + (" respectively" if len(said) > 1 else "")
-
-
 #: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
 fact_phrase = fact_wording({
     "order_id": ("your order number is {}", "your order numbers are {}"),
     "new_address": ("your new address is {}", _address),
-    "refund_to": lambda said: f"the refund{'s go' if len(said) > 1 else ' goes'} to your {_each(said)}",
-    "payment_method": lambda said: f"the payment method{'s are' if len(said) > 1 else ' is'} your {_each(said)}",
-    "new_payment_method": lambda said: f"you want to pay with your {_each(said)} instead",
+    # two intents, two methods: named in the intents' order
+    "refund_to": ("the refund goes to your {}", "the refunds go to your {} respectively"),
+    "payment_method": ("the payment method is your {}", "the payment methods are your {} respectively"),
+    "new_payment_method": ("you want to pay with your {} instead", "you want to pay with your {} respectively instead"),
     "cancellation_reason": ("you are cancelling because {}", _REASONS),
     "item_to_return": ("you are sending back {}", _THE),
-    "first_item_to_return": ("you are sending back {}", _THE),
-    "second_item_to_return": ("you are also sending back {}", _THE),
     "item_to_change": ("the item is {}", "the items are {}", _THE),
-    "first_item_to_change": ("the first item is {}", "the first items are {}", _THE),
-    "second_item_to_change": ("the second item is {}", "the second items are {}", _THE),
     "wanted_options": ("you want {}", "you want {} respectively", _VERSION),
-    "wanted_options_for_first": ("you want {}", "you want {} respectively", _VERSION),
-    "wanted_options_for_second": ("you want {}", "you want {} respectively", _VERSION),
     "options": ("you want {}", "you want {} respectively", _VERSION),
     "product": ("you are asking about {}", _THE),
 })
@@ -209,14 +189,12 @@ def persona(ctx: GroundingContext) -> Persona | None:
     uid = ctx.rng.choice(per_database(ctx, _users))
     user = ctx.state["users"].peek(uid)
     name = user["name"]
-    facts: dict[str, Any] = {"first_name": name["first_name"], "last_name": name["last_name"]}
+    facts = {"first_name": name["first_name"], "last_name": name["last_name"]}
     if ctx.rng.random() < 0.6:
-        facts["email"] = user["email"]
         reads = {"find_user_id_by_email": [{"email": user["email"]}]}
     else:
-        facts["zip"] = user["address"]["zip"]
-        reads = {"find_user_id_by_name_zip": [{"first_name": name["first_name"], "last_name": name["last_name"],
-                                               "zip": user["address"]["zip"]}]}
+        reads = {"find_user_id_by_name_zip": [{**facts, "zip": user["address"]["zip"]}]}
+    facts.update(next(iter(reads.values()))[0])  # what the user says is what the lookup takes
     # no user id among the facts: the agent must find it (the policy's authentication)
     reads["get_user_details"] = [{"user_id": uid}]
     return Persona(name=f"{name['first_name']} {name['last_name']}", facts=facts, reads=reads, entity=uid)
@@ -228,8 +206,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     reason = ctx.rng.choice(["no longer needed", "ordered by mistake"])
     if ctx.want_challenge:
-        if ctx.rng.random() < 0.85:  # keep 'not pending' from crowding out the other challenge kinds
-            return None
+        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
         order = _pick(ctx, "processed", "delivered")
         return draft("cancel_not_pending", "cancel_pending_order", {"order_id": order["order_id"], "reason": reason},
                      [f"cancel order {order['order_id']}"], _order(order), refusal=Refusal("not_pending", "processed"),
@@ -258,14 +235,12 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
 
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
-    challenge = ctx.want_challenge
     order = need(pick_fresh(ctx, [o for o in _orders(ctx, "pending") if sum(
         p["transaction_type"] == "payment" for p in o["payment_history"]) == 1], "order_id", "order"))
     oid = order["order_id"]
-    total = order["payment_history"][0]["amount"]
-    current = order["payment_history"][0]["payment_id"]
+    total, current = order["payment_history"][0]["amount"], order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
-    if challenge:
+    if ctx.want_challenge:
         short = need([pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current])
         need(sum(m["source"] == "gift_card" for m in methods.values()) == 1)
         return draft("gift_card_short", "modify_pending_order_payment",
@@ -273,11 +248,11 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order),
                      evidence=["get_user_details"], refusal=Refusal("gift_card_balance", "balance"),
                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
-    pid, choice, words = need(_payment(ctx, total, exclude=current))
-    return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
-                 [f"pay for order {oid} with {{{{my}}}} {words} instead"],
-                 _order(order), facts={"new_payment_method": words},
-                 choices=[choice], outputs=[Output(money(total), "the order total")],
+    pay = _payment(ctx, total, exclude=current)
+    return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pay.value},
+                 [f"pay for order {oid} with {{{{my}}}} {pay.words} instead"],
+                 _order(order), facts={"new_payment_method": pay.words},
+                 choices=[pay.choice], outputs=[Output(money(total), "the order total")],
                  decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
 
 
@@ -291,31 +266,25 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     need(None not in swaps)
     news = [sw[0] for sw in swaps]
     diff = round(sum(n["price"] for n in news) - sum(i["price"] for i in items), 2)
-    pid, pay_choice, pay_words = need(_payment(ctx, max(diff, 0)))
+    pay = _payment(ctx, max(diff, 0))
     oid = order["order_id"]
     wanted = [_options(n["options"]) for n in news]
     pairs = " and ".join(f"the {i['name']} ({_options(i['options'])}) for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
     short = " and ".join(f"{{{{my}}}} {i['name']} for the {w} version" for i, w in zip(items, wanted, strict=True))
-    new_sum = " + ".join(str(n["price"]) for n in news)
-    old_sum = " + ".join(str(i["price"]) for i in items)
-    expression = f"({new_sum}) - ({old_sum})" if diff >= 0 else f"({old_sum}) - ({new_sum})"
+    expression = difference([n["price"] for n in news], [i["price"] for i in items])[0]
     outputs = [Output(money(abs(diff)), "the price difference")] if diff else []
-    facts: dict[str, Any] = {"payment_method": pay_words}
-    if count == 1:
-        facts.update(item_to_change=items[0]["name"], wanted_options=wanted[0])
-    else:
-        facts.update(first_item_to_change=items[0]["name"], wanted_options_for_first=wanted[0],
-                     second_item_to_change=items[1]["name"], wanted_options_for_second=wanted[1])
+    # two items: the names and the options in the same order ("you want ... respectively")
+    facts = {"payment_method": pay.words, "item_to_change": [i["name"] for i in items], "wanted_options": wanted}
     what = " and ".join(i["name"] for i in items)
     return draft(kind, goal,
                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
-                  "payment_method_id": pid},
+                  "payment_method_id": pay.value},
                  [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"], _order(order),
                  facts=facts,
                  reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
                         "calculate": [{"expression": expression}]},
-                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay_choice], outputs=outputs,
-                 preferences=[f"settle any difference with {{{{my}}}} {pay_words}"],
+                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay.choice], outputs=outputs,
+                 preferences=[f"settle any difference with {{{{my}}}} {pay.words}"],
                  decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
                  if diff > 0 else None,
                  mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
@@ -325,7 +294,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
     if ctx.want_challenge:
         need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
         order = _pick(ctx, "processed")
-        item = _item(ctx, order)
+        item = ctx.choose(_once(order))
         return draft("modify_items_not_pending", "modify_pending_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -358,9 +327,9 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
     methods = _user(ctx)["payment_methods"]
     order = _pick(ctx, "delivered")
-    item = _item(ctx, order)
-    original = order["payment_history"][0]["payment_id"]
-    wrong = need([p for p, m in methods.items() if p != original and m["source"] != "gift_card"])
+    item = ctx.choose(_once(order))
+    paid = order["payment_history"][0]["payment_id"]
+    wrong = need([p for p, m in methods.items() if p != paid and m["source"] != "gift_card"])
     options = instrument_options(methods, {"paypal": "PayPal account"})
     named = need(name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options))
     return draft("return_wrong_refund", "return_delivered_order_items",
@@ -375,7 +344,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     kind = ctx.rng.choice(["early", "again", "wrong"]) if ctx.want_challenge else ""
     if ctx.want_challenge and kind == "early":
         order = _pick(ctx, "pending", "processed")
-        item = _item(ctx, order)
+        item = ctx.choose(_once(order))
         return draft("return_not_delivered", "return_delivered_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -390,29 +359,22 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     once = need(_once(order))
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
     items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
-    original = order["payment_history"][0]["payment_id"]
-    methods = _user(ctx)["payment_methods"]
-    allowed = {original} | {p for p, m in methods.items() if m["source"] == "gift_card"}
-    pid, choice, words = need(_payment(ctx, 0, allowed=allowed))
+    # a refund goes to the method that paid or to a gift card
+    gift_cards = {p for p, m in _user(ctx)["payment_methods"].items() if m["source"] == "gift_card"}
+    pay = _payment(ctx, 0, allowed={order["payment_history"][0]["payment_id"], *gift_cards})
     oid = order["order_id"]
     what = " and ".join(i["name"] for i in items)
     refund = round(sum(i["price"] for i in items), 2)
-    facts: dict[str, Any] = {"refund_to": words}
-    reads: dict[str, list[dict[str, Any]]] = {}
-    if len(items) == 1:
-        facts["item_to_return"] = items[0]["name"]
-        outputs = [Output(money(refund), "the refund amount", from_goal=True)]
-    else:
-        facts.update(first_item_to_return=items[0]["name"], second_item_to_return=items[1]["name"])
-        # the total is confirmed with the customer before the return is made (policy: amounts before writes)
-        reads["calculate"] = [{"expression": " + ".join(str(i["price"]) for i in items)}]
-        outputs = [Output(money(refund), "the total refund")]
+    facts = {"refund_to": pay.words, "item_to_return": [i["name"] for i in items]}
+    # two items: the total is confirmed with the customer before the return is made (policy: amounts before writes)
+    reads = {"calculate": [{"expression": " + ".join(str(i["price"]) for i in items)}]} if len(items) > 1 else {}
+    outputs = [Output(money(refund), "the refund amount" if len(items) == 1 else "the total refund", from_goal=len(items) == 1)]
     return draft("return", "return_delivered_order_items",
-                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
+                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pay.value},
                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
                  _order(order),
-                 facts=facts, choices=[choice], reads=reads,
-                 preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
+                 facts=facts, choices=[pay.choice], reads=reads,
+                 preferences=[f"get the refund on {{{{my}}}} {pay.words}"], outputs=outputs,
                  mood=Mood(f"the {what} did not work out", "negative", 1))
 
 
@@ -428,9 +390,8 @@ def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft 
 def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     """An exchange for an item of another product type, which the policy does not allow."""
     order = _pick(ctx, "delivered")
-    item = _item(ctx, order)
-    products = [p for _pid, p in ctx.state["products"].scan() if p["product_id"] != item["product_id"]]
-    product = ctx.rng.choice(products)
+    item = ctx.choose(_once(order))
+    product = ctx.choose([p for _pid, p in ctx.state["products"].scan() if p["product_id"] != item["product_id"]])
     new = need(next((v for v in product["variants"].values() if v["available"]), None))
     return draft("exchange_other_product", "exchange_delivered_order_items",
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
@@ -456,10 +417,8 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
-    products = list(ctx.state["products"].scan())
-    pid, product = ctx.rng.choice(products)
-    variants = need([v for v in product["variants"].values() if v["available"]])
-    v = ctx.rng.choice(variants)
+    pid, product = ctx.rng.choice(list(ctx.state["products"].scan()))
+    v = ctx.choose([v for v in product["variants"].values() if v["available"]])
     wanted = _options(v["options"])
     return IntentDraft(kind="product_price", goal="get_product_details", arguments={"product_id": pid},
                        request=[f"find out the price of the {product['name']} in {wanted}",

@@ -69,6 +69,11 @@ def test_verify_adds_a_read_and_its_evidence_after_the_reads_given():
     assert draft("x", "y", {}, ["z"], verify={"get_bills": {}}, evidence=["get_bills"]).evidence == ["get_bills"]
 
 
+def test_a_fact_listing_one_value_is_that_value():
+    out = draft("swap", "modify_items", {}, ["swap"], facts={"item": ["Lamp"], "items": ["Lamp", "Kettle"], "none": []})
+    assert out.facts == {"item": "Lamp", "items": ["Lamp", "Kettle"], "none": []}
+
+
 def test_difference_puts_the_larger_sum_first_with_no_sign():
     assert difference(250, 300) == ("300 - 250", 50)
     assert difference(300, 250) == ("300 - 250", 50)
