@@ -51,12 +51,13 @@ OCCASIONS = [
     ("it is just a little treat", 0, "positive"),
 ]
 
+# a new address is one fact, said as one address; each field is a leaf the address tools' arguments come from
 NEW_ADDRESSES = [
-    {"address1": "48 Harbor View Rd", "address2": "", "city": "Portland", "state": "ME", "country": "USA", "zip": "04101"},
+    {"address1": "48 Harbor View Rd", "city": "Portland", "state": "ME", "country": "USA", "zip": "04101"},
     {"address1": "912 Aspen Ct", "address2": "Apt 3", "city": "Boulder", "state": "CO", "country": "USA", "zip": "80302"},
-    {"address1": "77 Magnolia St", "address2": "", "city": "Savannah", "state": "GA", "country": "USA", "zip": "31401"},
+    {"address1": "77 Magnolia St", "city": "Savannah", "state": "GA", "country": "USA", "zip": "31401"},
     {"address1": "2301 Lakeshore Dr", "address2": "Unit 12", "city": "Madison", "state": "WI", "country": "USA", "zip": "53703"},
-    {"address1": "5 Canyon Pass", "address2": "", "city": "Tucson", "state": "AZ", "country": "USA", "zip": "85701"},
+    {"address1": "5 Canyon Pass", "city": "Tucson", "state": "AZ", "country": "USA", "zip": "85701"},
     {"address1": "130 Birch Hollow", "address2": "Suite 8", "city": "Burlington", "state": "VT", "country": "USA", "zip": "05401"},
 ]
 
@@ -78,23 +79,17 @@ def _pick(ctx: GroundingContext, *status: str) -> dict:
     return need(pick_fresh(ctx, _orders(ctx, *status), "order_id", "order"))
 
 
-def _addr_facts(a: dict) -> dict:
-    # one fact, said as one address; each field is a leaf the address tools' arguments come from
-    return {"new_address": {k: v for k, v in a.items() if v}}
-
-
 def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
     """The address a user gives: the one an earlier request of the task named (one move), else a new one."""
     for earlier in ctx.history:
         said = earlier.facts.get("new_address")
         if said is not None:
-            new = next(a for a in NEW_ADDRESSES if {k: v for k, v in a.items() if v} == said)
-            return None if new == current else new
-    return ctx.rng.choice([a for a in NEW_ADDRESSES if a != current])
+            return None if _addr_args(said) == _addr_args(current) else said
+    return ctx.rng.choice([a for a in NEW_ADDRESSES if _addr_args(a) != _addr_args(current)])
 
 
 def _addr_args(a: dict) -> dict:
-    return {("state_code" if k == "state" else k): v for k, v in a.items()}
+    return {("state_code" if k == "state" else k): a.get(k, "") for k in ("address1", "address2", "city", "state", "country", "zip")}
 
 
 def _order(order: dict) -> Reference:
@@ -230,7 +225,7 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
     return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
                  [f"ship order {oid} to {_address(new)} instead",
                   f"change the shipping address of order {oid} to {_address(new)}"], _order(order),
-                 facts=_addr_facts(new),
+                 facts={"new_address": dict(new)},
                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
 
 
@@ -260,8 +255,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     order = _pick(ctx, *statuses)
     once = need(_once(order))
     # often two items at once: the policy wants every item collected before the one call
-    count = 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1
-    items = ctx.rng.sample(once, count)
+    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
     swaps = [_variant_swap(ctx, item) for item in items]
     need(None not in swaps)
     news = [sw[0] for sw in swaps]
@@ -276,6 +270,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     # two items: the names and the options in the same order ("you want ... respectively")
     facts = {"payment_method": pay.words, "item_to_change": [i["name"] for i in items], "wanted_options": wanted}
     what = " and ".join(i["name"] for i in items)
+    many = len(items) > 1 or _plural(what)
     return draft(kind, goal,
                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
                   "payment_method_id": pay.value},
@@ -285,9 +280,8 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
                         "calculate": [{"expression": expression}]},
                  evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay.choice], outputs=outputs,
                  preferences=[f"settle any difference with {{{{my}}}} {pay.words}"],
-                 decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
-                 if diff > 0 else None,
-                 mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
+                 decline=f"keep {{{{my}}}} {what} as {'they are' if many else 'it is'}" if diff > 0 else None,
+                 mood=Mood(f"the {what} {'are' if many else 'is'} not quite what {{{{I}}}} wanted", "neutral", 1))
 
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
@@ -412,7 +406,7 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
                        request=[f"change {{{{my}}}} default address to {_address(new)}",
                                 f"update the address on {{{{my}}}} account to {_address(new)}"],
-                       facts=_addr_facts(new),
+                       facts={"new_address": dict(new)},
                        mood=Mood("{{I}} just moved", "positive", 1))
 
 
