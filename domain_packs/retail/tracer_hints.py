@@ -335,8 +335,10 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
-    kind = ctx.rng.choice(["early", "again", "wrong"]) if ctx.want_challenge else ""
-    if ctx.want_challenge and kind == "early":
+    if ctx.want_challenge:
+        kind = ctx.rng.choice(["early", "again", "wrong"])
+        if kind != "early":
+            return _again(ctx, "return_again", "return_delivered_order_items", "return") if kind == "again" else _wrong_refund(ctx)
         order = _pick(ctx, "pending", "processed")
         item = ctx.choose(_once(order))
         return draft("return_not_delivered", "return_delivered_order_items",
@@ -345,10 +347,6 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
                      [f"return the {item['name']} from order {order['order_id']}"], _order(order),
                      refusal=Refusal("not_delivered", "delivered"),
                      mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
-    if ctx.want_challenge and kind == "again":
-        return _again(ctx, "return_again", "return_delivered_order_items", "return")
-    if ctx.want_challenge:
-        return _wrong_refund(ctx)
     order = _pick(ctx, "delivered")
     once = need(_once(order))
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
@@ -403,25 +401,21 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     need(all(d.goal != "modify_user_address" for d in ctx.history))
     new = need(_new_address(ctx, user["address"]))
-    return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
-                       request=[f"change {{{{my}}}} default address to {_address(new)}",
-                                f"update the address on {{{{my}}}} account to {_address(new)}"],
-                       facts={"new_address": dict(new)},
-                       mood=Mood("{{I}} just moved", "positive", 1))
+    return draft("user_address", "modify_user_address", {"user_id": user["user_id"], **_addr_args(new)},
+                 [f"change {{{{my}}}} default address to {_address(new)}", f"update the address on {{{{my}}}} account to {_address(new)}"],
+                 facts={"new_address": dict(new)}, mood=Mood("{{I}} just moved", "positive", 1))
 
 
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     pid, product = ctx.rng.choice(list(ctx.state["products"].scan()))
     v = ctx.choose([v for v in product["variants"].values() if v["available"]])
     wanted = _options(v["options"])
-    return IntentDraft(kind="product_price", goal="get_product_details", arguments={"product_id": pid},
-                       request=[f"find out the price of the {product['name']} in {wanted}",
-                                f"check what the {product['name']} costs in {wanted}"],
-                       facts={"product": product["name"], "options": wanted},
-                       reads={"list_all_product_types": [{}]},
-                       choices=[Choice.among("item", v, product["variants"].values(), "item_id", lambda x: dict(x["options"]))],
-                       outputs=[Output(money(v["price"]), "the price", from_goal=True)],
-                       mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
+    return draft("product_price", "get_product_details", {"product_id": pid},
+                 [f"find out the price of the {product['name']} in {wanted}", f"check what the {product['name']} costs in {wanted}"],
+                 facts={"product": product["name"], "options": wanted}, reads={"list_all_product_types": [{}]},
+                 choices=[Choice.among("item", v, product["variants"].values(), "item_id", lambda x: dict(x["options"]))],
+                 outputs=[Output(money(v["price"]), "the price", from_goal=True)],
+                 mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
 
 
 HINTS = TracerHints(
