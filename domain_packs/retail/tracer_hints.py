@@ -266,7 +266,6 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     pairs = " and ".join(f"the {i['name']} ({_options(i['options'])}) for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
     short = " and ".join(f"{{{{my}}}} {i['name']} for the {w} version" for i, w in zip(items, wanted, strict=True))
     expression = difference([n["price"] for n in news], [i["price"] for i in items])[0]
-    outputs = [Output(money(abs(diff)), "the price difference")] if diff else []
     # two items: the names and the options in the same order ("you want ... respectively")
     facts = {"payment_method": pay.words, "item_to_change": [i["name"] for i in items], "wanted_options": wanted}
     what = " and ".join(i["name"] for i in items)
@@ -275,10 +274,10 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
                   "payment_method_id": pay.value},
                  [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"], _order(order),
-                 facts=facts,
+                 facts=facts, outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
                  reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
                         "calculate": [{"expression": expression}]},
-                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay.choice], outputs=outputs,
+                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay.choice],
                  preferences=[f"settle any difference with {{{{my}}}} {pay.words}"],
                  decline=f"keep {{{{my}}}} {what} as {'they are' if many else 'it is'}" if diff > 0 else None,
                  mood=Mood(f"the {what} {'are' if many else 'is'} not quite what {{{{I}}}} wanted", "neutral", 1))
@@ -319,15 +318,14 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
 
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
-    methods = _user(ctx)["payment_methods"]
     order = _pick(ctx, "delivered")
     item = ctx.choose(_once(order))
     paid = order["payment_history"][0]["payment_id"]
-    wrong = need([p for p, m in methods.items() if p != paid and m["source"] != "gift_card"])
-    options = instrument_options(methods, {"paypal": "PayPal account"})
-    named = need(name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options))
+    options = instrument_options(_user(ctx)["payment_methods"], {"paypal": "PayPal account"})
+    wrong = need([o for o in options if o.value != paid and o.attrs["kind"] != "gift card"])[0]  # the first of them
+    named = need(name_instrument("payment method", wrong, options))
     return draft("return_wrong_refund", "return_delivered_order_items",
-                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
+                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong.value},
                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
                  _order(order),
                  choices=[named[0]], facts={"refund_to": named[1]}, refusal=Refusal("refund_destination", "original payment"),
@@ -357,7 +355,6 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     oid = order["order_id"]
     what = " and ".join(i["name"] for i in items)
     refund = round(sum(i["price"] for i in items), 2)
-    facts = {"refund_to": pay.words, "item_to_return": [i["name"] for i in items]}
     # two items: the total is confirmed with the customer before the return is made (policy: amounts before writes)
     reads = {"calculate": [{"expression": " + ".join(str(i["price"]) for i in items)}]} if len(items) > 1 else {}
     outputs = [Output(money(refund), "the refund amount" if len(items) == 1 else "the total refund", from_goal=len(items) == 1)]
@@ -365,7 +362,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pay.value},
                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
                  _order(order),
-                 facts=facts, choices=[pay.choice], reads=reads,
+                 facts={"refund_to": pay.words, "item_to_return": [i["name"] for i in items]}, choices=[pay.choice], reads=reads,
                  preferences=[f"get the refund on {{{{my}}}} {pay.words}"], outputs=outputs,
                  mood=Mood(f"the {what} did not work out", "negative", 1))
 
