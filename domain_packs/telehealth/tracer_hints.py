@@ -237,16 +237,13 @@ def persona(ctx: GroundingContext) -> Persona | None:
 
 
 def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
-    """A request for a family member whose consent is lapsed, revoked or narrower than the request."""
-    scope = SCOPE[goal]
+    """A refill, reschedule or cancellation for a family member whose consent is lapsed, revoked or narrower
+    than the request."""
     options = []
-    for who in _family(ctx, scope, valid=False):
+    for who in _family(ctx, SCOPE[goal], valid=False):
         if goal == "request_refill":
-            rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
-            options += [(who, r) for r in rows
-                        if sum(x["medication"] == r["medication"] for x in rows) == 1]
-        elif goal == "book_appointment":
-            continue
+            rows = ctx.rows("prescriptions", who.patient["prescription_ids"])
+            options += [(who, r) for r in rows if sum(x["medication"] == r["medication"] for x in rows) == 1]
         else:
             options += [(who, a) for a in _appointments(ctx, who)]
     who, row = ctx.choose([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
@@ -449,8 +446,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
             options.append((rx, problems))
     need(options)
     if ctx.want_challenge:  # spread the challenge kinds: draw the kind first
-        kinds = sorted({p[0] for _, p in options})
-        kind = ctx.rng.choice(kinds)
+        kind = ctx.rng.choice(sorted({p[0] for _, p in options}))
         options = [o for o in options if o[1][0] == kind]
     rx, problems = ctx.rng.choice(options)
     med = rx["medication"]
