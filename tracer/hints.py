@@ -23,8 +23,9 @@ simulated user's lines and in the second person for the instruction.
 Besides `TracerHints`, this module re-exports what goal grounders build (`Persona`, `IntentDraft`,
 `Choice`, `Option`, `Output`, `Mood`, `GroundingContext`, `Reference`, `Refusal`, `draft`), how a grounder
 gives up (`need`, `Ungrounded`, `first_grounded`; `ctx.choose` and `ctx.call` give up too) and the building
-blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges),
-so a pack needs no other Tracer module. `goals_in(globals())` collects a module's `ground_<tool>` functions.
+blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges,
+price differences), so a pack needs no other Tracer module. `goals_in(globals())` collects a module's
+`ground_<tool>` functions.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from tau_emotion.tracer.grounders import (
     Instrument,
     day_period,
     days_between,
+    difference,
     fact_values,
     fact_wording,
     instrument_options,
@@ -82,9 +84,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Choice", "GroundingContext", "HintsError", "Instrument", "INSTRUMENT_ORDERS", "IntentDraft", "Mood", "Option",
-    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "day_period", "days_between", "draft",
-    "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options", "join_and", "money",
-    "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
+    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "day_period", "days_between",
+    "difference", "draft", "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options",
+    "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
     "refused_calls", "settle", "shift_date", "used_by_earlier_intents",
 ]
 
