@@ -72,9 +72,7 @@ REASONS = {"illness": "an illness", "family_emergency": "a family emergency", "m
            "a medical appointment", "religious_observance": "a religious observance",
            "school_activity": "a school activity"}
 
-
 # --------------------------------------------------------------------------- lookups
-
 
 def _callers(db: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(student, caller) pairs: students calling for themselves, and guardians calling for a linked student."""
@@ -82,37 +80,29 @@ def _callers(db: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     kin = [(sid, gid) for gid, g in sorted(db.tables["guardians"].items()) for sid in g["student_ids"]]
     return own, kin
 
-
 def _student(ctx: GroundingContext) -> dict:
     return ctx.state["students"].peek(ctx.persona.entity)
 
-
 def _by_guardian(ctx: GroundingContext) -> bool:
     return ctx.persona.identified["session"]["current"]["kind"] == "guardian"
-
 
 def _me(ctx: GroundingContext) -> str:
     """How the caller says the student as an object: 'me', or the student's first name."""
     return "{{me}}" if not _by_guardian(ctx) else _student(ctx)["first_name"]
 
-
 def _who(ctx: GroundingContext) -> str:
     """The student before a verb's complement: '' for the student themselves ('register for'), 'Hugo '."""
     return "" if not _by_guardian(ctx) else f"{_student(ctx)['first_name']} "
-
 
 def _they(ctx: GroundingContext, mine: str, theirs: str) -> str:
     """A clause about the student: `mine` ('{{I}} need') for the student, `theirs` ('{} needs') for a guardian."""
     return mine if not _by_guardian(ctx) else theirs.format(_student(ctx)["first_name"])
 
-
 def _my(ctx: GroundingContext) -> str:
     return "{{my}}" if not _by_guardian(ctx) else f"{_student(ctx)['first_name']}'s"
 
-
 def _sid(ctx: GroundingContext) -> str:
     return ctx.persona.entity
-
 
 def _student_ref(ctx: GroundingContext, *reads: str) -> Reference:
     """The student the request is about: the caller, or the guardian's child named by first name."""
@@ -124,21 +114,17 @@ def _student_ref(ctx: GroundingContext, *reads: str) -> Reference:
     return Reference(choices=[Choice.among("student", _student(ctx), kids, "student_id", "first_name")],
                      reads=tools, evidence=list(tools), reads_first=True)
 
-
 def _section(ctx: GroundingContext, crn: str) -> dict:
     return ctx.state["sections"].peek(crn)
 
-
 def _course(ctx: GroundingContext, code: str) -> dict:
     return ctx.state["courses"].peek(code)
-
 
 def _when(section: dict) -> str:  # 'Mondays and Wednesdays at 11:00'
     if not section["days"]:
         return "online"
     days = " and ".join(f"{DAYS[d]}s" for d in section["days"])
     return f"{days} at {section['start_time']}"
-
 
 def _section_words(ctx: GroundingContext, section: dict) -> tuple[str, dict, list[Choice]]:
     """How the caller names a section: its CRN, or its term and meeting time when that singles it out."""
@@ -152,13 +138,11 @@ def _section_words(ctx: GroundingContext, section: dict) -> tuple[str, dict, lis
         return f"{name} in {TERMS[section['term']]}, the section on {_when(section)}", facts, [choice]
     return f"{name}, CRN {section['crn']}", {"course": name, "crn": section["crn"]}, []
 
-
 def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str]:
     """A payment method on the student's record, worded so it is the only fit: (id, choice, facts, words)."""
     methods = {pid: {**m, "source": m["kind"]} for pid, m in _student(ctx)["payment_methods"].items()}
     pay = need(pick_instrument(ctx, "payment method", instrument_options(methods)))
     return pay.value, pay.choice, pay.facts("payment_last_four_digits"), pay.words
-
 
 def _after(ctx: GroundingContext, change: float) -> tuple[list[Output], dict]:
     """The balance once the goal call charged or refunded `change`, told from a billing read after it."""
@@ -168,21 +152,18 @@ def _after(ctx: GroundingContext, change: float) -> tuple[list[Output], dict]:
     return [Output(money(left), "the balance on the account afterwards", from_goal=True)], \
         {"get_billing": [{"student_id": _sid(ctx)}]}
 
-
 def _refusal(ctx: GroundingContext, goal: str, calls: list, table: dict[str, Refusal]) -> tuple[Any, dict, Refusal]:
     """A call of `goal` exactly one rule forbids; the reason is drawn first, so a common one does not crowd out the rest."""
     found = refused_calls(ctx, goal, calls, {**_WHO, **table})
-    reason = ctx.choose(sorted({r.reason for _, _, r in found}))
+    told = {o.reason for d in ctx.history for o in d.outputs}  # one task, one refusal of each kind
+    reason = ctx.choose(sorted({r.reason for _, _, r in found} - told))
     return ctx.choose([c for c in found if c[2].reason == reason])
-
 
 #: who may act: the refusals any goal may meet
 _WHO = {"adult_student_release": Refusal("no_release_on_file", "release"),
         "minor_needs_guardian": Refusal("guardian_required", "guardian")}
 
-
 # --------------------------------------------------------------------------- wording of facts
-
 
 fact_phrase = fact_wording({
     "course": ("the course is {}", "the courses are {}"),
@@ -199,9 +180,7 @@ fact_phrase = fact_wording({
     "student_number": ("the student number is {}", "the student numbers are {}"),
 }, unsaid=["payment_last_four_digits"])
 
-
 # --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     own, kin = per_database(ctx, _callers)
@@ -220,9 +199,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    entity=sid, identified={"session": {"current": {"caller_id": cid,
                                                                     "kind": "guardian" if guardian else "student"}}})
 
-
 # --------------------------------------------------------------------------- registration
-
 
 _ENROLL = {"prerequisites_met": Refusal("prerequisite_missing", "prerequisite"),
            "section_has_seats": Refusal("section_full", "full"),
@@ -230,7 +207,6 @@ _ENROLL = {"prerequisites_met": Refusal("prerequisite_missing", "prerequisite"),
            "add_deadline": Refusal("add_deadline_passed", "add/drop deadline"),
            "registration_hold": Refusal("registration_hold", "hold"),
            "no_schedule_conflict": Refusal("schedule_conflict", "same time")}
-
 
 def ground_enroll_in_section(ctx: GroundingContext) -> IntentDraft | None:
     student, sid = _student(ctx), _sid(ctx)
@@ -267,22 +243,18 @@ def ground_enroll_in_section(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(money(tuition), "the tuition for the course"), *after],
                  decline=f"not register {_who(ctx)}after all", mood=mood)
 
-
 def _enrolled(ctx: GroundingContext) -> list[dict]:
     """The student's current sections that no earlier intent of the task touched."""
     used = used_by_earlier_intents(ctx, "crn", reads=True)
     return [e for e in current_enrollments(ctx.state, _student(ctx)) if e["crn"] not in used]
-
 
 def _enrollment_words(ctx: GroundingContext, enrollment: dict) -> tuple[str, dict]:
     course = _course(ctx, enrollment["course_code"])
     name = f"{course['course_code']} ({course['title']})"
     return f"{name} in {TERMS[enrollment['term']]}", {"course": name, "section_term": TERMS[enrollment["term"]]}
 
-
 _DROP = {"withdrawal_deadline": Refusal("withdrawal_deadline_passed", "withdrawal deadline"),
          "registration_hold": Refusal("registration_hold", "hold")}
-
 
 def ground_drop_section(ctx: GroundingContext) -> IntentDraft | None:
     sid = _sid(ctx)
@@ -297,8 +269,9 @@ def ground_drop_section(ctx: GroundingContext) -> IntentDraft | None:
     ref = _student_ref(ctx, "get_academic_record")
     request = [f"withdraw {_who(ctx)}from {words}", f"drop {words}" + (f" for {_me(ctx)}" if _by_guardian(ctx) else "")]
     reads = {"search_sections": [{"course_code": enrollment["course_code"]}]}
-    mood = Mood(_they(ctx, "{{I}} {{am}}", "{} is") + " struggling with " + _course(ctx, enrollment["course_code"])["title"]
-                + " this term",
+    title = _course(ctx, enrollment["course_code"])["title"]
+    mood = Mood(_they(ctx, "{{I}} {{am}}", "{} is") + f" struggling with {title} this term" if enrollment["term"] == "2025FA"
+                else _they(ctx, "{{my}}", "{}'s") + f" plans for the spring changed, so {title} no longer fits",
                 "negative", 2, None)
     if refusal is not None:
         return draft(refusal.kind or refusal.reason, "drop_section", args, request, ref, refusal=refusal, facts=facts,
@@ -313,9 +286,7 @@ def ground_drop_section(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[*told, Output(money(refund), "how much tuition is refunded", from_goal=True), *after],
                  decline=_they(ctx, "stay in the class", "keep {} in the class") if share < 1 else None, mood=mood)
 
-
 # --------------------------------------------------------------------------- transcripts
-
 
 def ground_request_transcript(ctx: GroundingContext) -> IntentDraft | None:
     sid = _sid(ctx)
@@ -341,9 +312,7 @@ def ground_request_transcript(ctx: GroundingContext) -> IntentDraft | None:
     return draft("transcript", "request_transcript", args, request, ref, facts=facts, policy_values=[fee],
                  reads=billing, outputs=[Output(money(fee), "the transcript fee"), *after], decline="not order it after all", mood=mood)
 
-
 # --------------------------------------------------------------------------- money
-
 
 def ground_make_payment(ctx: GroundingContext) -> IntentDraft | None:
     student, sid = _student(ctx), _sid(ctx)
@@ -361,9 +330,7 @@ def ground_make_payment(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("a hold is blocking " + _my(ctx) + " record" if held else "{{I}} want the bill settled",
                            "negative" if held else "neutral", 2 if held else 1, None))
 
-
 _PLAN = {"payment_plan_eligibility": Refusal("payment_plan_ineligible", "payment plan")}
-
 
 def ground_enroll_payment_plan(ctx: GroundingContext) -> IntentDraft | None:
     student, sid = _student(ctx), _sid(ctx)
@@ -383,9 +350,9 @@ def ground_enroll_payment_plan(ctx: GroundingContext) -> IntentDraft | None:
     return draft("plan", "enroll_payment_plan", args, request, ref, facts=facts, policy_values=[PLAN_FEE, each],
                  outputs=[Output(each, "each monthly installment")], decline="pay the balance another way", mood=mood)
 
-
 def ground_waive_late_fee(ctx: GroundingContext) -> IntentDraft | None:
     student = _student(ctx)
+    need("make_payment" not in {d.goal for d in ctx.history})  # a waiver is asked before paying, not after
     fees = [ctx.state["charges"].peek(c) for c in student["charge_ids"]]
     fee = ctx.choose([c for c in fees if c["kind"] == "late_fee" and not c["waived"]])
     args = {"charge_id": fee["charge_id"]}
@@ -400,9 +367,7 @@ def ground_waive_late_fee(ctx: GroundingContext) -> IntentDraft | None:
     return draft("waive", "waive_late_fee", args, request, ref, outputs=[Output(money(fee["amount"]), "the fee waived")],
                  mood=mood)
 
-
 # --------------------------------------------------------------------------- attendance
-
 
 def ground_report_absence(ctx: GroundingContext) -> IntentDraft | None:
     sid = _sid(ctx)
@@ -436,7 +401,6 @@ def ground_report_absence(ctx: GroundingContext) -> IntentDraft | None:
                      facts=facts, mood=mood)
     need(not ctx.violations("report_absence", args))
     return draft("absence", "report_absence", args, request, ref, facts=facts, mood=mood)
-
 
 HINTS = TracerHints(
     persona=persona,
