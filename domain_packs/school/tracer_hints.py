@@ -18,13 +18,14 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from tau_emotion.domain_packs.school.rules import ABSENCE_DAYS_AHEAD, ABSENCE_DAYS_BACK
+from tau_emotion.domain_packs.school.rules import ABSENCE_DAYS_AHEAD, ABSENCE_DAYS_BACK, ADULT_AGE
 from tau_emotion.domain_packs.school.tools import (
     PLAN_FEE,
     TODAY,
     TRANSCRIPT_FEE,
     TUITION_PER_CREDIT,
     WEEKDAYS,
+    age_on,
     balance,
     current_enrollments,
     refund_share,
@@ -77,7 +78,9 @@ REASONS = {"illness": "an illness", "family_emergency": "a family emergency", "m
 def _callers(db: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(student, caller) pairs: students calling for themselves, and guardians calling for a linked student."""
     own = [(sid, sid) for sid in sorted(db.tables["students"])]
-    kin = [(sid, gid) for gid, g in sorted(db.tables["guardians"].items()) for sid in g["student_ids"]]
+    students = db.tables["students"]
+    kin = [(sid, gid) for gid, g in sorted(db.tables["guardians"].items()) for sid in g["student_ids"]
+           if age_on(students[sid]["date_of_birth"]) < ADULT_AGE or students[sid]["releases"].get(gid)]  # may read the record
     return own, kin
 
 def _student(ctx: GroundingContext) -> dict:
@@ -104,9 +107,14 @@ def _my(ctx: GroundingContext) -> str:
 def _sid(ctx: GroundingContext) -> str:
     return ctx.persona.entity
 
+def _may_read(ctx: GroundingContext, tools: tuple[str, ...]) -> dict[str, list[dict]]:
+    """The reads of the student's record the caller may make (a guardian of an adult: within the releases)."""
+    return {t: [{"student_id": _sid(ctx)}] for t in tools if not ctx.violations(t, {"student_id": _sid(ctx)})}
+
+
 def _student_ref(ctx: GroundingContext, *reads: str) -> Reference:
     """The student the request is about: the caller, or the guardian's child named by first name."""
-    tools = {t: [{"student_id": _sid(ctx)}] for t in reads}
+    tools = _may_read(ctx, reads)
     if not _by_guardian(ctx):
         return Reference(reads=tools, evidence=list(tools), reads_first=True)
     gid = ctx.persona.identified["session"]["current"]["caller_id"]
@@ -147,10 +155,10 @@ def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str]:
 def _after(ctx: GroundingContext, change: float) -> tuple[list[Output], dict]:
     """The balance once the goal call charged or refunded `change`, told from a billing read after it."""
     left = balance(ctx.state, _student(ctx)) + change
-    if left < 0:  # a credit: not what a caller asks "the balance" about
+    billing = _may_read(ctx, ("get_billing",))
+    if left < 0 or not billing:  # a credit is not what a caller asks "the balance" about
         return [], {}
-    return [Output(money(left), "the balance on the account afterwards", from_goal=True)], \
-        {"get_billing": [{"student_id": _sid(ctx)}]}
+    return [Output(money(left), "the balance on the account afterwards", from_goal=True)], billing
 
 def _refusal(ctx: GroundingContext, goal: str, calls: list, table: dict[str, Refusal]) -> tuple[Any, dict, Refusal]:
     """A call of `goal` exactly one rule forbids; the reason is drawn first, so a common one does not crowd out the rest."""
