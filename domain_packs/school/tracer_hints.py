@@ -360,7 +360,8 @@ def ground_enroll_payment_plan(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_waive_late_fee(ctx: GroundingContext) -> IntentDraft | None:
     student = _student(ctx)
-    need("make_payment" not in {d.goal for d in ctx.history})  # a waiver is asked before paying, not after
+    # a waiver is asked before paying or splitting the balance, not after
+    need(not {"make_payment", "enroll_payment_plan"} & {d.goal for d in ctx.history})
     fees = [ctx.state["charges"].peek(c) for c in student["charge_ids"]]
     fee = ctx.choose([c for c in fees if c["kind"] == "late_fee" and not c["waived"]])
     args = {"charge_id": fee["charge_id"]}
