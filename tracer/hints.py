@@ -120,6 +120,10 @@ class TracerHints(BaseModel):
     #: the instruction's wording of one known fact, in the second person; `key` may be the plural a merge made
     #: ("order_ids", with a list). None keeps the generic wording; "" leaves the fact out of the instruction
     fact_phrase: Callable[[str, Any], str | None] | None = None
+    #: the id arguments a customer can know and say (a reservation or order number, a user id the app shows);
+    #: any other id (a PayPal or gift-card record id, a line or bill record) is internal: neither it nor its last
+    #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). None: not declared, unchecked
+    visible_ids: frozenset[str] | None = None
 
     @model_validator(mode="after")
     def _every_goal_weighs(self) -> TracerHints:

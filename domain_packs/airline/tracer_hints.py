@@ -911,4 +911,6 @@ HINTS = TracerHints(
                       "add_bags", "remove_bag", "add_passenger", "fix_passenger", "replace_passenger", "compensation",
                       "compensation_not_eligible", "book", "book_two_certificates", "flight_status"],
     fact_phrase=fact_phrase,
+    # a customer knows their user id and reservation codes; payment records (gift_card_6014963) are internal
+    visible_ids=frozenset({"user_id", "reservation_id"}),
 )
