@@ -323,11 +323,12 @@ def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None,
     five = sum(1 for b, r in readings if b and r and all(b[k] == r[k] for k in ("family", "emotion", *DIMENSIONS)))
     result.check("five-label agreement", five == n,
                  f"{five}/{n} feelings read back as the assigned family, emotion, politeness, urgency and trust")
-    result.check("distinct users", len(users) == n, f"{len(users)} distinct users in {n} tasks (one task per user)")
-    result.check("entity writes", not rewritten,
-                 "no entity written by two tasks of the split"
-                 + (f"; {len(rewritten)}, e.g. " + "; ".join(f"{k} by {', '.join(v)}" for k, v in
-                                                              list(rewritten.items())[:3]) if rewritten else ""))
+    if split != "train":  # train is built for volume (600 tasks from the users test left): the tables say it
+        result.check("distinct users", len(users) == n, f"{len(users)} distinct users in {n} tasks (one task per user)")
+        result.check("entity writes", not rewritten,
+                     "no entity written by two tasks of the split"
+                     + (f"; {len(rewritten)}, e.g. " + "; ".join(f"{k} by {', '.join(v)}" for k, v in
+                                                                  list(rewritten.items())[:3]) if rewritten else ""))
     for name, observed, tolerance, p in balance:
         result.check(name, p >= 1 - PERMUTATION_QUANTILE,
                      f"family spread {observed:.3g}, tolerance {tolerance:.3g} (the {PERMUTATION_QUANTILE:.0%} quantile "
