@@ -89,7 +89,7 @@ def task_id(domain: str, split: str, k: int, n: int) -> str:
     return f"{domain}-{split}-{k:0{max(3, len(str(n)))}d}"
 
 
-def intent_gold(cand: Candidate) -> list[dict[str, Any]]:
+def intent_gold(cand: Candidate, parts: list[list[str]] | None = None) -> list[dict[str, Any]]:
     """What each of the user's intents needs (its gold calls, outputs and reasons), in the order the refiner
     states them: a refusal the user insists on is two intents, the request and the ask for a human."""
     out: list[dict[str, Any]] = []
@@ -97,7 +97,7 @@ def intent_gold(cand: Candidate) -> list[dict[str, Any]]:
         steps = [(j, s) for j, s in enumerate(cand.steps) if s.intent == i]
         out.append({"actions": [j for j, s in steps if s.role != "handoff"],
                     "outputs": cand.intent_outputs[i], "reasons": cand.intent_reasons[i],
-                    "facts": intent_fact_keys(cand, draft)})
+                    "facts": intent_fact_keys(cand, draft) + list(parts[i] if parts else [])})
         if draft.refused and draft.on_refusal == "transfer":
             out.append({"actions": [j for j, s in steps if s.role == "handoff"], "outputs": [], "reasons": [],
                         "facts": []})
@@ -112,7 +112,7 @@ def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
         "policy_challenge": cand.policy_challenge,
         "intents": [d.kind for d in cand.drafts],
         "refused": [{"name": r.name, "arguments": r.arguments, "after": r.at} for r in cand.refusals],
-        "intent_gold": intent_gold(cand),
+        "intent_gold": intent_gold(cand, getattr(refined, "parts", None)),
         "decisions": [{"intent": i, **d.decision} for i, d in enumerate(cand.drafts) if d.decision],
         "seed": seed,
         "candidate": cand.index,

@@ -124,6 +124,10 @@ class TracerHints(BaseModel):
     #: any other id (a PayPal or gift-card record id, a line or bill record) is internal: neither it nor its last
     #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). None: not declared, unchecked
     visible_ids: frozenset[str] | None = None
+    #: (state, candidate) -> why the candidate's situation contradicts the database ("would rather not travel" for
+    #: a trip that already started, an occasion on a booking the caller is not on), or None; the validator
+    #: rejects such a candidate as `situation`. None: no check
+    situation: Callable[[Any, Any], str | None] | None = None
 
     @model_validator(mode="after")
     def _every_goal_weighs(self) -> TracerHints:
