@@ -292,3 +292,10 @@ def test_a_part_two_requests_disagree_on_is_left_out():
     assert "total_baggages" not in parts  # 3 for one request, 1 for the other: neither
     assert parts == {"new_address_city": "Tucson", "new_address_zip": "85701", "city": "Tucson", "zip": "85701"}
     assert owners == [[], ["new_address_city", "new_address_zip", "city", "zip"]]
+
+
+def test_agreement_takes_all_five_labels():
+    condition = {"family": "fear", "emotion": "anxiety", "politeness": "warm", "urgency": "high", "trust": "cautious"}
+    assert agrees(condition, dict(condition))
+    for label, other in (("politeness", "cold"), ("urgency", "low"), ("trust", "skeptical"), ("emotion", "panic")):
+        assert not agrees(condition, {**condition, label: other}), label
