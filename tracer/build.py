@@ -157,6 +157,8 @@ def build_tasks(
     reserved_users = {task_user(t) for t in built} - {None}
     reserved_entities = set().union(set(), *(written_entities(domain, t) for t in built))
     sequences: set[tuple[Any, ...]] = set()
+    split_users: set[Any] = set()
+    split_entities: set[tuple[str, str]] = set()
     refiner = refiner or TemplateRefiner(domain)
     occasions = normalise_occasions(hints.occasions)
     design = design_conditions(n, f"{domain.name}/{split}/{seed}")
@@ -191,6 +193,13 @@ def build_tasks(
                 raise Reject("duplicate", f"repeats the write sequence of an accepted task: {sequence}")
             if written_entities(domain, cand.task) & reserved_entities:
                 raise Reject("split", "writes an entity another split writes")
+            if split != "train":  # issue 21: one task per user, one write per entity (train reuses users by design)
+                user = task_user(cand.task)
+                if user is not None and user in split_users:
+                    raise Reject("duplicate", f"user {user} already has a task in this split")
+                again = written_entities(domain, cand.task) & split_entities
+                if again:
+                    raise Reject("duplicate", f"writes {sorted(again)[0]}, which an accepted task writes")
             if rollout is not None:
                 rollout(cand)
             feel = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
@@ -201,6 +210,8 @@ def build_tasks(
             continue
         validator.register(cand)
         sequences.add(sequence)
+        split_users.add(task_user(cand.task))
+        split_entities.update(written_entities(domain, cand.task))
         accepted.append(cand)
         readings.append((condition, reading, tries))
         for name, value in stratum(cand).items():

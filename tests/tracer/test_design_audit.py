@@ -198,6 +198,17 @@ def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, 
     assert share > 0.1
     for family, (n, c) in _family_challenges(tasks).items():
         assert abs(c - share * n) <= CHALLENGE_TOLERANCE, (family, c, n, share)
+    # one task per user and one write per entity (issue 21), five labels read back
+    from tau_emotion.tracer.audit import task_user, written_entities
+
+    domain = domains.get(pack)
+    assert len({task_user(t) for t in tasks}) == len(tasks)
+    seen: set = set()
+    for t in tasks:
+        assert not written_entities(domain, t) & seen, t.id
+        seen |= written_entities(domain, t)
+    assert all(t.meta["emotion_reading"] == {k: v for k, v in t.blocks["emotion"].items() if k != "anchor"}
+               for t in tasks)
     # and so are the tasks of 1, 2 and 3+ intents
     strata = Counter(min(len(t.user.intents), 3) for t in tasks)
     for family, (n, _) in _family_challenges(tasks).items():
