@@ -1,7 +1,7 @@
 """Count the scripted user's "I don't know" replies to facts its instruction states (issue 21, item 5).
 
 Reads one stored run (`tau run --agent asker --user scripted ...`) and, for every asker question "Could you tell
-me the X?" that the user answered with the scripted user's don't-know line, decides whether X is stated in the
+me the X?" that the user answered with a don't-know line (the neutral one or any emotion style's), decides whether X is stated in the
 task's instruction: some gold-call argument named X has a value that the instruction says (verbatim, an ISO date
 as "May 19", a value with underscores or spaces as words) or that is a leaf of `user.known`. Prints the totals,
 the count per argument name, and the tasks where it happened.
@@ -17,7 +17,16 @@ import re
 import sqlite3
 from collections import Counter
 
-DONT_KNOW = "I don't know that"
+
+def dont_know_phrases() -> list[str]:
+    """The neutral scripted user's line and every emotion style's (emotion_pack/data/expression.json)."""
+    from importlib.resources import files
+
+    bank = json.loads(files("tau_emotion.emotion_pack").joinpath("data/expression.json").read_text())["dont_know"]
+    return ["I don't know that"] + [p for family in bank.values() for p in family]
+
+
+DONT_KNOW = dont_know_phrases()
 ASK = re.compile(r"^Could you tell me the (.+)\?$")
 MONTHS = "January February March April May June July August September October November December".split()
 
@@ -83,7 +92,7 @@ def main() -> None:
             if ask.get("role") != "assistant" or reply.get("role") != "user":
                 continue
             m = ASK.match((ask.get("content") or "").strip())
-            if not m or DONT_KNOW not in (reply.get("content") or ""):
+            if not m or not any(p in (reply.get("content") or "") for p in DONT_KNOW):
                 continue
             total_unknown += 1
             if stated(tasks[task_id], m.group(1)):

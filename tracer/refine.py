@@ -162,13 +162,15 @@ def _arg_leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:
 
 
 def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]],
-                 tools: Any = None) -> tuple[dict[str, Any], list[list[str]]]:
+                 tools: Any = None, texts: list[str] | None = None) -> tuple[dict[str, Any], list[list[str]]]:
     """The parts of the user's facts an agent may ask for, as keys of their own, and which request owns each.
 
     A fact given whole (an address, a passenger) is also known field by field (`new_address_city`,
     `companion_dob`); a value the instruction states that a write of the request takes under another name (the
-    `total_baggages` of a booking the user wants '3 bags' on) is also known under that argument's name. A part
-    two requests would give different values is left out (the user would answer one request with the other's).
+    `total_baggages` of a booking the user wants '3 bags' on) is also known under that argument's name, and so is
+    a date a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19' for
+    a `date` of 2024-05-19). A part two requests would give different values is left out (the user
+    would answer one request with the other's).
     Returns the new keys with their values and, per request, the keys it owns.
     """
     parts: dict[str, Any] = {}
@@ -209,6 +211,17 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
                 if name.endswith("_id") or isinstance(v, bool) or str(v) not in values:
                     continue
                 add(i, name, values[str(v)])
+        if texts is not None:
+            lowered = texts[i].lower()
+            for step in cand.steps:
+                if step.intent != i:
+                    continue
+                for name, v in _arg_leaves(step.arguments):
+                    # dates only: a leg's airport code is not the trip's origin or destination
+                    if name.endswith("_id") or not isinstance(v, str) or not _ISO_DATE.match(v):
+                        continue
+                    if any(_said_in(f, lowered) for f in surfaces(v)):
+                        add(i, name, v)
     return parts, owners
 
 
@@ -286,7 +299,7 @@ class TemplateRefiner:
         persona = cand.persona
         identity = [f"{k.replace('_', ' ')} {v}" for k, v in persona.facts.items() if k not in IDENTITY_SKIP]
         known = dict(cand.known)
-        prefs = [say(p, FIRST) for d in cand.drafts for p in d.preferences]
+        prefs = list(dict.fromkeys(say(p, FIRST) for d in cand.drafts for p in d.preferences))
         if prefs:
             known.setdefault("preferences", "; ".join(prefs))
         # Facts grouped by the intent that needs them; one several intents need with the same value is said
@@ -301,6 +314,7 @@ class TemplateRefiner:
         # One voice: each fact is said once, in the request it belongs to, and only when the request's own words
         # do not say it already (no form-like second pass). A fact several requests share with one value is said
         # in the first of them.
+        said_by = [" ".join([it["request"], it["context"], *it["prefs"]]) for it in intents]
         told: set[str] = set()
         earlier_prefs: list[list[str]] = []
         for it in intents:  # a preference an earlier request stated word for word is not stated again
@@ -330,7 +344,7 @@ class TemplateRefiner:
                              occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
                              closing=rng.randrange(720))
         parts, owners = answer_parts(cand, known, [intent_fact_keys(cand, d) for d in cand.drafts],
-                                     self.domain.toolset)
+                                     self.domain.toolset, said_by)
         known.update(parts)
         return Refined(instruction=instruction, known=known, intents=lines, parts=owners)
 

@@ -299,3 +299,16 @@ def test_agreement_takes_all_five_labels():
     assert agrees(condition, dict(condition))
     for label, other in (("politeness", "cold"), ("urgency", "low"), ("trust", "skeptical"), ("emotion", "panic")):
         assert not agrees(condition, {**condition, label: other}), label
+
+
+def test_a_date_the_request_says_is_known_under_its_argument_name():
+    from types import SimpleNamespace
+
+    from tau_emotion.tracer.grounding import Step
+    from tau_emotion.tracer.refine import answer_parts
+
+    steps = [Step("search", {"origin": "JFK", "destination": "PDX", "date": "2024-05-19"}, "[]", 0, "read"),
+             Step("status", {"flight_number": "SKY1", "date": "2024-05-02"}, "{}", 0, "read")]
+    cand = SimpleNamespace(drafts=[SimpleNamespace()], steps=steps)
+    parts, owners = answer_parts(cand, {}, [[]], texts=["move your New York JFK to Portland trip to May 19"])
+    assert parts == {"date": "2024-05-19"} and owners == [["date"]]  # not May 2 (unsaid), no airport codes
