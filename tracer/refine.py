@@ -147,9 +147,14 @@ def already_said(key: str, value: Any, phrase: str, text: str) -> bool:
 
 
 def ask_in_request(ask: str, request: str) -> bool:
-    """'the copay' is already asked by 'know my copay for seeing Dr. Park'."""
+    """'the copay' is already asked by 'know my copay for seeing Dr. Park', 'the diagnosis' by 'learn what Dr. Adler
+    diagnosed' (each longer word of the ask, by its first six letters)."""
     body = _DETERMINERS.sub("", ask.strip().lower())
-    return len(body) >= 4 and body in request.lower()
+    lowered = request.lower()
+    if len(body) >= 4 and body in lowered:
+        return True
+    words = re.findall(r"[a-z]+", body)
+    return bool(words) and all(len(w) >= 5 for w in words) and all(re.search(rf"\b{w[:6]}", lowered) for w in words)
 
 
 def _arg_leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:

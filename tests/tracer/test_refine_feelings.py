@@ -312,3 +312,12 @@ def test_a_date_the_request_says_is_known_under_its_argument_name():
     cand = SimpleNamespace(drafts=[SimpleNamespace()], steps=steps)
     parts, owners = answer_parts(cand, {}, [[]], texts=["move your New York JFK to Portland trip to May 19"])
     assert parts == {"date": "2024-05-19"} and owners == [["date"]]  # not May 2 (unsaid), no airport codes
+
+
+def test_a_question_the_request_already_asks_is_not_asked_again():
+    from tau_emotion.tracer.refine import ask_in_request
+
+    assert ask_in_request("the copay", "know my copay for seeing Dr. Hannah Park")
+    assert ask_in_request("the diagnosis", "learn what Dr. Kevin Adler diagnosed at my December 9 visit")
+    assert not ask_in_request("the price difference", "exchange the Electric Kettle for the steel one")
+    assert not ask_in_request("how many GB of data are left", "check the data I have left on my line")
