@@ -18,6 +18,7 @@ from collections import Counter
 
 from tau_emotion.core.manager import load_all_plugins
 from tau_emotion.tracer.build import build_tasks, default_avoid
+from tau_emotion.tracer.feelings import condition_space
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.validate import CHECKS
 
@@ -36,18 +37,19 @@ def main() -> None:
     _ = domain.database.content_hash
     graph = build_graph(domain)
     setup_s = time.perf_counter() - t0
+    space = condition_space(pm)
     labeler = None
     if args.emotion:
         from tau_emotion.tracer.feelings import EmotionLabeler
 
         t1 = time.perf_counter()
-        labeler = EmotionLabeler.from_emotion_pack()
+        labeler = EmotionLabeler.from_space(space)
         print(f"emotion pack classifier loaded in {time.perf_counter() - t1:.2f}s (one-off, not counted)")
     avoid = default_avoid(domain, args.split)
-    build_tasks(domain, args.split, 3, 99, labeler=labeler, avoid=avoid)  # warm caches (templates, regexes)
+    build_tasks(domain, args.split, 3, 99, labeler=labeler, space=space, avoid=avoid)  # warm caches (templates, regexes)
     rates, rejected, candidates, accepted, calls = [], Counter(), 0, 0, []
     for seed in range(100, 100 + args.seeds):
-        report = build_tasks(domain, args.split, args.n, seed, labeler=labeler, avoid=avoid)
+        report = build_tasks(domain, args.split, args.n, seed, labeler=labeler, space=space, avoid=avoid)
         rates.append(report.accepted / report.seconds)
         rejected.update(report.rejected)
         candidates += report.candidates

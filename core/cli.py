@@ -27,8 +27,11 @@ from tau_emotion.core.limits import is_secret_name
 from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.plugin_cli import (
+    INTERRUPTED,
+    NOT_IN_CONFIG,
     all_domains,
     command_pm,
+    config_file,
     db_option,
     debug_option,
     execute_run,
@@ -63,39 +66,6 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
     return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
-#: `tau run` parameters a config file does not hold (they name an action or this invocation)
-NOT_IN_CONFIG = ("config", "print_config", "resume_id", "debug")
-
-
-def _config_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--config FILE`: a TOML file whose keys are `tau run` flags (`agent_model = "..."` or `agent-model`);
-    it sets their defaults, so a flag on the command line still wins."""
-    if not value:
-        return value
-    import tomllib
-
-    from tau_emotion.core.registry import suggest
-
-    try:
-        data = tomllib.loads(Path(value).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise click.BadParameter(f"{value}: {exc}", param_hint="--config") from None
-    params = {p.opts[0].lstrip("-").replace("-", "_"): p for p in ctx.command.params
-              if isinstance(p, click.Option) and p.name not in NOT_IN_CONFIG}
-    defaults: dict[str, Any] = {}
-    for key, item in data.items():
-        target = params.get(key.replace("-", "_"))
-        if target is None:
-            raise click.BadParameter(f"{value}: unknown key '{key}'.{suggest(key.replace('-', '_'), sorted(params))}",
-                                     param_hint="--config")
-        if isinstance(item, dict):
-            item = json.dumps(item)  # a JSON-object option (--agent-args) written as a TOML table
-        defaults[target.name] = list(item) if target.multiple and isinstance(item, list) else (
-            [item] if target.multiple else item)
-    ctx.default_map = {**(ctx.default_map or {}), **defaults}
-    return value
-
-
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -125,7 +95,7 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 
 @click.command("run")
 @click.option("--config", "config", type=click.Path(dir_okay=False, exists=True), default=None, is_eager=True,
-              expose_value=True, callback=_config_file,
+              expose_value=True, callback=config_file,
               help="A TOML file holding any of these flags (`--print-config` writes one); flags given win.")
 @click.option("--print-config", "print_config", is_flag=True,
               help="Print this invocation's settings as a --config file and exit.")
@@ -142,8 +112,9 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--tool-timeout", default=10.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Seconds one tool call may run before it is stopped (a tool error for the agent).")
 @click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
-@click.option("--executor", default="local", show_default=True)
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--executor", default="local", show_default=True, help="Executor plugin that runs the trials (local, ray).")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of every random choice (random draws of plugins, user wording); a run repeats with it.")
 @click.option("--option", "-o", "raw_options", multiple=True,
               help="A plugin option as KEY=VALUE (repeatable), e.g. -o agent_api_key=...; see the options below.")
 @click.option("--summary-json", type=click.Path(dir_okay=False), default=None, help="Write the summary here.")
@@ -253,6 +224,7 @@ def check_option_owners(pm: PluginManager, options: dict[str, dict[str, Any]],
 def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> None:
     """The summary as a table whose rows (`tau_summary_rows`) and columns (`tau_summary_columns`) plugins give,
     then the core's own counts: errored trials and terminations."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -260,10 +232,14 @@ def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> N
     columns = [c for cols in (pm.hook.tau_summary_columns(summary=summary) if pm is not None else []) for c in cols or []]
     rows = [r for got in (pm.hook.tau_summary_rows(summary=summary) if pm is not None else []) for r in got or []]
     if rows and columns:
-        table = Table(title=f"run {summary.get('run_id')}")
-        table.add_column("scope", no_wrap=True)
+        # 80 columns: no box lines, one space between columns; a long scope folds, figures never wrap
+        table = Table(title=f"run {summary.get('run_id')}", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                      show_edge=False, collapse_padding=True)
+        table.add_column("scope", max_width=20, overflow="fold")
         for header, _ in columns:
-            table.add_column(header, justify="right")
+            table.add_column(header, justify="right", no_wrap=True)
+        if any(header.startswith("P^") for header, _ in columns):
+            table.caption = "P^k = Pass^k; reward = mean reward; neg.end = share of negative endings"
         for name, group in rows:
             table.add_row(Text(str(name)), *(Text(cell(group)) for _, cell in columns))
         Console().print(table)
@@ -275,7 +251,7 @@ def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> N
 
 
 @click.command("plugins")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The plugins as a JSON list (for scripts).")
 @debug_option
 @guarded
 def plugins_command(as_json: bool) -> None:
@@ -293,7 +269,7 @@ def plugins_command(as_json: bool) -> None:
 
 
 @click.command("domains")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The domains as a JSON list (for scripts).")
 @plugins_option
 @debug_option
 @guarded
@@ -378,7 +354,7 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
     """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
     opened = open_results(db_path, store, extra_plugins)
     if delete_id:
-        require_run(opened, delete_id, db_path)
+        delete_id = require_run(opened, delete_id, db_path)
         opened.delete_run(delete_id)
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return
@@ -399,7 +375,7 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
         table.add_column(name, justify="right" if name in ("trials", "errors") else "left")
     for row in rows:
         table.add_row(*(Text(row.get(name, "-")) for name in names))
-    Console(width=200).print(table)
+    Console(width=200).print(table)  # its columns come from plugins (tau_run_row): wider than 80
 
 
 #: the `tau runs` columns the core fills from what the store keeps of every run
@@ -426,7 +402,7 @@ def run_row(pm: PluginManager, run: dict[str, Any]) -> dict[str, str]:
 
 @click.command("show")
 @click.argument("run_id")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Metadata, summary and trials (or with TASK, the trials) as JSON.")
 @store_option
 @db_option
 @plugins_option
@@ -435,7 +411,7 @@ def run_row(pm: PluginManager, run: dict[str, Any]) -> dict[str, str]:
 def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Show a run's summary and per-trial results."""
     store = open_results(db_path, store, extra_plugins)
-    require_run(store, run_id, db_path)
+    run_id = require_run(store, run_id, db_path)
     summary = store.summary(run_id) or {}
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     results = store.results(run_id)
@@ -459,7 +435,8 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
 
 @click.command("export")
 @click.argument("run_id")
-@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True,
+              help="Output format: one JSON object per trial, messages included (for SFT/DPO data: tau export-sft).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="File (default: stdout).")
 @store_option
 @db_option
@@ -470,7 +447,7 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
                    extra_plugins: tuple[str, ...]) -> None:
     """Export a run's trials (messages included) as JSON lines."""
     store = open_results(db_path, store, extra_plugins)
-    require_run(store, run_id, db_path)
+    run_id = require_run(store, run_id, db_path)
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:
@@ -502,5 +479,15 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 
 
 def main() -> None:
+    """`tau`: click's standalone handling, except that Ctrl-C exits 130 (click's own `Abort` exits 1)."""
     pm = load_all_plugins()
-    build_cli(pm).main(prog_name="tau", obj=pm)
+    try:
+        code = build_cli(pm).main(prog_name="tau", obj=pm, standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort as exc:
+        interrupted = isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt)
+        click.echo("\nInterrupted." if interrupted else "Aborted!", err=True)
+        sys.exit(INTERRUPTED if interrupted else 1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -5,6 +5,12 @@ episode's own database state) or a message to the user, who answers. After every
 `tau_check_termination` hook decides whether the episode ends; the core only enforces a hard
 step backstop and the consecutive-tool-error limit. Agent and user failures become an `error`
 result with the reason; they never escape into the run.
+
+Agents and users are built with an `EpisodeView`, not the episode: a read-only copy of the task,
+the tools' schemas, a read-only view of the episode's state, the rng, their typed options, a model
+client, prompt sections, the user style and the end tokens. Nothing in it reaches the plugin
+manager, the run or anything another trial shares (the database snapshot is frozen), so nothing an
+agent or user does to what it was handed changes another trial.
 """
 
 from __future__ import annotations
@@ -12,42 +18,263 @@ from __future__ import annotations
 import json
 import random
 import time
+import weakref
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.limits import MAX_ERROR_TEXT, MAX_STORED_TEXT, argument_problem, scrub, truncate
 from tau_emotion.core.models import EpisodeResult, Message, Termination, Turn
+from tau_emotion.core.protocols import Agent, EndTokens, User, UserStyle
 from tau_emotion.core.reward import score
+from tau_emotion.core.state import FrozenDict, FrozenList, freeze
 
 if TYPE_CHECKING:
     import pluggy
 
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.models import RunConfig, Task
-    from tau_emotion.core.state import State
+    from tau_emotion.core.models import ModelSettings, RunConfig, Task
+    from tau_emotion.core.state import State, Table
     from tau_emotion.core.tools import Toolset
 
-
-class Agent(Protocol):
-    async def act(self, messages: list[Message]) -> Message:
-        """Return the next assistant message (tool calls, or content for the user)."""
-        ...
-
-
-class User(Protocol):
-    async def start(self) -> Message:
-        """The user's opening message."""
-        ...
-
-    async def respond(self, message: Message) -> Message:
-        """The user's answer to an agent message."""
-        ...
+M = TypeVar("M", bound=BaseModel)
 
 
 def stable_seed(*parts: Any) -> int:
     return zlib.crc32("\x1f".join(str(p) for p in parts).encode())
+
+
+_frozen_classes: dict[type, type] = {}
+
+
+def _frozen_class(cls: type[BaseModel]) -> type[BaseModel]:
+    """`cls` with pydantic's `frozen` config (made once per class): setting a field raises."""
+    found = _frozen_classes.get(cls)
+    if found is None:
+        config = {**cls.model_config, "frozen": True}
+        found = _frozen_classes[cls] = type(cls.__name__, (cls,), {"__module__": cls.__module__, "model_config": config,
+                                                                   "__doc__": cls.__doc__})
+    return found
+
+
+def frozen_copy(value: Any) -> Any:
+    """A read-only deep copy of a task (pydantic models frozen, dicts and lists `FrozenDict`/`FrozenList`):
+    `isinstance(copy, Task)` holds and reading costs what reading the task costs."""
+    if isinstance(value, BaseModel):
+        cls = _frozen_class(type(value))
+        copied = cls.__new__(cls)
+        object.__setattr__(copied, "__dict__", {k: frozen_copy(v) for k, v in value.__dict__.items()})
+        object.__setattr__(copied, "__pydantic_extra__", None if value.__pydantic_extra__ is None
+                           else frozen_copy(value.__pydantic_extra__))
+        object.__setattr__(copied, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
+        private = getattr(value, "__pydantic_private__", None)
+        object.__setattr__(copied, "__pydantic_private__", None if private is None else dict(private))
+        return copied
+    if isinstance(value, (dict, list, tuple)):
+        return freeze({k: frozen_copy(v) for k, v in value.items()} if isinstance(value, dict)
+                      else [frozen_copy(v) for v in value])
+    return value
+
+
+#: domain -> task id -> (the task, its frozen copy): one read-only copy per task, shared by its trials
+_frozen_tasks: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+
+
+def read_only_task(domain: Domain, task: Task) -> Task:
+    """The frozen copy of `task` its trials' agents and users get, made once per task object."""
+    tasks = _frozen_tasks.setdefault(domain, {})
+    hit = tasks.get(task.id)
+    if hit is None or hit[0] is not task:  # a task rewritten since (another run's blocks) gets its own copy
+        hit = tasks[task.id] = (task, frozen_copy(task))
+    return hit[1]
+
+
+class ToolsView:
+    """The tools an agent may call, read-only: schemas (frozen), names, what each does, and `call` on a
+    state of the caller's own (`EpisodeView.scratch_state`); the loop runs the agent's calls itself."""
+
+    __slots__ = ("_toolset", "_timeout", "schemas")
+
+    def __init__(self, toolset: Toolset, timeout: float | None):
+        self._toolset = toolset
+        self._timeout = timeout
+        self.schemas: list[dict[str, Any]] = frozen_schemas(toolset)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._toolset
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._toolset.tools)
+
+    def is_terminal(self, name: str) -> bool:
+        return self._toolset.is_terminal(name)
+
+    def writes(self, name: str) -> bool:
+        return name in self._toolset and self._toolset[name].writes
+
+    def call(self, state: State, name: str, arguments: Mapping[str, Any] | str) -> tuple[str, bool]:
+        """Run one call on `state` (a `scratch_state()`): (result text, is_error), as the loop would."""
+        return self._toolset.call(state, name, arguments, self._timeout)
+
+
+_schemas: weakref.WeakKeyDictionary[Any, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
+def frozen_schemas(toolset: Toolset) -> list[dict[str, Any]]:
+    """The toolset's JSON schemas, frozen and made once: every episode's agent sends the same (hashable) list."""
+    found = _schemas.get(toolset)
+    if found is None:
+        found = _schemas[toolset] = freeze(toolset.schemas)
+    return found
+
+
+class StateView(Mapping[str, "TableView"]):
+    """The episode's state, read-only: `view.state["users"].get("u1")` is a frozen row."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: State):
+        self._state = state
+
+    def __getitem__(self, name: str) -> TableView:
+        return TableView(self._state[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._state)
+
+    def __len__(self) -> int:
+        return len(self._state)
+
+
+class TableView(Mapping[str, Any]):
+    """One table of a `StateView`: rows as the episode has them now, frozen (a snapshot row costs no copy)."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: Table):
+        self._table = table
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._table:
+            raise KeyError(key)
+        return self.get(key)
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        row = self._table.peek(key, default)
+        return row if row is default or type(row) in (FrozenDict, FrozenList) else freeze(row)
+
+    peek = get
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._table
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+class DomainView:
+    """What an agent or user may know of its domain: name, policy, refusal phrasings (frozen), the tools."""
+
+    __slots__ = ("name", "policy", "refusal_reasons", "toolset", "__weakref__")
+
+    def __init__(self, domain: Domain, timeout: float | None):
+        self.name: str = domain.name
+        self.policy: str = domain.policy
+        self.refusal_reasons: Mapping[str, list[str]] = freeze(domain.refusal_reasons)
+        self.toolset = ToolsView(domain.toolset, timeout)
+
+
+_domain_views: weakref.WeakKeyDictionary[Any, dict[float | None, DomainView]] = weakref.WeakKeyDictionary()
+
+
+def domain_view(domain: Domain, timeout: float | None) -> DomainView:
+    views = _domain_views.setdefault(domain, {})
+    if timeout not in views:
+        views[timeout] = DomainView(domain, timeout)
+    return views[timeout]
+
+
+_end_tokens: weakref.WeakKeyDictionary[Any, EndTokens] = weakref.WeakKeyDictionary()
+
+
+def end_tokens(pm: pluggy.PluginManager) -> EndTokens:
+    """The loaded terminators' end tokens (`tau_register_end_tokens`), made once per catalog."""
+    catalog = pm.catalog("end_tokens")
+    found = _end_tokens.get(catalog)
+    if found is None:
+        found = _end_tokens[catalog] = EndTokens({name: entry.load() for name, entry in catalog.items()})
+    return found
+
+
+class EpisodeView:
+    """What an agent or user is built with (`factory(view)`): a narrow handle on one trial.
+
+    `task`, `domain` and `tools` are read-only (a frozen copy of the task, shared by its trials); `state` is a read-only view of
+    the episode's state (for oracle-style agents and rule-following users); `messages` is the transcript
+    so far (read it, do not change it). `options`, `model_client`, `prompt_sections`, `user_style`,
+    `end_tokens` and `add_usage` are what agents and users ask of the run.
+    """
+
+    __slots__ = ("_episode", "task", "trial", "rng", "domain", "tools", "state", "end_tokens")
+
+    def __init__(self, episode: Episode):
+        self._episode = episode
+        self.task: Task = read_only_task(episode.domain, episode.task)
+        self.trial: int = episode.trial
+        self.rng: random.Random = episode.rng
+        self.domain = domain_view(episode.domain, episode.config.tool_timeout)
+        self.tools: ToolsView = self.domain.toolset
+        self.state = StateView(episode.state)
+        self.end_tokens: EndTokens = episode.end_tokens
+
+    @property
+    def policy(self) -> str:
+        return self.domain.policy
+
+    @property
+    def messages(self) -> list[Message]:
+        return self._episode.messages
+
+    @property
+    def seed(self) -> int:
+        return self._episode.config.seed
+
+    def options(self, group: str, model: type[M]) -> M:
+        """The run's options of plugin `group`, validated by `model` (a fresh object)."""
+        return self._episode.config.options_for(group, model)
+
+    def role_settings(self, role: str) -> ModelSettings:
+        """The model settings of `role` ('agent', 'user', or one a plugin registered) for this run (`core.roles`)."""
+        from tau_emotion.core.roles import role_settings
+
+        return role_settings(self._episode.config, role)
+
+    def model_client(self, settings: ModelSettings) -> Any:
+        """A chat-model client for `settings` from the model-client catalog (see `PluginManager.model_client`)."""
+        return self._episode.pm.model_client(settings, self._episode.config)
+
+    def prompt_sections(self, prompt: str) -> list[str]:
+        """What plugins add to a simulated user's system prompt `prompt` (`tau_user_prompt`)."""
+        return self._episode.user_prompt_sections(prompt)
+
+    def user_style(self, neutral: UserStyle) -> UserStyle:
+        """The style a plugin gives this trial's user (`tau_user_style`), else `neutral`."""
+        return self._episode.pm.hook.tau_user_style(episode=self._episode, neutral=neutral) or neutral
+
+    def scratch_state(self) -> State:
+        """A fresh state of the domain's snapshot, the caller's own (for what-if replays through `tools.call`)."""
+        return self._episode.domain.database.state()
+
+    def add_usage(self, usage: dict[str, float] | None) -> None:
+        """Count a model call's usage (tokens, cost) made outside the agent's replies (a simulated user's)."""
+        self._episode.add_usage(usage)
 
 
 @dataclass
@@ -74,6 +301,11 @@ class Episode:
     def __post_init__(self) -> None:
         self.state = self.domain.database.state()
         self.rng = random.Random(stable_seed(self.config.seed, self.task.id, self.trial))
+        self.end_tokens = end_tokens(self.pm)
+
+    def view(self) -> EpisodeView:
+        """The narrow handle its agent and user are built with."""
+        return EpisodeView(self)
 
     @property
     def toolset(self) -> Toolset:
@@ -90,7 +322,7 @@ class Episode:
     def release(self) -> None:
         """Drop what a finished episode holds (agent, user, transcript, state) once its result is made.
 
-        A simulated user keeps its episode (`self.episode`), so a finished episode is a reference cycle
+        A simulated user keeps its view, which holds the episode, so a finished episode is a reference cycle
         that only a full garbage collection frees: with 256 episodes of 200 steps each, whole transcripts
         of one wave stayed alive through the next (~100 MB)."""
         for name in ("agent", "user", "state"):

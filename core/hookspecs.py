@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from tau_emotion.core.episode import Episode
     from tau_emotion.core.models import EpisodeResult, Message, RunConfig, Task, Termination, Turn
+    from tau_emotion.core.protocols import UserStyle
     from tau_emotion.core.registry import Register
     from tau_emotion.core.runner import Run
 
@@ -53,18 +54,29 @@ def tau_configure(config: RunConfig) -> None:
 
 
 @hookspec
-def tau_register_domains(register: Register) -> None:
-    """Register domains: `register(Domain(...))` or `register("name", "module:attr")`."""
+def tau_register_domains(register: Register, pluginmanager: pluggy.PluginManager) -> None:
+    """Register domains: `register(Domain(...))` or `register("name", "module:attr")`.
+
+    `pluginmanager` is the manager whose catalog is being filled: an adapter whose tasks carry what another
+    plugin's contract describes gets that contract there (a condition space: `conditions.condition_space`).
+    """
 
 
 @hookspec
 def tau_register_agents(register: Register) -> None:
-    """Register agent factories: `register("name", factory)`; `factory(episode)` returns a `protocols.Agent`."""
+    """Register agent factories: `register("name", factory)`; `factory(view)` returns a `protocols.Agent`.
+
+    `view` is the trial's `episode.EpisodeView`: its own task copy, the tools, a read-only state, rng,
+    options, a model client; never the plugin manager or the run.
+    """
 
 
 @hookspec
 def tau_register_users(register: Register) -> None:
-    """Register user-simulator factories: `register("name", factory)`; `factory(episode)` returns a `protocols.User`."""
+    """Register user-simulator factories: `register("name", factory)`; `factory(view)` returns a `protocols.User`.
+
+    `view` is the trial's `episode.EpisodeView` (prompt sections, user style and end tokens included).
+    """
 
 
 @hookspec
@@ -138,6 +150,26 @@ def tau_register_blocks(register: Register) -> None:
     A block is a top-level key of a task that the plugin of the same name owns (a plugin
     `weather` owns `"weather": {...}`). When that plugin is loaded the runner validates every selected
     task's block with the model and keeps the validated object in `task.blocks[name]`.
+    """
+
+
+@hookspec
+def tau_register_condition_spaces(register: Register) -> None:
+    """Register a space of user conditions: `register("NAME", "module:attr")`, a `conditions.ConditionSpace`.
+
+    NAME is the task block the conditions are stored in (the registering plugin owns it). A plugin that
+    designs, writes or adapts tasks for those conditions gets the space with
+    `conditions.condition_space(pm, NAME)`, never by importing its owner.
+    """
+
+
+@hookspec
+def tau_register_end_tokens(register: Register) -> None:
+    """Register the tokens that end a conversation: `register("done", "###STOP###")`.
+
+    The names are roles users ask for (`protocols.DONE`: the user's requests are settled;
+    `protocols.GIVE_UP`: the user gives up). A token is declared once, by the plugin whose
+    `tau_check_termination` ends the episode on it; users read them from `view.end_tokens`.
     """
 
 
@@ -235,6 +267,13 @@ def tau_episode_end(episode: Episode, result: EpisodeResult) -> None:
 @hookspec
 def tau_user_prompt(episode: Episode, prompt: str) -> str | None:
     """Return a section to append to a user simulator's system prompt (every non-None is appended)."""
+
+
+@hookspec(firstresult=True)
+def tau_user_style(episode: Episode, neutral: UserStyle) -> UserStyle | None:
+    """The `protocols.UserStyle` (phrasing, patience budget) of a rule-following user in `episode`, or None
+    for `neutral`, the user's own style (a style may delegate to it what it does not change). firstresult;
+    called once per episode by users that have a style (the `scripted` user)."""
 
 
 @hookspec(firstresult=True)

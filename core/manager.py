@@ -27,7 +27,7 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.registry import Register, Registry, resolve_target, suggest
 
 CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites",
-            "model_clients", "options", "blocks", "roles")
+            "model_clients", "options", "blocks", "roles", "condition_spaces")
 
 
 class PluginError(TauError):
@@ -80,12 +80,6 @@ class Selection:
         return [*self.selected, *(f"no:{x}" for x in self.blocked)]
 
 
-def parse_selection(spec: str | list[str] | tuple[str, ...] | None) -> tuple[list[str], list[str]]:
-    """'a,b,no:c' -> (['a', 'b'], ['c'])."""
-    sel = Selection.parse(spec)
-    return list(sel.selected), list(sel.blocked)
-
-
 @dataclass
 class PluginInfo:
     name: str
@@ -124,7 +118,8 @@ class PluginManager(pluggy.PluginManager):
 
                 for role, description in CORE_ROLES.items():
                     registry.add(role, Role(description), owner="core")
-            hook(register=Register(registry, owners))
+            extra = {"pluginmanager": self} if "pluginmanager" in (hook.spec.argnames if hook.spec else ()) else {}
+            hook(register=Register(registry, owners), **extra)
             if kind == "options":  # each role's model options: one option set, owned by the role's plugin
                 from tau_emotion.core.roles import role_options_model
 

@@ -15,10 +15,12 @@ never `tau_emotion.core.cli`.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import types
 import typing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -27,11 +29,33 @@ from pydantic import BaseModel
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
 
-__all__ = ["DEFAULT_DB", "all_domains", "bounded_type", "command_pm", "db_option", "debug_option", "execute_run", "fail",
+__all__ = ["INTERRUPTED", "NOT_IN_CONFIG", "all_domains", "bounded_type", "command_pm", "config_file", "db_option", "debug_option", "default_db", "execute_run", "fail",
            "field_type", "guarded", "insert_params", "model_params", "open_results", "plugins_option",
            "raw_plugin_options", "require_run", "role_model_params", "role_settings_from", "store_option"]
 
-DEFAULT_DB = os.environ.get("TAU_DB", ".tau/runs.db")
+#: the results file of an earlier version: relative to the working directory, still read where one exists
+LEGACY_DB = ".tau/runs.db"
+DEFAULT_DB_HELP = "TAU_DB, else $XDG_DATA_HOME/tau/runs.db (~/.local/share/tau/runs.db)"
+#: the exit status of a command stopped by Ctrl-C (SIGINT), as shells report 128 + 2
+INTERRUPTED = 130
+
+
+def default_db() -> str:
+    """Where results are kept when `--db` is not given: `TAU_DB`; else `./.tau/runs.db` where the working
+    directory holds one (what earlier versions wrote; a note says so); else one file per user,
+    `$XDG_DATA_HOME/tau/runs.db`, so runs made anywhere are visible from anywhere."""
+    if os.environ.get("TAU_DB"):
+        return os.environ["TAU_DB"]
+    if os.path.isfile(LEGACY_DB):
+        click.echo(f"note: using {LEGACY_DB} of this folder (an earlier default); move it to {user_db()} "
+                   "or set TAU_DB to reach it from anywhere", err=True)
+        return LEGACY_DB
+    return user_db()
+
+
+def user_db() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "tau", "runs.db")
 
 
 def fail(exc: BaseException) -> click.ClickException:
@@ -58,8 +82,8 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 debug_option = click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-db_option = click.option("--db", "db_path", default=DEFAULT_DB, show_default=True,
-                         help="Where results are kept (a file or folder, as the store wants). Env: TAU_DB.")
+db_option = click.option("--db", "db_path", default=default_db, show_default=DEFAULT_DB_HELP,
+                         help="Where results are kept (a file or folder, as the store wants).")
 store_option = click.option("--store", "store", default=None,
                             help="Result store plugin (default: the installed default store).")
 plugins_option = click.option("--plugins", "extra_plugins", multiple=True,
@@ -94,7 +118,41 @@ def execute_run(run: Any, verb: str, resume_command: str) -> dict[str, Any]:
     try:
         return run_sync(run)
     except KeyboardInterrupt:
-        raise click.ClickException(f"interrupted; finished trials are saved. Resume with: {resume_command}") from None
+        click.echo(f"Error: interrupted; finished trials are saved. Resume with: {resume_command}", err=True)
+        raise SystemExit(INTERRUPTED) from None
+
+
+#: `tau run` parameters a config file does not hold (they name an action or this invocation)
+NOT_IN_CONFIG = ("config", "print_config", "resume_id", "debug")
+
+
+def config_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--config FILE` (an eager option's callback): a TOML file whose keys are the command's flags (`agent_model = "..."` or `agent-model`);
+    it sets their defaults, so a flag on the command line still wins."""
+    if not value:
+        return value
+    import tomllib
+
+    from tau_emotion.core.registry import suggest
+
+    try:
+        data = tomllib.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise click.BadParameter(f"{value}: {exc}", param_hint="--config") from None
+    params = {p.opts[0].lstrip("-").replace("-", "_"): p for p in ctx.command.params
+              if isinstance(p, click.Option) and p.name not in NOT_IN_CONFIG}
+    defaults: dict[str, Any] = {}
+    for key, item in data.items():
+        target = params.get(key.replace("-", "_"))
+        if target is None:
+            raise click.BadParameter(f"{value}: unknown key '{key}'.{suggest(key.replace('-', '_'), sorted(params))}",
+                                     param_hint="--config")
+        if isinstance(item, dict):
+            item = json.dumps(item)  # a JSON-object option (--agent-args) written as a TOML table
+        defaults[target.name] = list(item) if target.multiple and isinstance(item, list) else (
+            [item] if target.multiple else item)
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return value
 
 
 def raw_plugin_options(pm: PluginManager, items: tuple[str, ...] | list[str]) -> list[tuple[str, str, str, str]]:
@@ -128,11 +186,12 @@ def open_results(db_path: str, store: str | None, extra: tuple[str, ...] = ()) -
     return open_store(command_pm(extra), store, db_path, create=False)
 
 
-def require_run(store: Any, run_id: str, db_path: str) -> None:
-    """A one-line usage error naming the latest runs when `store` holds no run `run_id`."""
-    if store.run_config(run_id) is None:
-        known = ", ".join(store.run_ids()[-5:]) or "none"
-        raise click.ClickException(f"no run '{run_id}' in {db_path} (latest runs: {known})")
+def require_run(store: Any, run_id: str, db_path: str) -> str:
+    """The stored run id that `run_id` names (an id, `latest` or a unique prefix of the id or its random tail);
+    a one-line error naming the latest runs (or the candidates of an ambiguous prefix) otherwise."""
+    from tau_emotion.core.runner import resolve_run
+
+    return resolve_run(store, run_id, db_path)
 
 
 def field_type(annotation: Any) -> Any:

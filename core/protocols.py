@@ -1,19 +1,55 @@
-"""What each catalog's entries are: the protocols agents, users, stores, executors, metrics,
-trainers and model clients implement. Plugins need not inherit from them; they are the contract
-(and what type checkers hold plugins to)."""
+"""What each catalog's entries are, and what plugins share: the protocols agents, users, user styles,
+stores, executors, metrics, trainers and model clients implement, and the end tokens terminators
+register. Plugins need not inherit from them; they are the contract (and what type checkers hold
+plugins to). Two plugins that need each other meet here, never in each other's modules.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from tau_emotion.core.models import EpisodeResult, Message, ModelSettings, RunConfig
+    from tau_emotion.core.models import EpisodeResult, Message, ModelSettings, RunConfig, Task
+
+#: the end-token names users ask for: the user's requests are settled / the user gives up
+DONE = "done"
+GIVE_UP = "give_up"
+
+
+class EndTokens(Mapping[str, str]):
+    """The tokens that end a conversation, by name, as the loaded terminator plugins registered them
+    (`tau_register_end_tokens`); the plugin that registers a token is the one whose
+    `tau_check_termination` ends the episode on it. Users read them here (`view.end_tokens`)."""
+
+    __slots__ = ("_tokens",)
+
+    def __init__(self, tokens: Mapping[str, str] | None = None):
+        self._tokens = dict(tokens or {})
+
+    def __getitem__(self, name: str) -> str:
+        return self._tokens[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tokens)
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    @property
+    def done(self) -> str | None:
+        """The token a user ends with when everything it asked for is settled (None: no plugin ends on one)."""
+        return self._tokens.get(DONE)
+
+    @property
+    def give_up(self) -> str | None:
+        """The token a user ends with when it gives up: the `give_up` token, else the `done` one."""
+        return self._tokens.get(GIVE_UP) or self.done
 
 
 @runtime_checkable
 class Agent(Protocol):
-    """Built by `factory(episode)`; plays the assistant."""
+    """Built by `factory(view)` with the episode's `EpisodeView`; plays the assistant."""
 
     async def act(self, messages: list[Message]) -> Message:
         """The next assistant message: tool calls, or content for the user."""
@@ -22,7 +58,7 @@ class Agent(Protocol):
 
 @runtime_checkable
 class User(Protocol):
-    """Built by `factory(episode)`; plays the customer."""
+    """Built by `factory(view)` with the episode's `EpisodeView`; plays the customer."""
 
     async def start(self) -> Message:
         """The user's opening message."""
@@ -30,6 +66,48 @@ class User(Protocol):
 
     async def respond(self, message: Message) -> Message:
         """The user's answer to an agent message."""
+        ...
+
+
+@runtime_checkable
+class UserStyle(Protocol):
+    """How a rule-following simulated user sounds, and how patient it is (`tau_user_style` answers one).
+
+    The user owns the conversation and the patience accounting: it spends `cost(kind)` of `budget` on
+    each friction event ('unknown_question', 'repeated_question', 'no_progress') and, at zero, ends with
+    `give_up()` plus the give-up end token. A style only words things; it never adds an end token.
+    """
+
+    budget: int
+
+    def opening(self, request: str) -> str: ...
+
+    def next_request(self, request: str) -> str: ...
+
+    def answer(self, text: str) -> str: ...
+
+    def confirm(self) -> str: ...
+
+    def correct(self, request: str) -> str: ...
+
+    def restate(self, missing: str, request: str) -> str: ...
+
+    def dont_know(self) -> str: ...
+
+    def complaint(self, patience_left: int) -> str | None:
+        """A remark on friction while patience is left (None: none)."""
+        ...
+
+    def give_up(self) -> str:
+        """The last sentence before the user's give-up token."""
+        ...
+
+    def done(self) -> str:
+        """The last sentence before the user's done token."""
+        ...
+
+    def cost(self, kind: str) -> int:
+        """Patience one friction event of `kind` spends."""
         ...
 
 
@@ -78,7 +156,16 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-Job = Callable[[], Awaitable["EpisodeResult"]]
+class Job(Protocol):
+    """One trial: `await job()` runs it in this process; an executor that runs trials elsewhere rebuilds it
+    from `run_id`, `config` (the run's plugins and options), `task` and `trial`."""
+
+    run_id: str
+    config: RunConfig
+    task: Task
+    trial: int
+
+    def __call__(self) -> Awaitable[EpisodeResult]: ...
 
 
 @runtime_checkable
@@ -86,8 +173,7 @@ class Executor(Protocol):
     """Built by `cls(concurrency)`; runs episode jobs and hands each result to `on_result` as it ends.
 
     `on_result` returns an awaitable (the runner stores on a writer thread); awaiting it is optional,
-    the runner awaits every write before it summarises. Each job is `functools.partial(run_one, run,
-    task, trial)`: an executor that runs trials in other processes rebuilds them from `job.args`."""
+    the runner awaits every write before it summarises."""
 
     async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], Any]) -> None: ...
 

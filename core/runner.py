@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import functools
 import gc
 import inspect
 import os
@@ -209,6 +208,29 @@ def broken_gold(domains: dict[str, Domain], tasks: list[Task]) -> dict[str, str]
     return broken
 
 
+#: the run reference that means the newest stored run
+LATEST = "latest"
+
+
+def resolve_run(store: Any, ref: str, where: str = "") -> str:
+    """The stored run id that `ref` names: an exact id, `latest` (the newest run), or a unique prefix of
+    an id or of its random tail (`20261201-1426` or `c52f`). Anything else is one error listing candidates."""
+    ids = store.run_ids()
+    if store.run_config(ref) is not None:
+        return ref
+    if ref == LATEST and ids:
+        return ids[-1]
+    found = [i for i in ids if i.startswith(ref) or i.rsplit("-", 1)[-1].startswith(ref)] if ref else []
+    if len(found) == 1:
+        return found[0]
+    where = where or "the results"
+    if found:
+        raise RunError(f"run reference '{ref}' is ambiguous in {where}: it matches {', '.join(found[-5:])}"
+                       + (f" and {len(found) - 5} more" if len(found) > 5 else "") + "; give more characters")
+    known = ", ".join(ids[-5:]) or "none"
+    raise RunError(f"no run '{ref}' in {where} (latest runs: {known}; `latest` or a unique prefix also works)")
+
+
 def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, Any]] | None) -> None:
     """Put back the secret options a stored config holds as [REDACTED]: from `given` (flags of this
     command), else the environment (TAU_<NAME>; a role's key as `roles.env_api_key` finds it); a missing
@@ -296,10 +318,8 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
     """
     pm = pm or get_plugin_manager()
     opened = open_store(pm, store, db_path, create=False)
+    run_id = resolve_run(opened, run_id, db_path)
     config = opened.run_config(run_id)
-    if config is None:
-        known = ", ".join(opened.run_ids()[-5:]) or "none"
-        raise RunError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
     opened.close()
     check_resume_changes(run_id, config, given or {}, options, pm)
     restore_secrets(run_id, config, options)
@@ -312,13 +332,6 @@ def resume_run(run_id: str, db_path: str, store: str | None = None, pm: PluginMa
     config.store = store_name(pm, config.store or store)
     sel = Selection.parse(config.plugins)
     return prepare_run(config, db_path, run_id=run_id, pm=pm.select(sel))
-
-
-def make_episode(run: Run, task: Task, trial: int) -> Episode:
-    ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
-    ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
-    ep.user = run.pm.catalog("users").get(run.config.user)(ep)
-    return ep
 
 
 async def first_answer(answers: list[Any]) -> Any:
@@ -345,10 +358,11 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
     stage = "building the episode"
     try:
         ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
+        view = ep.view()
         stage = f"building agent '{run.config.agent}'"
-        ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep)
+        ep.agent = run.pm.catalog("agents").get(run.config.agent)(view)
         stage = f"building user '{run.config.user}'"
-        ep.user = run.pm.catalog("users").get(run.config.user)(ep)
+        ep.user = run.pm.catalog("users").get(run.config.user)(view)
         stage = "tau_episode_start"
         run.pm.hook.tau_episode_start(episode=ep)
         stage = "running the episode"
@@ -369,6 +383,27 @@ async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
         if ep is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
             ep.release()
     return result
+
+
+@dataclass(frozen=True)
+class TrialJob:
+    """One pending trial, a `protocols.Job`: `await job()` runs it here; an executor that runs trials in other
+    processes rebuilds it from `run_id`, `config`, `task` and `trial`."""
+
+    run: Run = field(repr=False)
+    task: Task
+    trial: int
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def config(self) -> RunConfig:
+        return self.run.config
+
+    def __call__(self) -> Any:
+        return run_one(self.run, self.task, self.trial)
 
 
 def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
@@ -484,8 +519,7 @@ async def _execute(run: Run) -> dict[str, Any]:
         writes.append(asyncio.ensure_future(store(result)))
         return writes[-1]
 
-    # a partial, so an executor that runs trials elsewhere can read (run, task, trial) from `job.args`
-    jobs = [functools.partial(run_one, run, t, k) for t, k in run.pending]
+    jobs = [TrialJob(run, t, k) for t, k in run.pending]
     try:
         await executor.run(jobs, on_result)
         await asyncio.gather(*writes)

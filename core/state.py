@@ -1,9 +1,11 @@
 """The database side of the environment: an immutable snapshot and cheap per-episode copies.
 
 `Database` holds the immutable initial snapshot of a domain: a mapping of table name to a
-mapping of row key to a JSON-like row. Each episode works on a `State`, a copy-on-write
-overlay: a row is copied the first time it is read through the state and every change stays
-in the overlay, so a reset costs nothing and memory grows only with what an episode touched.
+mapping of row key to a JSON-like row, frozen when it is loaded (`FrozenDict`, `FrozenList`: a
+change raises TypeError), so nothing any plugin or tool does to a row it reads changes another
+trial. Each episode works on a `State`, a copy-on-write overlay: a row is copied (thawed into
+plain dicts and lists) the first time it is read through the state for writing and every change
+stays in the overlay, so a reset costs nothing and memory grows only with what an episode touched.
 
 The content hash is a sum of per-row SHA-256 digests (mod 2**256). Summation makes it
 independent of key order and lets a state's hash be updated from the rows it changed,
@@ -24,6 +26,88 @@ from tau_emotion.core.errors import DataError
 
 _MOD = 1 << 256
 _DELETED = object()
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError("this value belongs to the shared database snapshot and cannot be changed; "
+                    "a tool reads a row to change with `state[table][key]`, which gives the episode its own copy")
+
+
+class FrozenDict(dict):
+    """A dict that refuses changes: rows of the snapshot. JSON, `==` with dicts and `isinstance(x, dict)`
+    work as for a dict; `copy.deepcopy` and `thaw` give a plain, changeable copy; hashable by content."""
+
+    __slots__ = ("_hash",)
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash: int = hash(frozenset(self.items()))
+            return self._hash
+
+    def __reduce__(self) -> Any:
+        return FrozenDict, (dict(self),)
+
+    def __copy__(self) -> dict:
+        return dict(self)
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return thaw(self)
+
+
+class FrozenList(list):
+    """A list that refuses changes (see `FrozenDict`); slicing or `list(x)` gives a plain list."""
+
+    __slots__ = ("_hash",)
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = \
+        reverse = _refuse
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash: int = hash(tuple(self))
+            return self._hash
+
+    def __reduce__(self) -> Any:
+        return FrozenList, (list(self),)
+
+    def __copy__(self) -> list:
+        return list(self)
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return thaw(self)
+
+
+def freeze(value: Any) -> Any:
+    """`value` (JSON-like) with every dict and list made a `FrozenDict` / `FrozenList`; scalars as they are."""
+    kind = type(value)
+    if kind is dict:
+        return FrozenDict({k: v if type(v) in _SCALARS else freeze(v) for k, v in value.items()})
+    if kind is list:
+        return FrozenList([v if type(v) in _SCALARS else freeze(v) for v in value])
+    if kind in _SCALARS or kind is FrozenDict or kind is FrozenList:
+        return value
+    if isinstance(value, dict):
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return FrozenList([freeze(v) for v in value])
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain, changeable deep copy of a JSON-like `value` (frozen or not), faster than `copy.deepcopy`."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict or kind is FrozenDict:
+        return {k: v if type(v) in _SCALARS else thaw(v) for k, v in value.items()}
+    if kind is list or kind is FrozenList:
+        return [v if type(v) in _SCALARS else thaw(v) for v in value]
+    return copy.deepcopy(value)
 
 
 def canonical_json(value: Any) -> str:
@@ -50,10 +134,11 @@ def read_json(path: str | Path | Any) -> Any:
 
 
 class Database:
-    """An immutable initial snapshot: {table: {key: row}}."""
+    """An immutable initial snapshot: {table: {key: row}}, frozen (rows, tables and the mapping of tables)."""
 
     def __init__(self, tables: Mapping[str, Mapping[str, Any]]):
-        self._tables: dict[str, dict[str, Any]] = {name: dict(rows) for name, rows in tables.items()}
+        self._tables: dict[str, dict[str, Any]] = FrozenDict({name: FrozenDict({k: freeze(r) for k, r in rows.items()})
+                                                              for name, rows in tables.items()})  # once per load: ~0.1 s per 150k values
         self._digests: dict[str, dict[str, int]] | None = None
         self._hash: int | None = None
 
@@ -104,7 +189,24 @@ class Database:
         return State(self)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        return copy.deepcopy(self._tables)
+        return thaw(self._tables)
+
+
+def _unfrozen(value: Any) -> Any:
+    """`value` with every frozen part replaced by a plain copy, in place where it is plain already (a tool that
+    stores a new row and keeps changing it must see its changes in the state)."""
+    kind = type(value)
+    if kind is FrozenDict or kind is FrozenList:
+        return thaw(value)
+    if kind is dict:
+        for k, v in value.items():
+            if type(v) not in _SCALARS:
+                value[k] = _unfrozen(v)
+    elif kind is list:
+        for i, v in enumerate(value):
+            if type(v) not in _SCALARS:
+                value[i] = _unfrozen(v)
+    return value
 
 
 class Table(MutableMapping[str, Any]):
@@ -124,12 +226,12 @@ class Table(MutableMapping[str, Any]):
         if row is None:
             if key not in self._base:
                 raise KeyError(key)
-            row = copy.deepcopy(self._base[key])
+            row = thaw(self._base[key])
             self._overlay[key] = row
         return row
 
     def peek(self, key: str, default: Any = None) -> Any:
-        """Read a row without copying it; the caller must not mutate what it gets."""
+        """Read a row without copying it: a snapshot row is frozen; one this episode changed is its own."""
         row = self._overlay.get(key)
         if row is _DELETED:
             return default
@@ -144,7 +246,7 @@ class Table(MutableMapping[str, Any]):
         return row is not None or key in self._base
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._overlay[key] = value
+        self._overlay[key] = _unfrozen(value)
 
     def __delitem__(self, key: str) -> None:
         if key not in self:
@@ -225,4 +327,4 @@ class State(Mapping[str, Table]):
         return f"{total % _MOD:064x}"
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        return {name: {k: copy.deepcopy(self[name].peek(k)) for k in self[name]} for name in self}
+        return {name: {k: thaw(self[name].peek(k)) for k in self[name]} for name in self}

@@ -5,23 +5,24 @@ agent arguments with pydantic before calling the function; a bad call becomes an
 message for the agent, never an exception in the episode loop.
 
 Tools run inline on the event loop (they are dictionary operations taking microseconds; a thread
-or process hop per call would cost more than the call). Each call has a wall-clock deadline: in
-the main thread SIGALRM interrupts a Python-level runaway (a loop, a sleep) between
-bytecodes (a watchdog thread raises the signal) and the call becomes a tool error. A single C-level operation holding the GIL (a huge
+or process hop per call would cost more than the call). Each call has a wall-clock deadline in
+whatever thread runs it: a watchdog thread stops an overdue call with SIGALRM in the main thread
+(which also ends a blocking sleep) and with an asynchronous exception in any other thread (a worker
+thread, a Ray actor's event loop: a Python-level runaway stops at once, a blocking C call when it
+returns), and the call becomes a tool error. A single C-level operation holding the GIL (a huge
 `9**9**9**9`) cannot be interrupted by any signal or thread, so packs must bound such work
 before doing it (the classic `calculate` checks the AST); see docs/architecture.md.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
 import json
-import operator
 import re
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_type_hints
@@ -46,65 +47,137 @@ class ToolTimeout(BaseException):
 
 #: seconds one tool call may take before it is stopped and becomes a tool error (`--tool-timeout`)
 TOOL_TIMEOUT = 10.0
-#: how often the watchdog thread looks at the running call (the deadline's resolution)
+#: how often the watchdog thread looks at the running calls (the deadline's resolution)
 WATCH_INTERVAL = 0.02
 
 
-class _Watchdog:
-    """Stops a tool call that runs past its deadline, at ~0.3 us per call on the hot path.
+class _Slot:
+    """One thread's running tool call: its deadline (monotonic; 0 when none runs)."""
 
-    A call only writes its deadline into `due` (no syscall, no lock). A daemon thread looks every
-    WATCH_INTERVAL and, when the running call is overdue, sends SIGALRM to the main thread
-    (`signal.pthread_kill`); the handler, running between the tool's bytecodes, raises
-    ToolTimeout there, or passes the signal on to whatever handler was installed before when no call is
-    overdue. Installed on first use, from the main thread.
+    __slots__ = ("due", "ident", "main", "fired", "lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self.due = 0.0
+        self.ident = threading.get_ident()
+        self.main = threading.current_thread() is threading.main_thread()
+        self.fired = False  # the watchdog raised ToolTimeout into this thread (off the main thread)
+        self.lock = threading.Lock()
+
+
+def _raise_in(ident: int, exc: type[BaseException] | None) -> None:
+    """Raise `exc` in thread `ident` at its next bytecode (None: withdraw one not raised yet)."""
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc) if exc else None)
+
+
+class _Watchdog:
+    """Stops tool calls that run past their deadline, in any thread, at well under 1 us per call.
+
+    A call writes its deadline into its thread's slot (no syscall). A daemon thread looks every
+    WATCH_INTERVAL; for an overdue call in the main thread it sends SIGALRM there (`pthread_kill`),
+    whose handler raises ToolTimeout between the tool's bytecodes (the signal also ends a blocking
+    sleep); in any other thread (a worker thread, a Ray actor's event loop) it raises ToolTimeout
+    there with `PyThreadState_SetAsyncExc`, which Python checks between bytecodes: a Python-level
+    runaway stops at once, a blocking C call (a sleep, a socket read) when it returns.
     """
 
     def __init__(self) -> None:
-        self.due = 0.0  # monotonic deadline of the running call; 0 when none runs
-        self.started = False
+        self.local = threading.local()
+        self.slots: weakref.WeakSet[_Slot] = weakref.WeakSet()
+        self.lock = threading.Lock()
+        self.watching = False
+        self.signal_installed = False
         self.previous: Any = None
-        self.main: int | None = None
+        self.main_slot: _Slot | None = None
 
-    def start(self) -> None:
-        self.main = threading.main_thread().ident
-        self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
-        threading.Thread(target=self._watch, name="tau-tool-deadline", daemon=True).start()
-        self.started = True
+    def slot(self) -> _Slot:
+        slot = _Slot()
+        self.local.slot = slot
+        with self.lock:
+            self.slots.add(slot)
+            if slot.main and hasattr(signal, "pthread_kill"):
+                self.main_slot = slot
+                self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
+                self.signal_installed = True
+            if not self.watching:
+                threading.Thread(target=self._watch, name="tau-tool-deadline", daemon=True).start()
+                self.watching = True
+        return slot
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
-        if self.due and time.monotonic() >= self.due:
-            self.due = 0.0
+        slot = self.main_slot
+        if slot is not None and slot.due and time.monotonic() >= slot.due:
+            slot.due = 0.0
             raise ToolTimeout
         if callable(self.previous):
             self.previous(signum, frame)
 
     def _watch(self) -> None:
+        main = threading.main_thread().ident
         while True:
             time.sleep(WATCH_INTERVAL)
-            due = self.due
-            if due and time.monotonic() >= due:
-                signal.pthread_kill(self.main, signal.SIGALRM)  # a real signal also ends a blocking sleep
+            now = time.monotonic()
+            for slot in list(self.slots):
+                due = slot.due
+                if not due or now < due:
+                    continue
+                if slot.main:
+                    if self.signal_installed:
+                        signal.pthread_kill(main, signal.SIGALRM)  # a real signal also ends a blocking sleep
+                    continue
+                with slot.lock:  # the call cannot end (and clear its slot) between this check and the raise
+                    if slot.due and time.monotonic() >= slot.due:
+                        slot.due = 0.0
+                        slot.fired = True
+                        _raise_in(slot.ident, ToolTimeout)
 
 
 _watchdog = _Watchdog()
 
 
-def run_with_deadline(fn: Callable[..., Any], seconds: float | None, /, *args: Any, **kwargs: Any) -> Any:
-    """`fn(*args, **kwargs)`, interrupted with ToolTimeout after about `seconds` of wall-clock time.
+def _settle(slot: _Slot, outer: float) -> bool:
+    """End a call off the main thread: restore the outer deadline; True when the watchdog fired on it (a
+    ToolTimeout it raised but Python has not delivered yet is withdrawn: the caller raises it now)."""
+    with slot.lock:
+        slot.due = outer
+        fired, slot.fired = slot.fired, False
+    if fired:
+        _raise_in(slot.ident, None)
+    return fired
 
-    Only in the main thread (where Python runs signal handlers); elsewhere the call runs unbounded.
-    """
-    if not seconds or not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
+
+def run_with_deadline(fn: Callable[..., Any], seconds: float | None, /, *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)`, stopped with ToolTimeout after about `seconds` of wall-clock time, in any thread."""
+    if not seconds:
         return fn(*args, **kwargs)
-    if not _watchdog.started:
-        _watchdog.start()
-    outer = _watchdog.due  # a tool that calls tools keeps its own deadline
-    _watchdog.due = time.monotonic() + seconds if not outer else min(outer, time.monotonic() + seconds)
     try:
-        return fn(*args, **kwargs)
-    finally:
-        _watchdog.due = outer
+        slot = _watchdog.local.slot
+    except AttributeError:
+        slot = _watchdog.slot()
+    outer = slot.due  # a tool that calls tools keeps its own deadline
+    due = time.monotonic() + seconds
+    if slot.main:
+        slot.due = min(outer, due) if outer else due
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            slot.due = outer
+    if not outer:
+        slot.fired = False
+    slot.due = min(outer, due) if outer else due
+    try:
+        result = fn(*args, **kwargs)
+    except ToolTimeout:
+        _settle(slot, outer)
+        raise
+    except BaseException:
+        if _settle(slot, outer):
+            raise ToolTimeout from None
+        raise
+    if _settle(slot, outer):
+        raise ToolTimeout
+    return result
 
 
 def find_row(state: State, table: str, key: Any, what: str, *, write: bool = False) -> dict:
@@ -113,45 +186,6 @@ def find_row(state: State, table: str, key: Any, what: str, *, write: bool = Fal
     if not isinstance(key, str) or key not in rows:
         raise ToolError(f"{what} '{key}' not found")
     return rows[key] if write else rows.peek(key)
-
-
-def money(value: float) -> float | int:
-    """Round to cents and drop an empty fraction, so figures read like '327' or '54.5'."""
-    value = round(value + 0.0, 2)
-    return int(value) if value == int(value) else value
-
-
-_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-               ast.UAdd: operator.pos, ast.USub: operator.neg}
-MAX_EXPRESSION = 500
-
-
-def _arithmetic_value(node: ast.AST) -> float:
-    if isinstance(node, ast.Expression):
-        return _arithmetic_value(node.body)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_arithmetic_value(node.left), _arithmetic_value(node.right))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_arithmetic_value(node.operand))
-    raise ToolError("only numbers, + - * / and parentheses are allowed")
-
-
-def arithmetic(expression: str) -> float | int:
-    """A pack's `calculate` tool: numbers, + - * /, signs and parentheses (thousands commas allowed), rounded
-    to cents with `money`; anything else, or a division by zero, is a ToolError. Nothing reaches `eval`, and
-    without powers no expression can start an unbounded computation."""
-    if len(expression) > MAX_EXPRESSION:
-        raise ToolError(f"the expression is too long (at most {MAX_EXPRESSION} characters)")
-    try:
-        tree = ast.parse(expression.replace(",", "").strip(), mode="eval")
-    except SyntaxError:
-        raise ToolError(f"'{expression}' is not a valid arithmetic expression") from None
-    try:
-        return money(_arithmetic_value(tree))
-    except ZeroDivisionError:
-        raise ToolError("division by zero") from None
 
 
 @dataclass(frozen=True)

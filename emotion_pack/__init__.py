@@ -2,9 +2,10 @@
 
 It owns the task block `emotion` (an `EmotionBlock`: condition plus anchor) and attaches one to
 every task (`tau_modify_tasks`), conditions LLM users through `tau_user_prompt` and the scripted
-user through `tau_scripted_user_style`, and tags every result with its condition
-(`tau_task_tags`), so every metric breaks down by emotion. Goal, tools, database and success
-condition are untouched. It pulls in the `unsatisfied` terminator.
+user through `tau_user_style`, and tags every result with its condition
+(`tau_task_tags`), so every metric breaks down by emotion, and registers its vocabulary as the
+condition space of that block (`tau_register_condition_spaces`), through which the Tracer and the
+τ-Emotion-Bench adapter use it. Goal, tools, database and success condition are untouched. It pulls in the `unsatisfied` terminator.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import stable_seed
+from tau_emotion.core.protocols import GIVE_UP
 
 tau_requires = ["unsatisfied"]
 
@@ -62,6 +64,11 @@ def tau_register_blocks(register):
     from tau_emotion.emotion_pack.taxonomy import EmotionBlock
 
     register(BLOCK, EmotionBlock)
+
+
+@hookimpl
+def tau_register_condition_spaces(register):
+    register(BLOCK, "tau_emotion.emotion_pack.taxonomy:SPACE")
 
 
 def _options(config: Any) -> EmotionOptions:
@@ -131,14 +138,14 @@ def tau_task_tags(task):
     return {"emotion.condition": block.id, **{f"emotion.{k}": v for k, v in block.to_dict().items()}}
 
 
-@hookimpl(optionalhook=True)
-def tau_scripted_user_style(episode):
+@hookimpl
+def tau_user_style(episode, neutral):
     block = episode.task.block(BLOCK)
     if block is None:
         return None
     from tau_emotion.emotion_pack.scripted_style import EmotionalStyle
 
-    return EmotionalStyle(block.condition, episode.rng)
+    return EmotionalStyle(block.condition, episode.rng, neutral)
 
 
 @hookimpl
@@ -153,8 +160,7 @@ def tau_user_prompt(episode, prompt):
     emotion = episode.task.block(BLOCK)
     if emotion is None:
         return None
-    from tau_emotion.emotion_pack.unsatisfied import UNSATISFIED_TOKEN
-
+    tokens = episode.end_tokens
     lines = [
         "<emotion>",
         f"How you feel: {emotion.anchor}",
@@ -163,10 +169,10 @@ def tau_user_prompt(episode, prompt):
         "conversation goes: it eases when the agent makes real progress and sharpens when it stalls, repeats "
         "itself, or asks you for things it could look up.",
     ]
-    if episode.pm.has_plugin("unsatisfied"):
+    if GIVE_UP in tokens and tokens.done:
         lines.append(
-            "End with ###STOP### only when your requests are done. If you lose patience with the agent before "
-            f"that, end the conversation with {UNSATISFIED_TOKEN} instead, on its own line.")
+            f"End with {tokens.done} only when your requests are done. If you lose patience with the agent before "
+            f"that, end the conversation with {tokens[GIVE_UP]} instead, on its own line.")
     lines.append("</emotion>")
     return "\n".join(lines)
 

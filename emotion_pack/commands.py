@@ -83,7 +83,7 @@ def anchors_command(
 
 
 @click.command("stats")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
 def stats_command(as_json: bool) -> None:
     """Counts and lexical diversity of the taxonomy and the anchor bank."""
     from tau_emotion.emotion_pack.anchors import anchor_rows, lexical_diversity
@@ -139,7 +139,7 @@ def classify_command(text: str | None, file: Path | None, as_json: bool) -> None
 
 
 @click.command("eval")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
 def eval_command(as_json: bool) -> None:
     """Held-out anchor accuracy (train on anchors 0-7, test on 8-9) and free-text accuracy, per head."""
     from tau_emotion.emotion_pack.classifier import HEADS, evaluate

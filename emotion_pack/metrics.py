@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau_emotion.core.models import EpisodeResult, RunConfig
-from tau_emotion.plugins.metrics import score_group
+from tau_emotion.core.statistics import score_group
 
 FAMILY_TAG = "emotion.family"
 
@@ -27,5 +27,8 @@ def emotion_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str
 
 
 def summary_rows(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """One row per emotion family for the printed summary."""
-    return [(f"emotion:{name}", group) for name, group in summary.get("by_tag", {}).get(FAMILY_TAG, {}).items()]
+    """One row per emotion family for the printed summary; with a control arm (`--emotion-control`), a row per
+    arm first, since the `all` row mixes the two."""
+    arms = summary.get("emotion_vs_control") or {}
+    rows = [(f"arm:{arm}", arms[arm]) for arm in ("emotional", "control") if arm in arms]
+    return rows + [(f"emotion:{name}", group) for name, group in summary.get("by_tag", {}).get(FAMILY_TAG, {}).items()]

@@ -4,7 +4,9 @@ Everything here derives from `data/taxonomy.json`, so adding a synonym or a desc
 edit. A condition is one emotion crossed with one value of each dimension (politeness, urgency,
 trust); its id `family.emotion/politeness/urgency/trust` is stable and is what tasks, anchors,
 reports and the CLI use. Unknown ids fail with a `ConditionError` that lists the valid values and
-suggests the nearest one.
+suggests the nearest one. `SPACE` is this vocabulary as the core's condition-space contract
+(`tau_emotion.core.conditions`), which the plugin registers so the Tracer and the τ-Emotion-Bench
+adapter reach it without importing this pack.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import random
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -245,3 +248,37 @@ def dimension_default(dimension: str) -> str:
     """The value assumed when text carries no cue for `dimension` (the middle one)."""
     _check_value("dimension", dimension, list(DIMENSIONS))
     return taxonomy_data()["dimensions"][dimension]["default"]
+
+
+class EmotionSpace:
+    """The taxonomy as a `tau_emotion.core.conditions.ConditionSpace`: families are its groups, emotions its
+    labels, politeness, urgency and trust its dimensions; anchors and the feelings classifier load on use."""
+
+    fields = _CONDITION_FIELDS
+    groups: Mapping[str, tuple[str, ...]] = FAMILIES
+    labels: Mapping[str, str] = EMOTIONS
+    dimensions: Mapping[str, tuple[str, ...]] = DIMENSIONS
+
+    def condition(self, **values: str) -> dict[str, str]:
+        return Condition(**values).to_dict()
+
+    def default(self, dimension: str) -> str:
+        return dimension_default(dimension)
+
+    def lexicon(self, label: str) -> list[str]:
+        return emotion_lexicon(label)
+
+    def anchor(self, condition: Mapping[str, str], rng: random.Random) -> str:
+        from tau_emotion.emotion_pack.anchors import anchor_for
+
+        return anchor_for(Condition(**condition), rng)
+
+    def classifier(self) -> Callable[[str], dict[str, str]]:
+        from tau_emotion.emotion_pack.classifier import FeelingsClassifier
+
+        model = FeelingsClassifier.load()
+        return lambda text: model.classify(text).condition.to_dict()
+
+
+#: what the emotion plugin registers as the condition space of its `emotion` block
+SPACE = EmotionSpace()

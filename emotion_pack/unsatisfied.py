@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.models import Termination
+from tau_emotion.core.protocols import GIVE_UP
 
 UNSATISFIED_TOKEN = "###UNSATISFIED###"
+
+
+@hookimpl
+def tau_register_end_tokens(register):
+    """Users that give up end with this token (`view.end_tokens.give_up`) while this plugin is loaded."""
+    register(GIVE_UP, UNSATISFIED_TOKEN)
 
 
 @hookimpl

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message
 from tau_emotion.plugins.oracle_agent import OracleAgent
 
@@ -41,15 +41,15 @@ def _leaves(value: Any) -> list[Any]:
 
 
 class AskerAgent:
-    def __init__(self, episode: Episode):
-        self.oracle = OracleAgent(episode)
+    def __init__(self, view: EpisodeView):
+        self.oracle = OracleAgent(view)
         questions: list[str] = []
-        for action in episode.task.gold.actions:
+        for action in view.task.gold.actions:
             for name in argument_names(action.arguments):
                 question = f"Could you tell me the {name.replace('_', ' ')}?"
                 if question not in questions:
                     questions.append(question)
-        writes = [a for a in episode.task.gold.actions if episode.toolset[a.name].writes]
+        writes = [a for a in view.task.gold.actions if view.tools.writes(a.name)]
         questions += [f"I am about to {describe(a.name, a.arguments)}. Shall I proceed?" for a in writes]
         self.pending = questions
 

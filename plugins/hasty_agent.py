@@ -8,14 +8,14 @@ outputs. It shows what a user simulator and the scorer do with an agent that nev
 from __future__ import annotations
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message, ToolCall
 
 
 class HastyAgent:
-    def __init__(self, episode: Episode):
-        task, toolset = episode.task, episode.toolset
-        writes = [(a.name, dict(a.arguments)) for a in task.gold.actions if toolset[a.name].writes]
+    def __init__(self, view: EpisodeView):
+        task, tools = view.task, view.tools
+        writes = [(a.name, dict(a.arguments)) for a in task.gold.actions if tools.writes(a.name)]
         writes += [(r["name"], dict(r["arguments"])) for r in task.meta.get("refused", [])]
         self.calls = [ToolCall(id=f"hasty-{i}", name=n, arguments=args) for i, (n, args) in enumerate(writes)]
         outputs = [o if isinstance(o, str) else o[0] for o in task.gold.outputs]

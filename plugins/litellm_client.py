@@ -23,6 +23,7 @@ from tau_emotion.plugins.model_calls import (
     EmptyReply,
     ModelCallError,
     RetryOptions,
+    counted,
     retry_options,
     to_message,
     token_usage,
@@ -88,8 +89,8 @@ async def complete(settings: ModelSettings, retry: RetryOptions, messages: list[
         kwargs["api_key"] = settings.api_key
     if tools:
         kwargs["tools"] = tools
-    response, choice = await with_retries(settings, retry, lambda: litellm.acompletion(**kwargs))
-    return to_message(choice, token_usage(response, _cost(litellm, response)))
+    response, choice, retries = await with_retries(settings, retry, lambda: litellm.acompletion(**kwargs))
+    return to_message(choice, counted(token_usage(response, _cost(litellm, response)), retries))
 
 
 @hookimpl

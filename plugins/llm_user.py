@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message
 from tau_emotion.core.roles import role_settings
 from tau_emotion.plugins.model_calls import preflight
-from tau_emotion.plugins.stop import STOP_TOKEN
 from tau_emotion.templates import render
 
 GREETING = "Hi! How can I help you today?"
@@ -26,16 +25,17 @@ _AGREES = re.compile(r"^\W*(yes|yeah|yep|sure|ok|okay|correct|please do|go ahead
 
 
 class LLMUser:
-    def __init__(self, episode: Episode):
-        self.episode = episode
-        self.client = episode.pm.model_client(role_settings(episode.config, "user"), episode.config)
+    def __init__(self, view: EpisodeView):
+        self.view = view
+        self.client = view.model_client(view.role_settings("user"))
+        self.stop = view.end_tokens.done or ""
         self.history: list[dict[str, str]] = []
         self.system: dict[str, str] | None = None
 
     def _system_prompt(self) -> str:
-        task = self.episode.task
-        base = render("user_system.j2", instruction=task.user.instruction, known=task.user.known, stop_token=STOP_TOKEN)
-        return "\n\n".join([base, *self.episode.user_prompt_sections(base)])
+        task = self.view.task
+        base = render("user_system.j2", instruction=task.user.instruction, known=task.user.known, stop_token=self.stop)
+        return "\n\n".join([base, *self.view.prompt_sections(base)])
 
     async def _say(self, agent_text: str) -> Message:
         if self.system is None:
@@ -48,16 +48,17 @@ class LLMUser:
 
     async def start(self) -> Message:
         message = await self._say(GREETING)
-        self.episode.add_usage(message.usage)
+        self.view.add_usage(message.usage)
         return message
 
     async def respond(self, message: Message) -> Message:
         agent_text = message.content or ""
         reply = await self._say(agent_text)
-        self.episode.add_usage(reply.usage)
+        self.view.add_usage(reply.usage)
         text = reply.content or ""
-        if STOP_TOKEN in text and _ASKS_CONFIRMATION.search(agent_text) and "?" in agent_text and _AGREES.search(text):
-            reply.content = text.replace(STOP_TOKEN, "").strip() or "Yes."
+        stop = self.stop
+        if stop and stop in text and _ASKS_CONFIRMATION.search(agent_text) and "?" in agent_text and _AGREES.search(text):
+            reply.content = text.replace(stop, "").strip() or "Yes."
         return reply
 
 
@@ -70,4 +71,4 @@ def tau_register_users(register):
 def tau_run_start(run):
     """Check the user model's endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.user == "llm":
-        preflight(role_settings(run.config, "user"), run.config, "user")
+        preflight(role_settings(run.config, "user"), run.config, "user", run_id=run.run_id)

@@ -5,17 +5,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.models import EpisodeResult
+from tau_emotion.core.protocols import Job
 
 
 class LocalExecutor:
     def __init__(self, concurrency: int = 8):
         self.concurrency = max(1, int(concurrency))
 
-    async def run(self, jobs: list[Callable[[], Awaitable[EpisodeResult]]],
-                  on_result: Callable[[EpisodeResult], Awaitable[None] | None]) -> None:
+    async def run(self, jobs: list[Job] | list[Callable[[], Awaitable[EpisodeResult]]],
+                  on_result: Callable[[EpisodeResult], Any]) -> None:
         limit = asyncio.Semaphore(self.concurrency)
 
         async def one(job: Callable[[], Awaitable[EpisodeResult]]) -> None:

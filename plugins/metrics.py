@@ -4,65 +4,21 @@ Over n trials of a task with c successes: Avg@n is the mean of c/n over tasks, P
 of C(c,k)/C(n,k). Errored trials count as failures (and are reported); intervals resample tasks.
 Every figure is broken down by domain and by each result tag (`by_tag`: tag -> value -> group),
 so a plugin that tags results (`tau_task_tags`) gets its breakdown without a metric of its own.
-`score_group` is public so other plugins compare their own groups the same way.
+The estimators live in `tau_emotion.core.statistics`, so other plugins compare their own groups the
+same way without importing this one.
 """
 
 from __future__ import annotations
 
 import copy
-import random
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
-from math import comb, fsum
+from collections import defaultdict
+from collections.abc import Callable
 from statistics import mean
 from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.models import EpisodeResult, RunConfig
-
-BOOTSTRAP_SAMPLES = 1000
-
-
-def pass_hat_k(c: int, n: int, k: int) -> float:
-    return comb(c, k) / comb(n, k) if n >= k else float("nan")
-
-
-def _interval(values: list[float], rng: random.Random) -> list[float]:
-    if len(values) < 2:
-        return [values[0], values[0]] if values else [float("nan"), float("nan")]
-    n = len(values)
-    means = sorted(fsum(rng.choices(values, k=n)) / n for _ in range(BOOTSTRAP_SAMPLES))  # statistics.mean is 10x slower
-    return [round(means[int(0.025 * BOOTSTRAP_SAMPLES)], 4), round(means[int(0.975 * BOOTSTRAP_SAMPLES) - 1], 4)]
-
-
-def score_group(results: Iterable[EpisodeResult], k_max: int, seed: int = 0) -> dict[str, Any]:
-    """Avg@k, Pass^1..k, mean reward, intervals and counts for one group of results."""
-    by_task: dict[str, list[EpisodeResult]] = defaultdict(list)
-    for r in results:
-        by_task[f"{r.domain}/{r.task_id}"].append(r)
-    if not by_task:
-        return {"n_tasks": 0, "n_trials": 0}
-    rng = random.Random(seed)
-    per_task_avg = [sum(r.success for r in rs) / len(rs) for rs in by_task.values()]
-    out: dict[str, Any] = {
-        "n_tasks": len(by_task),
-        "n_trials": sum(len(rs) for rs in by_task.values()),
-        "avg_at_k": round(mean(per_task_avg), 4),
-        "avg_at_k_ci95": _interval(per_task_avg, rng),
-        "mean_reward": round(mean(r.reward for rs in by_task.values() for r in rs), 4),
-        "pass_hat_k": {},
-        "pass_hat_k_ci95": {},
-    }
-    for k in range(1, k_max + 1):
-        values = [pass_hat_k(sum(r.success for r in rs), len(rs), k) for rs in by_task.values() if len(rs) >= k]
-        if values:
-            out["pass_hat_k"][str(k)] = round(mean(values), 4)
-            out["pass_hat_k_ci95"][str(k)] = _interval(values, rng)
-    all_results = [r for rs in by_task.values() for r in rs]
-    terminations = Counter(r.termination.reason for r in all_results)
-    out["terminations"] = dict(sorted(terminations.items()))
-    out["negative_end_rate"] = round(sum(r.termination.negative for r in all_results) / len(all_results), 4)
-    return out
+from tau_emotion.core.statistics import score_group
 
 
 def breakdown(results: list[EpisodeResult], key: Callable[[EpisodeResult], str | None], k_max: int,
@@ -82,7 +38,7 @@ def _scored_once() -> Callable[..., dict[str, Any]]:
     memo: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def score(results: list[EpisodeResult], k_max: int, seed: int = 0) -> dict[str, Any]:
-        key = (*map(id, results), k_max, seed)
+        key = (*((r.domain, r.task_id, r.trial) for r in results), k_max, seed)  # one result per key in a run
         if key not in memo:
             memo[key] = score_group(results, k_max, seed)
         return copy.deepcopy(memo[key])
@@ -149,11 +105,15 @@ def tau_summary_columns(summary):
         return []
     nan = float("nan")
     ks = list(summary.get("pass_hat_k", {}))
+    if len(ks) > 5:  # 80 columns hold five: 1, 2, the middle, k-1 and k (the JSON has every k)
+        ks = [ks[0], ks[1], ks[len(ks) // 2], ks[-2], ks[-1]]
+    short = len(ks) > 3  # "P^k" headers keep six figure columns inside 80 characters
     return [("tasks", lambda g: str(g.get("n_tasks", ""))),
             ("Avg@k", lambda g: f"{g.get('avg_at_k', nan):.3f}"),
-            *((f"Pass^{k}", lambda g, k=k: f"{g.get('pass_hat_k', {}).get(k, nan):.3f}") for k in ks),
-            ("mean reward", lambda g: f"{g.get('mean_reward', nan):+.3f}"),
-            ("neg. end", lambda g: f"{g.get('negative_end_rate', 0):.1%}")]
+            *((f"{'P' if short else 'Pass'}^{k}", lambda g, k=k: f"{g.get('pass_hat_k', {}).get(k, nan):.3f}")
+              for k in ks),
+            ("reward", lambda g: f"{g.get('mean_reward', nan):+.3f}"),
+            ("neg.end", lambda g: f"{g.get('negative_end_rate', 0):.1%}")]
 
 
 @hookimpl

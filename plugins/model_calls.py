@@ -26,9 +26,6 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import scrub
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
 
-#: process-wide counters, shown live through `tau_live_counters`
-stats = {"retries": 0}
-
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError", "InternalServerError",
              "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "EmptyReply")
 
@@ -62,12 +59,6 @@ def retry_options(config: Any) -> RetryOptions:
 @hookimpl
 def tau_register_options(register):
     register(GROUP, RetryOptions)
-
-
-@hookimpl
-def tau_live_counters(run):
-    """Model-call retries so far, for the progress line."""
-    return {"retry": stats["retries"]}
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | str:
@@ -107,6 +98,13 @@ def token_usage(response: Any, cost: float = 0.0) -> dict[str, float]:
     return out
 
 
+def counted(usage: dict[str, float], retries: int) -> dict[str, float]:
+    """`usage` with the call's retries (`retries`, only when there were some)."""
+    if retries:
+        usage["retries"] = float(retries)
+    return usage
+
+
 def to_message(choice: Any, usage: dict[str, float]) -> Message:
     """Our assistant `Message` from a reply's message; its wire form is kept so later steps send it as is."""
     calls = []
@@ -118,19 +116,19 @@ def to_message(choice: Any, usage: dict[str, float]) -> Message:
 
 
 async def with_retries(settings: ModelSettings, retry: RetryOptions,
-                       attempt_call: Callable[[], Awaitable[Any]]) -> tuple[Any, Any]:
-    """(response, message) of the first attempt that gives a usable message; transient failures are retried
-    with exponential backoff, each attempt under the `--model-timeout` deadline."""
+                       attempt_call: Callable[[], Awaitable[Any]]) -> tuple[Any, Any, int]:
+    """(response, message, retries) of the first attempt that gives a usable message; transient failures are
+    retried with exponential backoff, each attempt under the `--model-timeout` deadline. A client puts the
+    retries in the reply's usage (`counted`), so they travel with the episode's result, from any process."""
     attempt = 0
     while True:
         try:
             async with asyncio.timeout(retry.model_timeout):  # no task per attempt, as wait_for makes
                 response = await attempt_call()
-            return response, message_of(response)
+            return response, message_of(response), attempt
         except Exception as exc:
             if not is_retryable(exc) or attempt >= retry.max_retries:
                 raise call_error(settings, retry, exc, attempt + 1) from None
-            stats["retries"] += 1
             await asyncio.sleep(retry.retry_wait * (2 ** attempt))
             attempt += 1
 
@@ -145,11 +143,14 @@ def call_error(settings: ModelSettings, retry: RetryOptions, exc: BaseException,
                                 f"failed{tries}: {type(exc).__name__}: {detail}"))
 
 
-_checked: dict[tuple[int, str], None] = {}
+#: (run id, endpoint) pairs checked already: the agent and the user of a run often share an endpoint
+_checked: dict[tuple[str, str], None] = {}
+CHECKED_MAX = 256
 
 
-def preflight(settings: ModelSettings, config: Any, role: str, timeout: float = 5.0) -> None:
-    """Check `settings`' endpoint once per run before any trial starts: GET `{api_base}/models`.
+def preflight(settings: ModelSettings, config: Any, role: str, timeout: float = 5.0, run_id: str | None = None) -> None:
+    """Check `settings`' endpoint before any trial starts: GET `{api_base}/models`, once per run when `run_id`
+    is given.
 
     A refused connection, a timeout, a reply that is not HTTP or a 401/403 is a one-line `TauError`
     naming the URL and the error (within `timeout` seconds); any other answer (404 from a server
@@ -159,7 +160,7 @@ def preflight(settings: ModelSettings, config: Any, role: str, timeout: float = 
     if not settings.api_base or retry_options(config).no_preflight:
         return
     base = settings.api_base.rstrip("/")
-    if (id(config), base) in _checked:
+    if run_id is not None and (run_id, base) in _checked:
         return
     import urllib.error
     import urllib.request
@@ -178,4 +179,7 @@ def preflight(settings: ModelSettings, config: Any, role: str, timeout: float = 
     if problem:
         raise ModelCallError(scrub(f"the {role} model endpoint {base} does not answer (GET {base}/models): {problem}; "
                                    f"check --{role}-api-base (or pass --no-preflight)"))
-    _checked[(id(config), base)] = None
+    if run_id is not None:
+        if len(_checked) >= CHECKED_MAX:
+            _checked.clear()
+        _checked[(run_id, base)] = None

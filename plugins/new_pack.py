@@ -82,7 +82,8 @@ def new_pack_command(name: str, directory: Path) -> None:
     click.echo(f"wrote the {name} pack to {target}; next:\n"
                f"  pip install -e {target}\n"
                f"  pytest {target}\n"
-               f"  tau run --plugins {name} --agent oracle --user scripted --trials 1")
+               f"  tau run --plugins {name} --split hand --agent oracle --user scripted --trials 1\n"
+               f"  tau tracer build {name} --split test --n 10 --min-calls 2   (docs/writing-a-pack.md)")
 
 
 @hookimpl

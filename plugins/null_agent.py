@@ -7,12 +7,12 @@ and no output are solved by doing nothing (tau-bench's airline test split lets i
 from __future__ import annotations
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message
 
 
 class NullAgent:
-    def __init__(self, episode: Episode):
+    def __init__(self, view: EpisodeView):
         pass
 
     async def act(self, messages: list[Message]) -> Message:

@@ -25,7 +25,14 @@ from urllib.parse import urlsplit
 from tau_emotion.core import hookimpl
 from tau_emotion.core.models import Message, ModelSettings, RunConfig
 from tau_emotion.plugins.http_pool import APIStatusError, origin
-from tau_emotion.plugins.model_calls import RetryOptions, retry_options, to_message, token_usage, with_retries
+from tau_emotion.plugins.model_calls import (
+    RetryOptions,
+    counted,
+    retry_options,
+    to_message,
+    token_usage,
+    with_retries,
+)
 
 #: the retry options and loop both clients share
 tau_requires = ["model_calls"]
@@ -92,18 +99,22 @@ def _reply(payload: bytes) -> Any:
     return _DECODER.decode(payload.decode(json.detect_encoding(payload), "surrogatepass"))
 
 
-#: wire forms of the objects every episode of a run sends alike (the agent's system message, the tool
-#: list), shared by all clients; bounded, as a caller may build new ones per episode
-_shared: dict[int, tuple[Any, bytes]] = {}
+#: wire forms of the read-only objects every episode of a run sends alike (the agent's system message, the
+#: tool list: frozen, hence hashable by content), shared by all clients; bounded
+_shared: dict[Any, tuple[Any, bytes]] = {}
 SHARED_MAX = 256
 
 
-def _shared_encoded(obj: Any) -> bytes:
-    hit = _shared.get(id(obj))
-    if hit is None or hit[0] is not obj:
+def _shared_encoded(obj: Any) -> bytes | None:
+    """`obj`'s JSON from the shared cache when `obj` is hashable (read-only), else None."""
+    try:
+        hit = _shared.get(obj)
+    except TypeError:  # a plain dict or list: it may change, so it is encoded where it is used
+        return None
+    if hit is None or hit[0] is not obj:  # an equal object (1 == 1.0) may still encode differently
         if len(_shared) >= SHARED_MAX:
             _shared.clear()
-        hit = _shared[id(obj)] = (obj, json.dumps(obj).encode())
+        hit = _shared[obj] = (obj, json.dumps(obj).encode())
     return hit[1]
 
 
@@ -129,7 +140,8 @@ class OpenAIClient:
         self.headers = (f"Authorization: Bearer {settings.api_key or 'EMPTY'}\r\nContent-Type: application/json\r\n"
                         "Accept: application/json\r\nUser-Agent: tau-emotion\r\n").encode()
         self.model = wire_model(settings.model)
-        self._wire: dict[int, tuple[Any, bytes]] = {}
+        #: the last tool list sent (held, so `is` identifies it) and its wire form
+        self._tools: tuple[Any, bytes] = (None, b"")
         #: (first message, last message, count, encoded parts) of the last history sent
         self._sent: tuple[Any, Any, int, list[bytes]] = (None, None, 0, [])
 
@@ -139,25 +151,27 @@ class OpenAIClient:
             raise status_error(status, payload)
         return _reply(payload)
 
-    def _encoded(self, obj: Any) -> bytes:
-        """`obj`'s JSON, encoded once per object: a caller's history (`Message.chat()` dicts, the same
-        system message and tool list each step) is not re-serialised on every step."""
-        hit = self._wire.get(id(obj))
-        if hit is None or hit[0] is not obj:
-            hit = self._wire[id(obj)] = (obj, json.dumps(obj).encode())  # holding obj keeps its id unique
-        return hit[1]
+    def _tools_encoded(self, tools: Any) -> bytes:
+        """The tool list's JSON: from the shared cache when it is read-only, else once while the caller sends
+        the same list object (the one it holds keeps `is` meaningful)."""
+        shared = _shared_encoded(tools)
+        if shared is not None:
+            return shared
+        if self._tools[0] is not tools:
+            self._tools = (tools, json.dumps(tools).encode())
+        return self._tools[1]
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[bytes]:
         """The request body as parts (joined, they are the JSON object): nothing is copied into one buffer.
 
-        A system message and the tool list go through a cache every client shares (each episode's
-        agent sends the same ones); the rest of the history through this client's own."""
+        A read-only (frozen) system message and tool list go through a cache every client shares (each
+        episode's agent sends the same ones); the history is encoded once per message (`_history`)."""
         args = dict(self.settings.args)
         extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
         head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
         parts = [json.dumps(head).encode()[:-1] + b', "messages": [', *self._history(messages), b"]"]
         if tools:
-            parts += [b', "tools": ', _shared_encoded(tools)]
+            parts += [b', "tools": ', self._tools_encoded(tools)]
         parts.append(b"}")
         return parts
 
@@ -171,14 +185,14 @@ class OpenAIClient:
         for message in messages[count:]:
             if parts:
                 parts.append(b", ")
-            parts.append(self._encoded(message) if message.get("role") != "system" else _shared_encoded(message))
+            parts.append(_shared_encoded(message) or json.dumps(message).encode())
         self._sent = (messages[0], messages[-1], len(messages), parts) if messages else (None, None, 0, [])
         return parts
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Message:
         content = self.body(messages, tools)
-        response, choice = await with_retries(self.settings, self.retry, lambda: self._attempt(content))
-        usage = token_usage(response)
+        response, choice, retries = await with_retries(self.settings, self.retry, lambda: self._attempt(content))
+        usage = counted(token_usage(response), retries)
         usage["cost"] = cost_of(self.settings.model, usage)
         return to_message(choice, usage)
 

@@ -7,7 +7,7 @@ task, the domain's tools or the scorer is wrong, not the agent.
 from __future__ import annotations
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message, ToolCall
 from tau_emotion.core.reward import gold_statement
 
@@ -19,10 +19,10 @@ class OracleAgent:
     of the tool-call message, since no later message would be seen.
     """
 
-    def __init__(self, episode: Episode):
-        self.task = episode.task
-        self.toolset = episode.toolset
-        self.statement = gold_statement(episode.domain, episode.task)
+    def __init__(self, view: EpisodeView):
+        self.task = view.task
+        self.tools = view.tools
+        self.statement = gold_statement(view.domain, view.task)
         self.acted = False
         self.told = not self.statement
         self.acks = 0
@@ -38,7 +38,7 @@ class OracleAgent:
             if actions:
                 calls = [ToolCall(id=f"oracle-{i}", name=a.name, arguments=dict(a.arguments))
                          for i, a in enumerate(actions)]
-                terminal = any(self.toolset.is_terminal(a.name) for a in actions)
+                terminal = any(self.tools.is_terminal(a.name) for a in actions)
                 content = self._outputs() if terminal and not self.told else None
                 return Message(role="assistant", content=content, tool_calls=calls)
         if not self.told:

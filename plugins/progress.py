@@ -1,5 +1,5 @@
 """The `progress` plugin: a live line on stderr (≤ 80 columns): episodes in flight, success rate, mean reward,
-model-call retries (counted by the shared model-call loop) and errors.
+model-call retries (of finished episodes: each reply's usage counts its retries) and errors.
 
 It owns the `--no-progress` option. Its bars are kept per run id in the plugin itself.
 """
@@ -26,13 +26,15 @@ def tau_register_options(register):
 
 
 def _live(tally: dict[str, float], counters: dict[str, int] | None = None) -> str:
-    """The live counters: in flight, successes, mean reward, what plugins count (`tau_live_counters`: model-call
-    retries), errors (read at each refresh)."""
+    """The live counters: in flight, successes, mean reward, model-call retries (of finished episodes: each
+    reply's usage counts its retries), what other plugins count (`tau_live_counters`), errors (read at each
+    refresh)."""
+    retries = int(tally.get("retries", 0))
     n = tally["n"] or 1
     rate = f"{tally['ok'] / n:.0%}" if tally["n"] else "-"
     reward = f"{tally['reward'] / n:+.2f}" if tally["n"] else "-"
     extra = "".join(f" {name} {value}" for name, value in (counters or {}).items())
-    return f"run {int(tally['flying'])} ok {rate} r {reward}{extra} err {int(tally['errors'])}"
+    return f"run {int(tally['flying'])} ok {rate} r {reward} retry {retries}{extra} err {int(tally['errors'])}"
 
 
 @hookimpl
@@ -43,7 +45,7 @@ def tau_run_start(run):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TimeElapsedColumn
     from rich.text import Text
 
-    tally = {"n": 0, "ok": 0, "reward": 0.0, "errors": 0, "flying": 0}
+    tally = {"n": 0, "ok": 0, "reward": 0.0, "errors": 0, "flying": 0, "retries": 0}
 
     class Live(ProgressColumn):
         def render(self, task):
@@ -76,6 +78,7 @@ def tau_episode_end(episode, result):
     tally["ok"] += result.success
     tally["reward"] += result.reward
     tally["errors"] += result.status == "error"
+    tally["retries"] += result.usage.get("retries", 0.0)
     tally["flying"] = max(0, tally["flying"] - 1)
     progress.update(bar, advance=1)
 

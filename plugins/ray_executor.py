@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.models import EpisodeResult
+from tau_emotion.core.protocols import Job
 
 
 class RayOptions(BaseModel):
@@ -52,35 +54,48 @@ class EpisodeWorker:
         return os.getpid()
 
 
+@contextmanager
+def usage_stats_off() -> Iterator[None]:
+    """Ray's usage statistics off for the Ray this run starts (its processes inherit the setting), unless the
+    user chose otherwise; the driver's environment is as it was afterwards."""
+    name = "RAY_USAGE_STATS_ENABLED"
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
 class RayExecutor:
     def __init__(self, concurrency: int = 8):
         self.concurrency = max(1, int(concurrency))
 
-    async def run(self, jobs: list[Callable[[], Awaitable[EpisodeResult]]],
-                  on_result: Callable[[EpisodeResult], Awaitable[None] | None]) -> None:
+    async def run(self, jobs: list[Job], on_result: Callable[[EpisodeResult], Any]) -> None:
         if not jobs:
             return
-        run = jobs[0].args[0]  # type: ignore[attr-defined]  # functools.partial(run_one, run, task, trial)
-        options = run.config.options_for("ray", RayOptions)
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        first = jobs[0]  # every job of a run has its run id and config
+        options = first.config.options_for("ray", RayOptions)
         import ray
 
         started = not ray.is_initialized()
         if started:
-            ray.init(address=options.ray_address, include_dashboard=False, log_to_driver=False,
-                     ignore_reinit_error=True, configure_logging=False)
+            with usage_stats_off():
+                ray.init(address=options.ray_address, include_dashboard=False, log_to_driver=False,
+                         ignore_reinit_error=True, configure_logging=False)
         try:
             n = min(options.ray_workers, len(jobs))
             per_worker = max(1, -(-self.concurrency // n))
             actor = ray.remote(EpisodeWorker).options(max_concurrency=per_worker)
-            config_json = run.config.model_dump_json()
-            workers = [actor.remote(run.run_id, config_json, dict(run.config.role_endpoints)) for _ in range(n)]
+            config_json = first.config.model_dump_json()
+            workers = [actor.remote(first.run_id, config_json, dict(first.config.role_endpoints)) for _ in range(n)]
             limit = asyncio.Semaphore(self.concurrency)
 
-            async def one(i: int, job: Any) -> None:
-                _, task, trial = job.args
+            async def one(i: int, job: Job) -> None:
                 async with limit:
-                    result = await workers[i % n].run_trial.remote(task, trial)
+                    result = await workers[i % n].run_trial.remote(job.task, job.trial)
                 stored = on_result(result)
                 if inspect.isawaitable(stored):
                     await stored

@@ -7,14 +7,14 @@ conversation. Its UNSATISFIED rate should be near 100% for every condition.
 from __future__ import annotations
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message
 
 
 class RepeaterAgent:
     QUESTION = "Could you please tell me your user id?"
 
-    def __init__(self, episode: Episode):
+    def __init__(self, view: EpisodeView):
         pass
 
     async def act(self, messages: list[Message]) -> Message:

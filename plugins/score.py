@@ -72,7 +72,7 @@ def score_command(run_id: str | None, domain_name: str | None, task_id: str | No
                 raise click.UsageError("give RUN_ID, or --domain, --task and --messages")
             score_one(cli, domain_name, task_id, messages_path, as_json, extra_plugins)
         else:
-            score_run(cli, run_id, as_json, store, db_path or cli.DEFAULT_DB, extra_plugins)
+            score_run(cli, run_id, as_json, store, db_path or cli.default_db(), extra_plugins)
 
     go(debug=debug)
 
@@ -94,7 +94,7 @@ def score_run(cli: Any, run_id: str, as_json: bool, store_name: str | None, db_p
     from tau_emotion.core.reward import rescore
 
     store = cli.open_results(db_path, store_name, extra)
-    cli.require_run(store, run_id, db_path)
+    run_id = cli.require_run(store, run_id, db_path)
     domains = cli.all_domains(extra)
     changed, n = [], 0
     for r in store.results(run_id):

@@ -14,12 +14,13 @@ names what the user asked for (ids, flight numbers, dates, cabins), else with a 
 "anything else?" moves it on once the intent is handled. When everything is handled it ends with
 ###STOP###.
 
-How it sounds comes from a `UserStyle`; so does the patience accounting, which is the same for
-every style: friction (`unknown_question`, `repeated_question`, `no_progress`) spends patience
-and at zero the user gives up (###UNSATISFIED### when the `unsatisfied` plugin is loaded, else
-###STOP###). The neutral style's budget is `NEUTRAL_PATIENCE`, the median budget of the emotion
-pack's 594 conditions, so a no-emotion control compares like with like. Another plugin (the
-emotion pack) answers `tau_scripted_user_style(episode)` with its own style.
+How it sounds comes from a `UserStyle` (`tau_emotion.core.protocols`); the patience accounting is
+the user's own, the same for every style: friction (`unknown_question`, `repeated_question`,
+`no_progress`) spends `style.cost(kind)` of `style.budget` and at zero the user gives up with the
+give-up end token (`view.end_tokens.give_up`: ###UNSATISFIED### when the `unsatisfied` plugin is
+loaded, else the done token ###STOP###). The neutral style's budget is `NEUTRAL_PATIENCE`, the
+median budget of the emotion pack's 594 conditions, so a no-emotion control compares like with
+like. Another plugin (the emotion pack) answers the core hook `tau_user_style` with its own style.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-import pluggy
-
-from tau_emotion.core import PROJECT, hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core import hookimpl
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message, Task
+from tau_emotion.core.protocols import UserStyle
 from tau_emotion.core.reward import outputs_told, reasons_explained
 from tau_emotion.core.state import canonical_json
 
@@ -43,8 +43,6 @@ from tau_emotion.core.state import canonical_json
 NEUTRAL_PATIENCE = 5
 #: patience spent per friction event; the emotion pack's data/patience.json holds the same costs (a test checks)
 FRICTION_COST = {"unknown_question": 1, "repeated_question": 2, "no_progress": 1}
-STOP_TOKEN = "###STOP###"
-UNSATISFIED_TOKEN = "###UNSATISFIED###"
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SYNONYMS = {
@@ -71,17 +69,10 @@ _SALIENT = {
 }
 
 
-class UserStyle:
-    """Neutral phrasing, and the patience accounting every style shares (override the phrasing, the
-    budget and `cost`, not `friction`)."""
+class NeutralStyle:
+    """The scripted user's own phrasing and budget: a `UserStyle`, and what other styles may delegate to."""
 
     budget: int = NEUTRAL_PATIENCE
-    #: appended when the user gives up; the scripted user sets it from the loaded plugins
-    end_token: str = UNSATISFIED_TOKEN
-
-    def __init__(self) -> None:
-        self.patience = self.budget
-        self.gave_up = False
 
     def opening(self, request: str) -> str:
         return request
@@ -105,30 +96,39 @@ class UserStyle:
         return "I don't know that, sorry."
 
     def complaint(self, patience_left: int) -> str | None:
-        """A remark on friction while patience is left (None: none)."""
         return None
 
     def give_up(self) -> str:
         return "This is not getting anywhere, so I will stop here."
 
+    def done(self) -> str:
+        return "Thank you, that is everything I needed."
+
     def cost(self, kind: str) -> int:
         return FRICTION_COST[kind]
 
-    def friction(self, kind: str) -> str | None:
+
+class Patience:
+    """The patience accounting every style shares: friction spends the style's cost of its budget."""
+
+    def __init__(self, style: UserStyle, give_up_token: str | None):
+        self.style = style
+        self.left = style.budget
+        self.gave_up = False
+        self.token = give_up_token
+
+    def friction(self, kind: str) -> tuple[str | None, bool]:
         """Spend patience on one friction event ('unknown_question', 'repeated_question', 'no_progress').
 
-        Returns None to carry on, a prefix for the reply, or a final message (with its
-        termination token) to end the conversation.
+        Returns (None, False) to carry on, (a prefix for the reply, False), or (the final message with the
+        give-up token, True) to end the conversation.
         """
         if not self.gave_up:
-            self.patience -= self.cost(kind)
-            if self.patience > 0:
-                return self.complaint(self.patience)
+            self.left -= self.style.cost(kind)
+            if self.left > 0:
+                return self.style.complaint(self.left), False
             self.gave_up = True
-        return f"{self.give_up()} {self.end_token}"
-
-    def done(self) -> str:
-        return f"Thank you, that is everything I needed. {STOP_TOKEN}"
+        return " ".join(x for x in (self.style.give_up(), self.token) if x), True
 
 
 def singular(word: str) -> str:
@@ -193,22 +193,22 @@ class IntentGoal:
 _goal_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # domain -> {(task, gold): goals}
 
 
-def intent_goals(episode: Episode, n_intents: int) -> tuple[list[IntentGoal], bool]:
+def intent_goals(view: EpisodeView, n_intents: int) -> tuple[list[IntentGoal], bool]:
     """One goal per intent (and True) from `meta.intent_gold`, else one goal for the whole gold (False)."""
-    task, domain = episode.task, episode.domain
+    task = view.task
     split = task.meta.get("intent_gold")
     per_intent = isinstance(split, list) and len(split) == n_intents
-    cache = _goal_cache.setdefault(domain, {})
+    cache = _goal_cache.setdefault(view.domain, {})
     key = (task.id, task.gold.model_dump_json(), json.dumps(split) if per_intent else None)
     if key not in cache:
-        cache[key] = _build_goals(episode, task, split if per_intent else None)
+        cache[key] = _build_goals(view, task, split if per_intent else None)
     return cache[key], per_intent
 
 
-def _build_goals(episode: Episode, task: Task, split: list[dict] | None) -> list[IntentGoal]:
+def _build_goals(view: EpisodeView, task: Task, split: list[dict] | None) -> list[IntentGoal]:
     groups = [list(g.get("actions", [])) for g in split] if split else [list(range(len(task.gold.actions)))]
     owner = {j: i for i, g in enumerate(groups) for j in g}
-    state = episode.domain.database.state()
+    state = view.scratch_state()
     rows_after: list[dict[tuple[str, str], str | None]] = []  # rows each gold write changed, as left by it
 
     def current(row: tuple[str, str]) -> str | None:
@@ -217,7 +217,7 @@ def _build_goals(episode: Episode, task: Task, split: list[dict] | None) -> list
 
     before: dict[tuple[str, str], str | None] = {}
     for action in task.gold.actions:
-        episode.toolset.call(state, action.name, action.arguments)
+        view.tools.call(state, action.name, action.arguments)
         touched = set(before) | {(t, k) for t, rows in state.changed().items() for k in rows}
         after = {row: current(row) for row in touched}  # a row back at its snapshot value counts too
         rows_after.append({row: v for row, v in after.items() if row not in before or before[row] != v})
@@ -228,7 +228,7 @@ def _build_goals(episode: Episode, task: Task, split: list[dict] | None) -> list
         i = owner.get(j)
         if i is None:
             continue
-        goals[i].handover |= episode.toolset.is_terminal(task.gold.actions[j].name)
+        goals[i].handover |= view.tools.is_terminal(task.gold.actions[j].name)
         for row in changed:
             goals[i].rows.setdefault(row, set())
         if changed:
@@ -246,33 +246,17 @@ def _build_goals(episode: Episode, task: Task, split: list[dict] | None) -> list
     return goals
 
 
-hookspec = pluggy.HookspecMarker(PROJECT)
-
-
-class ScriptedUserHooks:
-    """The hook this plugin adds (through `tau_addhooks`)."""
-
-    @hookspec(firstresult=True)
-    def tau_scripted_user_style(self, episode: Episode) -> UserStyle | None:
-        """The `UserStyle` (phrasing, patience budget) of the scripted user in `episode` (called once per
-        episode); None for the neutral one.
-
-        firstresult. Implement it with `@hookimpl(optionalhook=True)` so the plugin still loads
-        when the scripted user is blocked.
-        """
-
-
 class ScriptedUser:
-    def __init__(self, episode: Episode):
-        self.episode = episode
-        self.task = episode.task
+    def __init__(self, view: EpisodeView):
+        self.view = view
+        self.task = view.task
         self.intents = list(self.task.user.intents) or [self.task.user.instruction]
-        self.goals, self.per_intent = intent_goals(episode, len(self.intents))
+        self.goals, self.per_intent = intent_goals(view, len(self.intents))
         self.position = 0
         self.told: set[str] = set()
         self.last_agent_text: str | None = None
-        self.style: UserStyle = episode.pm.hook.tau_scripted_user_style(episode=episode) or UserStyle()
-        self.style.end_token = UNSATISFIED_TOKEN if episode.pm.has_plugin("unsatisfied") else STOP_TOKEN
+        self.style: UserStyle = view.user_style(NeutralStyle())
+        self.patience = Patience(self.style, view.end_tokens.give_up)
 
     async def start(self) -> Message:
         return Message(role="user", content=self.style.opening(self.intents[0]))
@@ -280,20 +264,21 @@ class ScriptedUser:
     # ----------------------------------------------------------------- evidence
 
     def _rows_done(self, goal: IntentGoal) -> list[bool]:
-        state = self.episode.state
+        state = self.view.state
         out = []
         for (table, key), wanted in goal.rows.items():
-            row = state[table].peek(key) if key in state[table] else None
+            row = state[table].get(key)
             out.append((None if row is None else canonical_json(row)) in wanted)
         return out
 
     def _progress(self, goal: IntentGoal) -> tuple[int, list[str]]:
         """How many evidence units of `goal` hold, and what is still missing (in words)."""
         rows = self._rows_done(goal)
-        _, outputs_missing = outputs_told(goal.outputs, self.episode.messages)
-        _, reasons_missing = reasons_explained(self.episode.domain, goal.reasons, self.episode.messages)
+        messages = self.view.messages
+        _, outputs_missing = outputs_told(goal.outputs, messages)
+        _, reasons_missing = reasons_explained(self.view.domain, goal.reasons, messages)
         handed_over = goal.handover and any(
-            m.role == "tool" and not m.error and self.episode.toolset.is_terminal(m.name or "") for m in self.episode.messages)
+            m.role == "tool" and not m.error and self.view.tools.is_terminal(m.name or "") for m in messages)
         missing = []
         if goal.handover and not handed_over:
             missing.append("I asked to be handed over to a person")
@@ -365,10 +350,10 @@ class ScriptedUser:
     def _with_friction(self, kind: str | None, reply: str) -> str:
         if kind is None:
             return reply
-        said = self.style.friction(kind)
+        said, ended = self.patience.friction(kind)
         if said is None:
             return reply
-        if "###" in said:  # the style ended the conversation
+        if ended:
             return said
         return f"{said} {reply}"
 
@@ -381,7 +366,8 @@ class ScriptedUser:
         if handled and text:
             self.position += 1
             if self.position >= len(self.intents):
-                return Message(role="user", content=self.style.done())
+                done = self.view.end_tokens.done
+                return Message(role="user", content=f"{self.style.done()} {done}" if done else self.style.done())
             return Message(role="user", content=self.style.next_request(self.intents[self.position]))
         lower = text.lower()
         if "?" in text and not _ANYTHING_ELSE.search(lower):
@@ -404,11 +390,6 @@ class ScriptedUser:
             return Message(role="user", content=reply)
         what = "; ".join(missing) or "nothing has happened yet"
         return Message(role="user", content=self._with_friction("no_progress", self.style.restate(what, request)))
-
-
-@hookimpl
-def tau_addhooks(pluginmanager):
-    pluginmanager.add_hookspecs(ScriptedUserHooks)
 
 
 @hookimpl

@@ -201,7 +201,7 @@ def tau_run_end(run, summary):
 
 @click.command("serve", context_settings={"ignore_unknown_options": True})
 @click.argument("model")
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the server listens on.")
 @click.option("--port", default=0, type=click.IntRange(0, 65535), help="Port (default: a free one).")
 @click.option("--log", "log", default=None, help="Server log file (default: .tau/serve-PORT.log).")
 @click.option("--ready-timeout", default=900.0, show_default=True, type=click.FloatRange(0, min_open=True),

@@ -1,12 +1,19 @@
-"""The `stop` plugin: the user's ###STOP###, terminal tools (e.g. transfer to a human), max steps."""
+"""The `stop` plugin: the user's ###STOP### (registered as the `done` end token), terminal tools (e.g. transfer
+to a human), max steps."""
 
 from __future__ import annotations
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.models import Message, Termination
+from tau_emotion.core.protocols import DONE
 
 STOP_TOKEN = "###STOP###"
+
+
+@hookimpl
+def tau_register_end_tokens(register):
+    register(DONE, STOP_TOKEN)
 
 
 @hookimpl

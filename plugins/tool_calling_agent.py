@@ -7,44 +7,30 @@ server (vLLM, llama.cpp, a hosted API). The model options are the `agent` role's
 
 from __future__ import annotations
 
-import weakref
+from functools import lru_cache
 from typing import Any
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.episode import Episode
+from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Message, to_chat
 from tau_emotion.core.roles import role_settings
+from tau_emotion.core.state import freeze
 from tau_emotion.plugins.model_calls import preflight
 from tau_emotion.templates import render
 
-#: domain -> (its name, its policy, the system message), toolset -> its schemas: the same objects for every
-#: episode of a domain, so a client keeps one wire form of them for the whole run
-_systems: weakref.WeakKeyDictionary[Any, tuple[str, str, dict[str, str]]] = weakref.WeakKeyDictionary()
-_schemas: weakref.WeakKeyDictionary[Any, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
 
-
-def system_message(episode: Episode) -> dict[str, str]:
-    domain, policy = episode.domain, episode.policy
-    hit = _systems.get(domain)
-    if hit is None or hit[0] != domain.name or hit[1] != policy:
-        content = render("agent_system.j2", domain=domain.name, policy=policy)
-        hit = _systems[domain] = (domain.name, policy, {"role": "system", "content": content})
-    return hit[2]
-
-
-def tool_schemas(episode: Episode) -> list[dict[str, Any]]:
-    toolset = episode.toolset
-    if toolset not in _schemas:
-        _schemas[toolset] = toolset.schemas
-    return _schemas[toolset]
+@lru_cache(maxsize=64)
+def system_message(domain: str, policy: str) -> dict[str, str]:
+    """The system message of a domain, frozen and made once: every episode sends the same (hashable) object,
+    so a client keeps one wire form of it for the whole run (as of the tools' schemas, `view.tools.schemas`)."""
+    return freeze({"role": "system", "content": render("agent_system.j2", domain=domain, policy=policy)})
 
 
 class ToolCallingAgent:
-    def __init__(self, episode: Episode):
-        settings = role_settings(episode.config, "agent")
-        self.client = episode.pm.model_client(settings, episode.config)
-        self.system = system_message(episode)
-        self.tools = tool_schemas(episode)
+    def __init__(self, view: EpisodeView):
+        self.client = view.model_client(view.role_settings("agent"))
+        self.system = system_message(view.domain.name, view.policy)
+        self.tools = view.tools.schemas
         #: the chat dicts of the transcript so far: a step converts only the messages added since the last
         self.history: list[dict[str, Any]] = []
         self._last: Message | None = None
@@ -68,4 +54,4 @@ def tau_register_agents(register):
 def tau_run_start(run):
     """Check the agent model's endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.agent == "tool_calling":
-        preflight(role_settings(run.config, "agent"), run.config, "agent")
+        preflight(role_settings(run.config, "agent"), run.config, "agent", run_id=run.run_id)

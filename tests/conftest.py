@@ -4,6 +4,11 @@ import textwrap
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# the default results file is per user (~/.local/share/tau/runs.db): tests never write there
+import tempfile  # noqa: E402
+
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="tau-test-data-")
+os.environ.pop("TAU_DB", None)
 
 import pytest  # noqa: E402
 
@@ -31,17 +36,16 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.get_closest_marker("last") is not None)
 
 
+#: fixture -> the background training it waits for (tests/background.py)
+TRAININGS = {"trained": "full", "held_out_trained": "held_out"}
+
+
 def pytest_collection_finish(session):
     """Start the slow trainings the selected tests need in a worker process (see tests/background.py)."""
     from tests import background
 
-    files = {item.nodeid.split("::")[0] for item in session.items}
-    wanted = []
-    if "tests/emotion_pack/test_emotion_classifier.py" in files:
-        wanted += ["full", "held_out"]
-    if "tests/emotion_pack/test_emotion_commands.py" in files:
-        wanted += ["held_out"]
-    background.start(list(dict.fromkeys(wanted)))
+    used = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    background.start([training for fixture, training in TRAININGS.items() if fixture in used])
 
 
 def pytest_sessionfinish(session):
@@ -49,9 +53,6 @@ def pytest_sessionfinish(session):
 
     background.stop()
 
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "last: run after every other test")
 
 from tests.openai_server import ScriptedOpenAI  # noqa: E402
 
@@ -79,6 +80,7 @@ def tau(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TAU_PLUGINS", raising=False)
+    monkeypatch.setenv("TAU_DB", str(tmp_path / ".tau" / "runs.db"))  # each test its own results file
     runner = CliRunner()
     cli = build_cli()
 

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 FIXTURE = Path(__file__).parent / "fixtures" / "example_pack"
 
 
+@pytest.mark.slow
 def test_installed_third_party_pack_is_discovered_and_runs(tmp_path):
     target = tmp_path / "site"
     source = tmp_path / "example_pack"  # a build writes build/ and egg-info next to the sources: keep them here

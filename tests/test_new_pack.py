@@ -2,8 +2,11 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -27,36 +30,72 @@ def test_an_existing_folder_is_not_overwritten(tmp_path):
     assert "already exists" in result.output and not any((tmp_path / "acme").iterdir())
 
 
-def test_new_pack_installs_conforms_builds_a_tracer_split_and_scores_one(tmp_path):
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "writing-a-pack.md"
+#: the steps of docs/writing-a-pack.md section 3: "Append to `PATH`:" or "Replace `PATH` with ...:", then a code block
+STEP = re.compile(r"^(Append to|Replace) `([^`]+)`(?:[^\n]|\n(?!\n))*?:\n\n```\w*\n(.*?)```", re.S | re.M)
+
+
+def doc_steps(name: str) -> list[tuple[str, str, str]]:
+    """(verb, path, text) of every file edit the docs give, for the pack `name` (the docs' pack is acme)."""
+    return [(verb, path.replace("acme", name), text.replace("acme", name)) for verb, path, text in STEP.findall(
+        DOCS.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.slow
+def test_a_newcomers_first_hour_scaffold_add_a_tool_build_both_splits_in_either_order(tmp_path):
+    """The acceptance path of a pack author: scaffold, the docs' edits (nothing else), install, build train then
+    test (the order that used to leak users), conformance, and the oracle at 1.000 on the built test split."""
+    started = time.perf_counter()
     home = tmp_path / "home"  # pip's build tools may write settings under HOME
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(tmp_path / "site"), "OMP_NUM_THREADS": "1"}
-    new = subprocess.run([*TAU, "new-pack", "acme", "--dir", str(tmp_path)], env=env, capture_output=True, text=True,
-                         timeout=60, cwd=tmp_path)  # not the checkout: a stale *.egg-info there would shadow entry points
+    env.pop("TAU_DB", None)
+
+    def tau(*args):
+        return subprocess.run([*TAU, *args], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    new = tau("new-pack", "libdesk", "--dir", str(tmp_path))  # not the checkout: a stale *.egg-info would shadow
     assert new.returncode == 0, new.stderr
+    steps = doc_steps("libdesk")
+    assert [p for _, p, _ in steps] == ["tau_emotion_libdesk/tools.py", "tau_emotion_libdesk/data/policy.md",
+                                        "tau_emotion_libdesk/data/graph.json", "tau_emotion_libdesk/tracer_hints.py"]
+    for verb, path, text in steps:
+        target = tmp_path / "libdesk" / path
+        target.write_text((target.read_text(encoding="utf-8") if verb == "Append to" else "") + text, encoding="utf-8")
     build = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "--target", str(tmp_path / "site"), str(tmp_path / "acme")],
+         "--target", str(tmp_path / "site"), str(tmp_path / "libdesk")],
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert build.returncode == 0, build.stderr
-    # a Tracer-built split, written into the installed copy, so the conformance tests below also audit it
-    build = subprocess.run([*TAU, "tracer", "build", "acme", "--split", "train", "--n", "6", "--min-calls", "2"],
-                           env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert build.returncode == 0, build.stderr
-    assert "6 task(s) accepted" in build.stdout
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "acme")],
+    hand = tau("tracer", "build", "libdesk", "--split", "hand", "--n", "2", "--min-calls", "2")
+    assert hand.returncode == 1 and "the Tracer did not build (libdesk-001, libdesk-002" in hand.stderr
+    assert "--force" in hand.stderr
+    graph = tau("tracer", "graph", "libdesk")
+    assert "entry tools: get_member\n" in graph.stdout and "pause_membership" in graph.stdout
+    train = tau("tracer", "build", "libdesk", "--split", "train", "--n", "12", "--min-calls", "2")
+    assert train.returncode == 0, train.stderr
+    test = tau("tracer", "build", "libdesk", "--split", "test", "--n", "10", "--min-calls", "2")
+    assert test.returncode == 0, test.stderr
+    assert re.search(r"\n    \w+ +\d+   e\.g\. \S", test.stdout)  # each rejection names its check and one example
+    for split in ("test", "train"):
+        audit = tau("tracer", "audit", "libdesk", "--split", split)
+        assert audit.returncode == 0, audit.stdout
+        assert "ok   user overlap" in audit.stdout and "ok   written entities" in audit.stdout
+    assert "ok   decision rules" in tau("tracer", "audit", "libdesk", "--split", "test").stdout
+    kinds = json.loads(tau("tracer", "audit", "libdesk", "--split", "train", "--json").stdout)
+    assert "pause_membership" in json.dumps(kinds)  # the new task kind made it into the split
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "libdesk")],
                            env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert tests.returncode == 0, tests.stdout[-2000:]
     assert f"{len(CHECKS)} passed" in tests.stdout
-    domains = subprocess.run([*TAU, "domains"], env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert any(line.split()[:1] == ["acme"] for line in domains.stdout.splitlines()), domains.stdout
-    run = subprocess.run([*TAU, "run", "--plugins", "acme", "--agent", "oracle", "--user", "scripted", "--trials", "1",
-                          "--no-progress", "--db", str(tmp_path / "r.sqlite"), "--summary-json", str(tmp_path / "s.json")],
-                         env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
-    summary = json.loads((tmp_path / "s.json").read_text())
-    assert summary["by_domain"]["acme"]["mean_reward"] == 1.0
-    assert summary["by_domain"]["acme"]["n_tasks"] == 2
+    for split, n in (("test", 10), ("hand", 3)):
+        run = tau("run", "--plugins", "libdesk", "--split", split, "--agent", "oracle", "--user", "scripted",
+                  "--trials", "1", "--no-progress", "--db", str(tmp_path / "r.sqlite"), "--summary-json",
+                  str(tmp_path / "s.json"))
+        assert run.returncode == 0, run.stderr
+        summary = json.loads((tmp_path / "s.json").read_text())
+        assert summary["by_domain"]["libdesk"]["n_tasks"] == n and summary["avg_at_k"] == 1.0
+    print(f"newcomer path: {time.perf_counter() - started:.1f}s")
 
 
 def test_every_scaffold_template_is_package_data():

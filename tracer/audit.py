@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tau_emotion.tracer.design import INTENT_STRATA
 
 if TYPE_CHECKING:
+    from tau_emotion.core.conditions import ConditionSpace
     from tau_emotion.core.domain import Domain
     from tau_emotion.core.models import Task
 
@@ -206,13 +207,14 @@ def _bounds(n: int, k: int, low: float, high: float) -> tuple[int, int]:
     return max(1, math.floor(mean * low + 0.5)), math.floor(mean * high + 0.5)
 
 
-def audit_split(domain: Domain, split: str, *, transfer_tool: str | None = None,
+def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_tool: str | None = None,
                 visible_ids: frozenset[str] | None = None) -> Audit:
-    """Tables and checks for `split` of `domain` (its tasks as the domain loads them).
+    """Tables and checks for `split` of `domain` (its tasks as the domain loads them); the tables list every
+    family, emotion and dimension value of `space`, the emotion plugin's condition space.
 
     `visible_ids`: the id arguments a customer can know (`TracerHints.visible_ids`); None skips the id-leak check.
     """
-    from tau_emotion.emotion_pack.taxonomy import DIMENSIONS, EMOTIONS, FAMILIES
+    FAMILIES, EMOTIONS, DIMENSIONS = space.groups, space.labels, space.dimensions
 
     everything = domain.tasks(None)
     tasks = [t for t in everything if t.split == split and t.meta.get("source") == "tracer"]

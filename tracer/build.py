@@ -40,6 +40,7 @@ from tau_emotion.tracer.validate import CHECKS, Validator
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from tau_emotion.core.conditions import ConditionSpace
     from tau_emotion.core.domain import Domain
     from tau_emotion.tracer.feelings import EmotionLabeler
 
@@ -136,12 +137,20 @@ def build_tasks(
     refiner: Any = None,
     feelings: Any = None,
     labeler: EmotionLabeler | None = None,
+    space: ConditionSpace,
     rollout: Callable[[Candidate], None] | None = None,
     avoid: list[Task] | None = None,
     max_candidates: int | None = None,
     on_accept: Callable[[int], None] | None = None,
+    keep_apart: list[Task] | None = None,
 ) -> BuildReport:
-    """Build `n` validated tasks; raise TracerError when the candidates run out first."""
+    """Build `n` validated tasks; raise TracerError when the candidates run out first.
+
+    `keep_apart` (`kept_apart`): tasks of other splits whose users and written entities no accepted task may
+    share, checked last, so a split built in the documented order (test, then train avoiding it) comes out
+    exactly as before, and one built in the other order is still clean.
+    `space` is the emotion plugin's condition space (`feelings.condition_space(pm)`): the design draws from it.
+    """
     started = time.perf_counter()
     hints = load_hints(domain)
     if not hints.can_ground:
@@ -156,12 +165,14 @@ def build_tasks(
     built = [t for t in avoid or [] if t.meta.get("source") == "tracer"]
     reserved_users = {task_user(t) for t in built} - {None}
     reserved_entities = set().union(set(), *(written_entities(domain, t) for t in built))
+    apart_users = {task_user(t) for t in keep_apart or []} - {None} - reserved_users
+    apart_entities = set().union(set(), *(written_entities(domain, t) for t in keep_apart or [])) - reserved_entities
     sequences: set[tuple[Any, ...]] = set()
     split_users: set[Any] = set()
     split_entities: set[tuple[str, str]] = set()
     refiner = refiner or TemplateRefiner(domain)
     occasions = normalise_occasions(hints.occasions)
-    design = design_conditions(n, f"{domain.name}/{split}/{seed}")
+    design = design_conditions(n, f"{domain.name}/{split}/{seed}", space)
     feelings = feelings or _template_feelings()
     report = BuildReport(domain=domain.name, split=split, seed=seed, tasks=[], candidates=0,
                          graph={"tools": len(graph.graph), "edges": graph.graph.number_of_edges(),
@@ -204,6 +215,10 @@ def build_tasks(
                 rollout(cand)
             feel = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
             cand.feeling, reading, tries = write_feelings(feelings, labeler, cand, condition, feel)
+            if (cand.persona.entity or cand.persona.name) in apart_users:
+                raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
+            if written_entities(domain, cand.task) & apart_entities:
+                raise Reject("split", "writes an entity another split writes")
         except Reject as exc:
             report.rejected[exc.check] += 1
             report.examples.setdefault(exc.check, exc.detail)
@@ -324,6 +339,22 @@ def pack_tasks_path(domain: Domain) -> Path:
 def default_avoid(domain: Domain, split: str) -> list[Task]:
     """Tasks a new split must not duplicate: every other split except `train` (train may echo nothing new)."""
     return [t for t in domain.tasks(None) if t.split != split and (split == "train" or t.split != "train")]
+
+
+def kept_apart(domain: Domain, split: str) -> list[Task]:
+    """Every other Tracer-built split: a new split shares none of their users and written entities, so test and
+    train come out clean whichever is built first (`build_tasks(keep_apart=...)`)."""
+    return [t for t in domain.tasks(None) if t.split != split and t.meta.get("source") == "tracer"]
+
+
+def foreign_tasks(path: Path, split: str) -> list[str]:
+    """Ids of the tasks in `split` of a task file that the Tracer did not build (hand-written): a build must not
+    replace them unasked."""
+    raw = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    if isinstance(raw, dict) and "tasks" in raw:
+        raw = raw["tasks"]
+    return [str(row.get("id")) for row in raw
+            if row.get("split") == split and (row.get("meta") or {}).get("source") != "tracer"]
 
 
 def merge_into_file(path: Path, split: str, tasks: list[Task]) -> int:

@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau_emotion.core.conditions import ConditionSpace
 
 FAMILY_VALENCE = {"enjoyment": "positive", "anger": "negative", "disgust": "negative", "fear": "negative",
                   "sadness": "negative"}
 #: emotions that need an occasion of this valence to make sense (a heartbreak needs a reason)
 EMOTION_NEEDS = {"sorrow": "negative"}
-
-
-def _taxonomy() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
-    from tau_emotion.emotion_pack.taxonomy import DIMENSIONS, EMOTIONS
-
-    return EMOTIONS, DIMENSIONS
 
 
 def _balanced(values: list[str], n: int, rng: random.Random) -> list[str]:
@@ -46,9 +43,10 @@ def _balanced(values: list[str], n: int, rng: random.Random) -> list[str]:
     return out
 
 
-def design_conditions(n: int, key: str) -> list[dict[str, str]]:
-    """The conditions of a split's `n` tasks, in task order (seeded by `key`)."""
-    emotions, dimensions = _taxonomy()
+def design_conditions(n: int, key: str, space: ConditionSpace) -> list[dict[str, str]]:
+    """The conditions of a split's `n` tasks, in task order (seeded by `key`), from the emotion plugin's
+    vocabulary as the core's condition-space contract gives it (labels: emotion -> family; dimensions)."""
+    emotions, dimensions = space.labels, space.dimensions
     rng = random.Random(f"design/{key}")
     picks = _balanced(list(emotions), n, rng)
     dims = {d: _balanced(list(values), n, rng) for d, values in dimensions.items()}

@@ -7,8 +7,9 @@ table dicts of different shapes are unified into one struct with nulls, which co
 text. DPO rows pair a +1 and a -1 (`###UNSATISFIED###`) trajectory of the same task: the shared
 conversation prefix is the prompt, the two continuations are `chosen` and `rejected`.
 
-Rows are split into train and validation by task, so no task is in both. `datasets` is imported
-only when a dataset is written.
+Rows are split into train and validation by task, so no task is in both. JSONL is always written and
+needs nothing beyond the core; `datasets` (the `[train]` extra) is imported only to add the
+`save_to_disk` copy.
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ class Exporter:
                 "tools_outnumber_questions": stats.tools_outnumber_questions}
 
     def dpo_row(self, run_id: str, good: EpisodeResult, bad_run_id: str, bad: EpisodeResult) -> dict[str, Any] | None:
+        row = self.dpo_pair(run_id, good, bad_run_id, bad)
+        return row if isinstance(row, dict) else None
+
+    def dpo_pair(self, run_id: str, good: EpisodeResult, bad_run_id: str, bad: EpisodeResult) -> dict[str, Any] | str:
+        """The preference row of a +1 and a -1 trajectory of one task, or why they make none (one of `DROPPED`)."""
         system, tools = self.context(good.domain)
         chosen, rejected = chat_messages(good.messages), chat_messages(bad.messages)
         n = 0
@@ -93,13 +99,29 @@ class Exporter:
             n += 1
         while n > 0 and chosen[n - 1]["role"] == "assistant":  # the prompt ends on a user or tool turn
             n -= 1
-        if n == 0 or n >= len(chosen) or n >= len(rejected):
-            return None
+        if n == 0:
+            return "no_shared_prefix"
+        if n >= len(chosen) or n >= len(rejected):
+            return "one_contains_the_other"
         if chosen[n]["role"] != "assistant" or rejected[n]["role"] != "assistant":
-            return None  # the trajectories part at a user turn: no agent choice to prefer
+            return "part_at_a_user_turn"  # no agent choice to prefer
         prompt = [{"role": "system", "content": system, "tool_calls": None, "name": None}, *chosen[:n]]
         return {"prompt": prompt, "chosen": chosen[n:], "rejected": rejected[n:], "tools": tools,
                 **self.meta(run_id, good), "rejected_run_id": bad_run_id, "rejected_trial": bad.trial}
+
+
+#: why a +1/-1 pair of one task gives no DPO row
+DROPPED = {
+    "no_shared_prefix": "no shared conversation prefix (they differ from the user's first message: a different "
+                        "user simulator, emotion or seed; pair runs with the same user and emotion)",
+    "one_contains_the_other": "one trajectory is a prefix of the other (no continuation to prefer)",
+    "part_at_a_user_turn": "they part at a user turn, not at an agent choice",
+}
+
+
+def describe_drops(dropped: Counter[str]) -> str:
+    """`22 with no shared conversation prefix (...); 1 ...` for the export's message."""
+    return "; ".join(f"{n} with {DROPPED.get(reason, reason)}" for reason, n in dropped.most_common())
 
 
 def sft_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]], exporter: Exporter,
@@ -118,8 +140,9 @@ def sft_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]],
 
 
 def dpo_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]], exporter: Exporter,
-             ) -> list[dict[str, Any]]:
-    """Preference pairs from tasks with a +1 and a -1 trajectory (over all the runs): each +1 with one -1."""
+             dropped: Counter[str] | None = None) -> list[dict[str, Any]]:
+    """Preference pairs from tasks with a +1 and a -1 trajectory (over all the runs): each +1 with one -1.
+    Pairs that give no row are counted in `dropped` by reason (`DROPPED`)."""
     good: dict[str, list[tuple[str, EpisodeResult]]] = defaultdict(list)
     bad: dict[str, list[tuple[str, EpisodeResult]]] = defaultdict(list)
     for run_id, (results, _) in runs.items():
@@ -132,9 +155,11 @@ def dpo_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]],
     for task_id in sorted(set(good) & set(bad)):
         for i, (run_id, g) in enumerate(good[task_id]):
             bad_run, b = bad[task_id][i % len(bad[task_id])]
-            row = exporter.dpo_row(run_id, g, bad_run, b)
-            if row is not None:
+            row = exporter.dpo_pair(run_id, g, bad_run, b)
+            if isinstance(row, dict):
                 rows.append(row)
+            elif dropped is not None:
+                dropped[row] += 1
     return rows
 
 
@@ -179,19 +204,26 @@ def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str]) -> 
     return "\n".join(lines) + "\n"
 
 
-def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: list[str], jsonl: bool = True) -> None:
-    """Write a `datasets.DatasetDict` (`save_to_disk`), one JSONL file per split and README.md into `out`."""
-    try:
-        import datasets
-    except ImportError:
-        raise ExportError("writing a dataset needs the `datasets` package: pip install -e '.[train]'") from None
-    datasets.disable_progress_bars()
+#: how to get `datasets` without pulling a CUDA torch: pin the CPU wheel first
+DATASETS_HINT = "pip install torch==2.13.0 (the CPU wheel; pin it first) && pip install -e '.[train]'"
+
+
+def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: list[str], jsonl: bool = True) -> bool:
+    """Write one JSONL file per split and README.md into `out`, and a `datasets.DatasetDict` (`save_to_disk`)
+    when `datasets` is installed. Returns whether the dataset was written (JSONL needs nothing beyond the core)."""
     out.mkdir(parents=True, exist_ok=True)
-    built = datasets.DatasetDict({name: datasets.Dataset.from_list(part) for name, part in splits.items() if part})
-    built.save_to_disk(str(out))
-    if jsonl:
-        for name, part in splits.items():
+    for name, part in splits.items():
+        if jsonl or not part:
             with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
                 for row in part:
                     fh.write(json.dumps(row) + "\n")
     (out / "README.md").write_text(card(fmt, splits, runs), encoding="utf-8")
+    try:
+        import datasets
+    except ImportError:
+        return False
+    datasets.disable_progress_bars()
+    built = datasets.DatasetDict({name: datasets.Dataset.from_list(part) for name, part in splits.items() if part})
+    built.save_to_disk(str(out))
+    return True
+

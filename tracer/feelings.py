@@ -5,7 +5,9 @@ generator writes the text for it from the situation (the intents' events, the oc
 `TemplateFeelings` with cue sentences from `feeling_cues.json` (`feeling.j2`), `LLMFeelings` with a
 model. `build.py` has the emotion pack's classifier read the text back (`EmotionLabeler.read`) and
 keeps it only when the reading agrees on all five labels (family, emotion, politeness, urgency and
-trust: `agrees`); the task records the assigned condition, the text and the reading.
+trust: `agrees`); the task records the assigned condition, the text and the reading. The vocabulary,
+lexicon, anchors and classifier come from the emotion plugin's condition space, which the core's
+contract hands out (`condition_space(pm)`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.tracer.refine import FIRST, render, say
 
 if TYPE_CHECKING:
+    from tau_emotion.core.conditions import ConditionSpace
     from tau_emotion.tracer.grounding import Candidate
+
+#: the task block the Tracer writes conditions to; the emotion plugin registers its condition space under it
+BLOCK = "emotion"
 
 
 class EmotionUnavailable(TauError):
@@ -75,9 +81,11 @@ class LLMFeelings:
 
     name = "llm"
 
-    def __init__(self, client: Any):
-        """`client`: a model client from the catalog (`pm.model_client(settings)`)."""
+    def __init__(self, client: Any, space: ConditionSpace):
+        """`client`: a model client from the catalog (`pm.model_client(settings)`); `space`: the emotion plugin's
+        condition space (its lexicon gives the emotion's words)."""
         self.client = client
+        self.space = space
 
     def describe(self, cand: Candidate, rng: random.Random, condition: dict[str, str]) -> str:
         facts = situation(cand)
@@ -86,7 +94,7 @@ class LLMFeelings:
         if facts["days_left"] is not None:
             lines.append(f"it matters in {facts['days_left']} day(s)")
         prompt = render("feelings_prompt.j2", situation=lines, condition=condition,
-                        emotion_words=emotion_words(condition["emotion"]))
+                        emotion_words=self.space.lexicon(condition["emotion"])[:6])
         return asyncio.run(self._ask(prompt))
 
     async def _ask(self, prompt: str) -> str:
@@ -97,40 +105,44 @@ class LLMFeelings:
         return text
 
 
-def emotion_words(emotion: str) -> list[str]:
-    from tau_emotion.emotion_pack.taxonomy import emotion_lexicon
+def condition_space(pm: Any) -> ConditionSpace:
+    """The emotion plugin's condition space (the vocabulary of the `emotion` block) from `pm`'s catalog."""
+    from tau_emotion.core.conditions import condition_space as registered
+    from tau_emotion.core.registry import RegistryError
 
-    return emotion_lexicon(emotion)[:6]
+    try:
+        space = registered(pm, BLOCK)
+    except RegistryError as exc:
+        raise EmotionUnavailable(f"the Tracer designs emotion conditions from the condition space of the "
+                                 f"'{BLOCK}' block, which the emotion plugin registers: {exc}") from None
+    assert space is not None
+    return space
 
 
 class EmotionLabeler:
-    """The emotion pack's classifier (feelings text -> its reading) and anchor bank (condition -> anchor)."""
+    """The emotion plugin's classifier (feelings text -> its reading) and anchor bank (condition -> anchor),
+    reached through the core's condition-space contract."""
 
-    def __init__(self, classify: Callable[[str], Any], anchor_for: Callable[[Any, random.Random], str]):
+    def __init__(self, classify: Callable[[str], dict[str, str]], anchor_for: Callable[[dict[str, str], random.Random], str]):
         self.classify = classify
         self.anchor_for = anchor_for
 
     @classmethod
-    def from_emotion_pack(cls) -> EmotionLabeler:
+    def from_space(cls, space: ConditionSpace) -> EmotionLabeler:
         try:
-            from tau_emotion.emotion_pack.anchors import anchor_for
-            from tau_emotion.emotion_pack.classifier import FeelingsClassifier
-
-            classifier = FeelingsClassifier.load()
-        except Exception as exc:  # the pack is optional here: say why and how to build without it
+            classify = space.classifier()
+        except Exception as exc:  # the classifier is optional here: say why and how to build without it
             raise EmotionUnavailable(f"the emotion pack cannot classify feelings ({type(exc).__name__}: {exc}); "
                                      f"build with --no-emotion") from None
-        return cls(classifier.classify, anchor_for)
+        return cls(classify, space.anchor)
 
     def read(self, text: str) -> dict[str, str]:
         """The classifier's reading of a feelings text: the five condition fields."""
-        return dict(self.classify(text).condition.to_dict())
+        return dict(self.classify(text))
 
     def block(self, condition: dict[str, str], rng: random.Random) -> dict[str, Any]:
         """The task's `emotion` block (the emotion plugin's `EmotionBlock` fields) for an assigned condition."""
-        from tau_emotion.emotion_pack.taxonomy import Condition
-
-        return {**condition, "anchor": self.anchor_for(Condition(**condition), rng)}
+        return {**condition, "anchor": self.anchor_for(condition, rng)}
 
 
 #: the labels a feelings text must be read back as: family and emotion, and (issue 21) the three dimensions

@@ -1,7 +1,8 @@
 """The `tau tracer` commands: `graph` (the tool dependency graph), `build` (tasks for a split) and `audit`.
 
 Importing this module costs nothing: the pipeline (networkx, Jinja2, the emotion pack's classifier,
-litellm for the optional model-backed steps) is imported inside the commands.
+litellm for the optional model-backed steps) is imported inside the commands. The emotion vocabulary
+comes from the command's plugin manager, as the condition space the emotion plugin registers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.plugin_cli import command_pm, debug_option, guarded, plugins_option, raw_plugin_options
+from tau_emotion.core.plugin_cli import (
+    command_pm,
+    config_file,
+    debug_option,
+    guarded,
+    plugins_option,
+    raw_plugin_options,
+)
 
 
 def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> Any:
@@ -67,7 +75,7 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
 @click.argument("domain")
 @click.option("--split", default="test", show_default=True, help="Split to build (test, train, ...).")
 @click.option("--n", "n", default=58, show_default=True, type=click.IntRange(1), help="Tasks to build.")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice (a run repeats with it).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the tasks here (a JSON list); default: replace the split in the pack's data/tasks.json.")
 @click.option("--min-calls", type=click.IntRange(1), default=None, help="Fewest gold calls per task (split default).")
@@ -82,22 +90,46 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
 @click.option("--rollout-model", default=None,
               help="Also require a dual-role LLM rollout (agent and user on this model) to solve each task once.")
 @click.option("--rollout-api-base", default=None, help="OpenAI-compatible endpoint for the rollout model.")
+@click.option("--force", is_flag=True, help="Replace the split even where it holds tasks the Tracer did not build.")
 @plugins_option
 @debug_option
 @guarded
 def build_command(domain: str, split: str, n: int, seed: int, out: str | None, min_calls: int | None,
                   max_calls: int | None, challenge_rate: float | None, refine_model: str | None,
                   refine_api_base: str | None, feelings_model: str | None, feelings_api_base: str | None,
-                  no_emotion: bool, rollout_model: str | None, rollout_api_base: str | None,
+                  no_emotion: bool, rollout_model: str | None, rollout_api_base: str | None, force: bool,
                   extra_plugins: tuple[str, ...]) -> None:
-    """Build N validated tasks of SPLIT for DOMAIN; prints how many candidates each check rejected."""
+    """Build N validated tasks of SPLIT for DOMAIN; prints how many candidates each check rejected.
+
+    The tasks replace SPLIT in the pack's data/tasks.json (or go to --out); a split that holds tasks the
+    Tracer did not build is only replaced with --force. The users and written entities of every other
+    Tracer-built split are left out, so test and train come out clean in either order."""
     from tau_emotion.core.models import ModelSettings
-    from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file, pack_tasks_path
+    from tau_emotion.tracer.build import (
+        build_tasks,
+        default_avoid,
+        dump_tasks,
+        foreign_tasks,
+        kept_apart,
+        merge_into_file,
+        pack_tasks_path,
+    )
+    from tau_emotion.tracer.feelings import condition_space
     from tau_emotion.tracer.graph import build_graph
 
     dom = _domain(domain, extra_plugins)
+    from tau_emotion.tracer.hints import load_hints
+
+    if not out and not force and load_hints(dom).can_ground:  # without hints the build says what to do first
+        hand = foreign_tasks(pack_tasks_path(dom), split)
+        if hand:
+            raise click.ClickException(
+                f"split '{split}' of {domain} holds {len(hand)} task(s) the Tracer did not build ({', '.join(hand[:3])}"
+                f"{', ...' if len(hand) > 3 else ''}) that a build would replace: move them to split 'hand', build "
+                f"another split, write elsewhere with --out FILE, or pass --force to replace them")
     for warning in build_graph(dom).warnings:
         click.echo(f"warning: {warning}", err=True)
+    space = condition_space(command_pm())
     refiner = feelings = labeler = rollout = None
     if refine_model:
         from tau_emotion.tracer.refine import LLMRefiner
@@ -108,19 +140,19 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
         from tau_emotion.tracer.feelings import LLMFeelings
 
         feelings = LLMFeelings(command_pm().model_client(ModelSettings.for_role(
-            "feelings", feelings_model, feelings_api_base, temperature=0.8)))
+            "feelings", feelings_model, feelings_api_base, temperature=0.8)), space)
     if not no_emotion:
         from tau_emotion.tracer.feelings import EmotionLabeler
 
-        labeler = EmotionLabeler.from_emotion_pack()
+        labeler = EmotionLabeler.from_space(space)
     if rollout_model:
         from tau_emotion.tracer.rollout import RolloutCheck
 
         rollout = RolloutCheck(dom, rollout_model, rollout_api_base)
     target = None if out else pack_tasks_path(dom)
     report = build_tasks(dom, split, n, seed, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate,
-                         refiner=refiner, feelings=feelings, labeler=labeler, rollout=rollout,
-                         avoid=default_avoid(dom, split))
+                         refiner=refiner, feelings=feelings, labeler=labeler, space=space, rollout=rollout,
+                         avoid=default_avoid(dom, split), keep_apart=kept_apart(dom, split))
     for line in report.summary_lines():
         click.echo(line)
     if out:
@@ -134,18 +166,27 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 
 @tracer_group.command("collect")
 @click.argument("domains", nargs=-1)
+@click.option("--config", "config", type=click.Path(dir_okay=False, exists=True), default=None, is_eager=True,
+              callback=config_file, help="A TOML file holding any of these flags (as `tau run --config`); flags given win.")
 @click.option("--preset", type=click.Choice(["high", "low"]), default=None,
               help="high: every installed domain with the split; low: airline, retail, telecom, telehealth.")
 @click.option("--split", default="train", show_default=True, help="Task split to collect on.")
 @click.option("--agent", default="tool_calling", show_default=True, help="Agent plugin.")
 @click.option("--agent-model", default=None, help="Model name for the agent, e.g. openai/Qwen3-8B.")
 @click.option("--agent-api-base", default=None, help="OpenAI-compatible endpoint for the agent model.")
-@click.option("--agent-temperature", default=0.0, show_default=True, type=float)
+@click.option("--agent-temperature", default=0.0, show_default=True, type=float, help="Sampling temperature of the agent model.")
+@click.option("--agent-api-key", default=None, help="Key for the agent endpoint (default: TAU_API_KEY); never stored.")
+@click.option("--agent-client", default=None, help="Model client plugin for the agent (default: the default client).")
+@click.option("--agent-args", default=None, help="JSON object of extra request arguments for the agent model, "
+                                                 "e.g. '{\"max_tokens\": 512}'.")
 @click.option("--user", default="llm", show_default=True, help="User simulator plugin (llm; scripted works offline).")
 @click.option("--user-model", default=None, help="Model name for the simulated user.")
 @click.option("--user-api-base", default=None, help="OpenAI-compatible endpoint for the user model.")
 @click.option("--user-temperature", default=0.0, show_default=True, type=float,
               help="The user simulator's temperature (the paper: 0).")
+@click.option("--user-api-key", default=None, help="Key for the user endpoint (default: TAU_API_KEY); never stored.")
+@click.option("--user-client", default=None, help="Model client plugin for the user (default: the default client).")
+@click.option("--user-args", default=None, help="JSON object of extra request arguments for the user model.")
 @click.option("--emotion", default=None, help="Emotion spec for tasks without their own (see `tau run --help`).")
 @click.option("--trials", default=1, show_default=True, type=click.IntRange(1), help="Trials per task.")
 @click.option("--max-steps", default=50, show_default=True, type=click.IntRange(1), help="Agent steps per episode.")
@@ -154,18 +195,21 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 @click.option("--cap", default=None, type=click.IntRange(1), help="Keep at most this many trajectories per domain.")
 @click.option("--rebalance/--no-rebalance", default=True, show_default=True,
               help="Under the cap, keep round-robin over emotion families (under-represented first).")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1))
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1), help="Episodes in flight at once.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice (a run repeats with it).")
 @click.option("--option", "-o", "raw_options", multiple=True, help="Another plugin option as KEY=VALUE (as `tau run -o`).")
 @click.option("--resume", "resume_id", default=None, help="Finish an earlier collection: only its missing trials run.")
 @click.option("--store", default=None, help="Result store plugin (default: the installed default store).")
-@click.option("--db", "db_path", default=None, help="Where results are kept (default: TAU_DB or .tau/runs.db).")
+@click.option("--db", "db_path", default=None, help="Where results are kept (default: as `tau run`).")
 @plugins_option
 @debug_option
 @guarded
-def collect_command(domains: tuple[str, ...], preset: str | None, split: str, agent: str, agent_model: str | None,
-                    agent_api_base: str | None, agent_temperature: float, user: str, user_model: str | None,
-                    user_api_base: str | None, user_temperature: float, emotion: str | None, trials: int,
+def collect_command(domains: tuple[str, ...], config: str | None, preset: str | None, split: str, agent: str,
+                    agent_model: str | None, agent_api_base: str | None, agent_temperature: float,
+                    agent_api_key: str | None, agent_client: str | None, agent_args: str | None, user: str,
+                    user_model: str | None, user_api_base: str | None, user_temperature: float,
+                    user_api_key: str | None, user_client: str | None, user_args: str | None, emotion: str | None,
+                    trials: int,
                     max_steps: int, n_tasks: int | None, task_ids: tuple[str, ...], cap: int | None, rebalance: bool,
                     concurrency: int, seed: int, raw_options: tuple[str, ...], resume_id: str | None,
                     store: str | None, db_path: str | None, extra_plugins: tuple[str, ...]) -> None:
@@ -175,18 +219,21 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
     statistics are saved in the run's summary, where `tau export-sft` finds them.
     """
     from tau_emotion.core.manager import Selection
-    from tau_emotion.core.plugin_cli import DEFAULT_DB, execute_run
+    from tau_emotion.core.plugin_cli import default_db, execute_run
     from tau_emotion.core.runner import prepare_run, resume_run
     from tau_emotion.tracer import collect
 
-    db_path = db_path or DEFAULT_DB
+    db_path = db_path or default_db()
     pm = command_pm(extra_plugins)
     options: dict[str, dict[str, Any]] = {}
     for group, name, value, _key in raw_plugin_options(pm, raw_options):
         options.setdefault(group, {})[name] = value
     if resume_id:
-        run = resume_run(resume_id, db_path, store, pm=pm)
-        previous = (run.store.summary(resume_id) or {}).get(collect.SUMMARY_KEY) or {}
+        for group, name, value in (("agent", "agent_api_key", agent_api_key), ("user", "user_api_key", user_api_key)):
+            if value:  # keys are never stored: a resume takes them again
+                options.setdefault(group, {})[name] = value
+        run = resume_run(resume_id, db_path, store, pm=pm, options=options)
+        previous = (run.store.summary(run.run_id) or {}).get(collect.SUMMARY_KEY) or {}
         cap = cap if cap is not None else previous.get("cap")
     else:
         installed = {name: entry.load().splits for name, entry in pm.catalog("domains").items()}
@@ -194,9 +241,11 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
         for note in notes:
             click.echo(f"note: {note}", err=True)
         for group, values in (("agent", {"agent_model": agent_model, "agent_api_base": agent_api_base,
-                                         "agent_temperature": agent_temperature}),
+                                         "agent_temperature": agent_temperature, "agent_api_key": agent_api_key,
+                                         "agent_client": agent_client, "agent_args": agent_args}),
                               ("user", {"user_model": user_model, "user_api_base": user_api_base,
-                                        "user_temperature": user_temperature}),
+                                        "user_temperature": user_temperature, "user_api_key": user_api_key,
+                                        "user_client": user_client, "user_args": user_args}),
                               ("emotion", {"emotion": emotion})):
             given = {k: v for k, v in values.items() if v is not None}
             if group != "user" or user == "llm":
@@ -216,8 +265,11 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
     summary = execute_run(run, "collect", f"tau tracer collect --resume {run.run_id} --db {db_path}")
     rep = collect.finish(run, summary, cap, rebalance)
     collect.print_report(rep)
-    click.echo(f"kept {len(rep.kept)} trajectories; export them with: "
-               f"tau export-sft {run.run_id} --db {db_path} --out DIR", err=True)
+    if rep.kept:
+        click.echo(f"kept {len(rep.kept)} trajectories; export them with: "
+                   f"tau export-sft {run.run_id} --db {db_path} --out DIR", err=True)
+    else:
+        click.echo("kept no trajectories (no trial ended with reward +1): nothing to export", err=True)
     if summary.get("errors"):
         click.echo(f"warning: {summary['errors']} trial(s) ended in error; re-run them with: "
                    f"tau tracer collect --resume {run.run_id} --db {db_path}", err=True)
@@ -232,46 +284,56 @@ def collect_command(domains: tuple[str, ...], preset: str | None, split: str, ag
               help="Share of tasks held out for the validation split.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the train/validation split.")
 @click.option("--store", default=None, help="Result store plugin (default: the installed default store).")
-@click.option("--db", "db_path", default=None, help="Where results are kept (default: TAU_DB or .tau/runs.db).")
+@click.option("--db", "db_path", default=None, help="Where results are kept (default: as `tau run`).")
 @plugins_option
 @debug_option
 @guarded
 def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation: float, seed: int,
                        store: str | None, db_path: str | None, extra_plugins: tuple[str, ...]) -> None:
-    """Write RUN_IDS' trajectories as a Hugging Face dataset (save_to_disk), JSONL and a dataset card.
+    """Write RUN_IDS' trajectories as JSONL, a dataset card and (with `datasets`) a save_to_disk dataset.
 
     A collection run (`tau tracer collect`) contributes the trajectories it kept; any other run
     its +1 trials. With --format dpo, tasks with both a +1 and a -1 trajectory across the runs
     give preference pairs.
     """
     from tau_emotion.core.domain import Domain
-    from tau_emotion.core.plugin_cli import DEFAULT_DB
-    from tau_emotion.core.runner import open_store
+    from tau_emotion.core.plugin_cli import default_db
+    from tau_emotion.core.runner import open_store, resolve_run
     from tau_emotion.tracer import export
 
-    db_path = db_path or DEFAULT_DB
+    db_path = db_path or default_db()
     pm = command_pm(extra_plugins)
     opened = open_store(pm, store, db_path, create=False)
     runs = {}
-    for run_id in dict.fromkeys(run_ids):
-        if opened.run_config(run_id) is None:
-            known = ", ".join(opened.run_ids()[-5:]) or "none"
-            raise export.ExportError(f"no run '{run_id}' in {db_path} (latest runs: {known})")
+    for run_id in dict.fromkeys(resolve_run(opened, ref, db_path) for ref in run_ids):
         runs[run_id] = (opened.results(run_id), opened.summary(run_id))
 
     def domain(name: str) -> Domain:
         obj = pm.catalog("domains").get(name)
         return obj if isinstance(obj, Domain) else obj()
 
+    from collections import Counter
+
     exporter = export.Exporter(domain)
-    rows = export.sft_rows(runs, exporter) if fmt == "sft" else export.dpo_rows(runs, exporter)
+    dropped: Counter[str] = Counter()
+    rows = export.sft_rows(runs, exporter) if fmt == "sft" else export.dpo_rows(runs, exporter, dropped)
     if not rows:
         what = "trajectories with reward +1" if fmt == "sft" else "tasks with both a +1 and a -1 trajectory"
+        if dropped:
+            raise export.ExportError(f"nothing to export: all {sum(dropped.values())} +1/-1 pair(s) in run(s) "
+                                     f"{', '.join(runs)} were dropped: {export.describe_drops(dropped)}")
         raise export.ExportError(f"nothing to export: no {what} in run(s) {', '.join(runs)}")
+    if dropped:
+        click.echo(f"dropped {sum(dropped.values())} of {sum(dropped.values()) + len(rows)} +1/-1 pair(s): "
+                   f"{export.describe_drops(dropped)}", err=True)
     splits = export.split_rows(rows, validation, seed)
-    export.write(splits, Path(out), fmt, list(runs))
-    click.echo(f"wrote {', '.join(f'{len(v)} {k}' for k, v in splits.items())} {fmt} row(s) to {out} "
-               f"(load with datasets.load_from_disk)", err=True)
+    saved = export.write(splits, Path(out), fmt, list(runs))
+    counts = ", ".join(f"{len(v)} {k}" for k, v in splits.items())
+    if saved:
+        click.echo(f"wrote {counts} {fmt} row(s) to {out}: JSONL and a dataset (datasets.load_from_disk)", err=True)
+    else:
+        click.echo(f"wrote {counts} {fmt} row(s) to {out} as JSONL; `datasets` is not installed, so no "
+                   f"save_to_disk copy (`tau train` reads the JSONL too; for the copy: {export.DATASETS_HINT})", err=True)
 
 
 def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> None:
@@ -296,11 +358,13 @@ def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> 
 def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[str, ...]) -> None:
     """Distribution tables and consistency checks of DOMAIN's SPLIT; exits 1 when a check fails."""
     from tau_emotion.tracer.audit import audit_split
+    from tau_emotion.tracer.feelings import condition_space
     from tau_emotion.tracer.hints import load_hints
 
     dom = _domain(domain, extra_plugins)
     hints = load_hints(dom)
-    result = audit_split(dom, split, transfer_tool=hints.handoff_tool, visible_ids=hints.visible_ids)
+    result = audit_split(dom, split, space=condition_space(command_pm()), transfer_tool=hints.handoff_tool,
+                         visible_ids=hints.visible_ids)
     click.echo(json.dumps(result.to_json(), indent=1) if as_json else "\n".join(result.lines()))
     if not result.ok:
         raise SystemExit(1)

@@ -141,7 +141,13 @@ def load_splits(data: Any, columns: tuple[str, ...]) -> tuple[Any, Any]:
     if isinstance(data, str | Path):
         if not Path(data).exists():
             raise TrainError(f"no dataset at {data}: export one with `tau export-sft RUN --out {data}`")
-        data = datasets.load_from_disk(str(data))
+        if not (Path(data) / "dataset_dict.json").exists() and any(Path(data).glob("*.jsonl")):
+            data = datasets.DatasetDict({  # exported without `datasets`: one JSONL file per split
+                path.stem: datasets.Dataset.from_list([json.loads(line) for line in path.read_text("utf-8").splitlines()
+                                                       if line.strip()])
+                for path in sorted(Path(data).glob("*.jsonl")) if path.stat().st_size})
+        else:
+            data = datasets.load_from_disk(str(data))
     if isinstance(data, datasets.Dataset):
         data = datasets.DatasetDict({"train": data})
     if "train" not in data:

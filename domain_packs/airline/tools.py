@@ -20,8 +20,9 @@ from typing import Any, Literal
 from typing_extensions import TypedDict
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
-from tau_emotion.core.tools import money as _money
+from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.domain_packs.values import arithmetic
+from tau_emotion.domain_packs.values import money as _money
 
 NOW = "2024-05-15T15:00:00"
 BAG_FEE = 50

@@ -21,11 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.conditions import ConditionSpace, condition_space
 from tau_emotion.core.domain import Domain
 from tau_emotion.core.manager import PluginUnavailable
 from tau_emotion.core.models import Task
 from tau_emotion.core.state import Database
 from tau_emotion.core.tools import Toolset
+from tau_emotion.domain_packs.classic import emotions
 from tau_emotion.domain_packs.classic.adapter import ClassicTool, database_from
 from tau_emotion.domain_packs.classic.source import EnvModule
 from tau_emotion.domain_packs.classic.tasks import load_tasks
@@ -38,6 +40,7 @@ class Distribution:
     label: str  # in the domain's description: "τ-Trait airline ..."
     source: str  # Task.meta["source"] and the description's "... from the tau-trait package"
     hint: str  # the PluginUnavailable message when it is missing
+    conditions: bool = False  # whether its tasks carry emotion conditions (τ-Emotion-Bench: `emotions.py`)
 
 
 DISTRIBUTIONS = {
@@ -47,7 +50,7 @@ DISTRIBUTIONS = {
     "tau_emotion_bench": Distribution("τ-Emotion-Bench", "tau-emotion-bench",
                                       "install the τ-Emotion-Bench release from source (package "
                                       "`tau_emotion_bench`, not on PyPI; github.com/rishitoshsingh/"
-                                      "tau-emotion-bench): pip install /path/to/its/checkout"),
+                                      "tau-emotion-bench): pip install /path/to/its/checkout", conditions=True),
 }
 
 # plugin (and domain) name -> (their package, their env); the entry points name each one
@@ -74,7 +77,7 @@ class ClassicPlugin:
         self.distribution = distribution or DISTRIBUTIONS[package]
         self.title = f"{self.distribution.label} {env} (classic env from the {self.distribution.source} package)"
         self.skipped_splits: dict[str, str] = {}
-        self._domain: Domain | None = None
+        self._domains: dict[ConditionSpace | None, Domain] = {}
 
     def __repr__(self) -> str:
         return f"ClassicPlugin({self.name!r})"
@@ -84,8 +87,11 @@ class ClassicPlugin:
             raise PluginUnavailable(self.distribution.hint)
 
     @hookimpl
-    def tau_register_domains(self, register: Any) -> None:
-        register(self.domain())
+    def tau_register_domains(self, register: Any, pluginmanager: Any) -> None:
+        space = None
+        if self.distribution.conditions:  # their conditions become the block of the emotion plugin, if loaded
+            space = condition_space(pluginmanager, emotions.BLOCK, missing_ok=True)
+        register(self.domain(space))
 
     def toolset(self) -> Toolset:
         terminal = set(self.env.source.terminate_tools)
@@ -95,26 +101,32 @@ class ClassicPlugin:
     def database(self) -> Database:
         return database_from(self.env.load_data(), self.name)
 
-    def tasks(self) -> list[Task]:
+    def tasks(self, space: ConditionSpace | None = None) -> list[Task]:
         names = {cls.get_info()["function"]["name"] for cls in self.env.tool_classes}
         tasks, self.skipped_splits = load_tasks(self.env, domain=self.name, source=self.distribution.source,
-                                                tools=names)
-        if self._domain is not None and self.skipped_splits:
-            self._domain.meta["skipped_splits"] = dict(self.skipped_splits)
-            self._domain.description = self.title + "".join(
+                                                tools=names, space=space)
+        domain = self._domains.get(space)
+        if domain is not None and self.skipped_splits:
+            domain.meta["skipped_splits"] = dict(self.skipped_splits)
+            domain.description = self.title + "".join(
                 f" [split '{s}' unavailable: {why}]" for s, why in self.skipped_splits.items())
         return tasks
 
-    def domain(self) -> Domain:
-        """The domain, made once per process: its loaders run on first use and are cached."""
-        if self._domain is None:
-            self._domain = Domain(
+    def domain(self, space: ConditionSpace | None = None) -> Domain:
+        """The domain, made once per process and condition space: its loaders run on first use and are cached.
+
+        `space` is the emotion plugin's condition space, which turns a τ-Emotion-Bench task's condition into
+        its `emotion` block (`emotions.py`); without it the tasks carry none. Other packages ignore it.
+        """
+        space = space if self.distribution.conditions else None
+        if space not in self._domains:
+            self._domains[space] = Domain(
                 self.name, self.toolset, description=self.title,
-                load_database=self.database, load_policy=self.env.wiki, load_tasks=self.tasks,
+                load_database=self.database, load_policy=self.env.wiki, load_tasks=lambda: self.tasks(space),
                 meta={"source": self.distribution.source, "env": self.env.module, "classic": True,
                       "verbatim_schemas": True},
             )
-        return self._domain
+        return self._domains[space]
 
 
 PLUGINS = {name: ClassicPlugin(name, package, env) for name, (package, env) in SUITES.items()}

@@ -9,6 +9,11 @@ emotion: their family/leaf pairs are not always consistent (leaf `peace` under f
 a family of theirs that differs is recorded (`meta.emotion_source`) and noted in `meta.notes`, which
 `tau tasks --check` reports, not silently fixed. An unknown dimension value takes our default, noted.
 
+The vocabulary is the emotion plugin's, reached through the core's condition-space contract: the
+plugin registers it as the space of its `emotion` block, and the domain gets it from the plugin manager
+that registers the domain. Without that plugin there is no space, so no block (and no notes about
+the condition); the emotion paragraph still leaves the instruction, so a run without the plugin has no emotion.
+
 Their instruction ends with the emotion in their words, a paragraph `Emotion Instruction: ...`
 (every emotional task of their test and train splits; their no-emotion twins lack it). That paragraph
 is the block's anchor and leaves the instruction, so the emotion plugin's user prompt states it once
@@ -20,7 +25,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau_emotion.core.conditions import ConditionSpace
 
 BLOCK = "emotion"  # the emotion plugin's task block
 # our dimension -> the field of their task record that holds it
@@ -46,14 +54,14 @@ def _norm(value: Any) -> str:
     return str(value or "").strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def emotion_block(get: Callable[[str], Any], task_id: str,
+def emotion_block(space: ConditionSpace, get: Callable[[str], Any], task_id: str,
                   anchor: str | None = None) -> tuple[dict[str, Any] | None, dict[str, Any], list[str]]:
     """(our `emotion` block as a dict or None, `meta.emotion_source`, notes) for one of their task records.
 
+    `space` is the emotion plugin's condition space (families are its groups, emotions its labels).
     `anchor` is the task's own emotion text (its `Emotion Instruction:`), else one comes from our bank.
     """
-    from tau_emotion.emotion_pack.anchors import anchor_for
-    from tau_emotion.emotion_pack.taxonomy import DIMENSIONS, EMOTIONS, FAMILIES, Condition, dimension_default
+    FAMILIES, EMOTIONS, DIMENSIONS = space.groups, space.labels, space.dimensions
 
     their_family, emotion = _norm(get("emotion_family")), _norm(get("emotion_leaf"))
     source: dict[str, Any] = {"family": get("emotion_family"), "leaf": get("emotion_leaf")}
@@ -73,9 +81,9 @@ def emotion_block(get: Callable[[str], Any], task_id: str,
         if value in DIMENSIONS[dim]:
             dims[dim] = value
         else:
-            dims[dim] = dimension_default(dim)
+            dims[dim] = space.default(dim)
             notes.append(f"{task_id}: {field} '{get(field)}' is none of ours; taken as '{dims[dim]}'")
-    condition = Condition(family, emotion, dims["politeness"], dims["urgency"], dims["trust"])
+    condition = space.condition(family=family, emotion=emotion, **dims)
     source["anchor"] = "instruction" if anchor else "bank"
-    anchor = anchor or anchor_for(condition, random.Random(f"anchor/{task_id}"))
-    return {**condition.to_dict(), "anchor": anchor}, source, notes
+    anchor = anchor or space.anchor(condition, random.Random(f"anchor/{task_id}"))
+    return {**condition, "anchor": anchor}, source, notes

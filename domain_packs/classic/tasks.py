@@ -11,11 +11,14 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.models import Task
 from tau_emotion.domain_packs.classic import emotions
 from tau_emotion.domain_packs.classic.source import NO_EMOTION_SPLIT, EnvModule
+
+if TYPE_CHECKING:
+    from tau_emotion.core.conditions import ConditionSpace
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _ZIP = re.compile(r"(?:\bzip code(?: is)?|\bzip(?: is)?|\bin|,)\s+(\d{5})\b", re.IGNORECASE)
@@ -42,11 +45,14 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
 
 
-def convert_task(raw: Any, *, domain: str, split: str, index: int, source: str, tools: set[str]) -> Task:
+def convert_task(raw: Any, *, domain: str, split: str, index: int, source: str, tools: set[str],
+                 space: ConditionSpace | None = None) -> Task:
     """One of their task records as our `Task`.
 
     Gold actions that name no tool do nothing in their env ("Unknown action"), so they are dropped
-    (kept in meta); a gold `respond` is not a tool call either.
+    (kept in meta); a gold `respond` is not a tool call either. A record's emotion condition becomes the
+    `emotion` block when `space` (the emotion plugin's condition space) is given; without it the task has no
+    block and its emotion paragraph leaves the instruction all the same (a run without the plugin has no emotion).
     """
     actions: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
@@ -66,9 +72,12 @@ def convert_task(raw: Any, *, domain: str, split: str, index: int, source: str, 
         meta["dropped_gold_actions"] = dropped
     task_id = f"{domain}-{split}-{index:03d}"
     blocks: dict[str, Any] = {}
-    if emotions.has_condition(lambda name: _get(raw, name)):
+    if space is None and emotions.has_condition(lambda name: _get(raw, name)):
+        instruction = emotions.split_instruction(instruction)[0]  # no emotion plugin: the user is not conditioned
+    elif emotions.has_condition(lambda name: _get(raw, name)):
         rest, anchor = emotions.split_instruction(instruction)
-        block, meta["emotion_source"], notes = emotions.emotion_block(lambda name: _get(raw, name), task_id, anchor)
+        block, meta["emotion_source"], notes = emotions.emotion_block(space, lambda name: _get(raw, name), task_id,
+                                                                      anchor)
         if block is not None:  # its anchor is the instruction's emotion paragraph, which leaves the instruction
             blocks[emotions.BLOCK] = block
             instruction = rest
@@ -126,8 +135,9 @@ def _note(task: Task, note: str) -> None:
     task.meta.setdefault("notes", []).append(note)
 
 
-def load_tasks(env: EnvModule, *, domain: str, source: str, tools: set[str]) -> tuple[list[Task], dict[str, str]]:
-    """Every split's tasks, and the splits that failed to import (split -> why).
+def load_tasks(env: EnvModule, *, domain: str, source: str, tools: set[str],
+               space: ConditionSpace | None = None) -> tuple[list[Task], dict[str, str]]:
+    """Every split's tasks, and the splits that failed to import (split -> why); `space` as in `convert_task`.
 
     A split that does not import is skipped, not fatal: tau-trait's telecom env imports a `TASKS_DEV`
     that its dev module lacks.
@@ -140,7 +150,7 @@ def load_tasks(env: EnvModule, *, domain: str, source: str, tools: set[str]) -> 
         except Exception as exc:
             skipped[split] = f"{type(exc).__name__}: {exc}"
             continue
-        tasks.extend(convert_task(r, domain=domain, split=split, index=i, source=source, tools=tools)
+        tasks.extend(convert_task(r, domain=domain, split=split, index=i, source=source, tools=tools, space=space)
                      for i, r in enumerate(raw))
     link_no_emotion_twins(tasks)
     return tasks, skipped

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Literal
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
-from tau_emotion.core.tools import money as _money
+from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.domain_packs.values import arithmetic
+from tau_emotion.domain_packs.values import money as _money
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 

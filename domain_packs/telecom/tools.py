@@ -19,8 +19,9 @@ import json
 from typing import Any, Literal
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
-from tau_emotion.core.tools import money as _money
+from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.domain_packs.values import arithmetic
+from tau_emotion.domain_packs.values import money as _money
 
 TODAY = "2025-03-14"
 CYCLE_START = "2025-03-01"  # every account bills by calendar month

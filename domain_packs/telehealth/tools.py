@@ -22,7 +22,8 @@ import re
 from typing import Any
 
 from tau_emotion.core.state import State
-from tau_emotion.core.tools import ToolError, arithmetic, find_row, tool
+from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.domain_packs.values import arithmetic
 
 TODAY = "2025-06-10"
 NOW = "2025-06-10T09:00"

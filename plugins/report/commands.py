@@ -137,7 +137,7 @@ by_option = click.option("--by", default="emotion.family", show_default=True,
 
 @click.command("analyze")
 @click.argument("run_id")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The analyses as JSON.")
 @role_model_params("judge")
 @by_option
 @store_option
@@ -168,7 +168,8 @@ def analyze_command(run_id: str, as_json: bool, by: str, db_path: str, store: st
 
 @click.command("report")
 @click.argument("run_ids", nargs=-1, required=True)
-@click.option("--out", type=click.Path(dir_okay=False), default="report.html", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), default="report.html", show_default=True,
+              help="The HTML file to write.")
 @by_option
 @store_option
 @db_option
@@ -191,26 +192,32 @@ def _compare(baseline: str, candidate: str, by: str, db_path: str, store: str | 
 
     opened, pm = _open(db_path, store, extra)
     a, b = (load_run(opened, r, None, db_path) for r in (baseline, candidate))
-    return {"baseline": baseline, "candidate": candidate, **compare(a.results, b.results, by)}
+    return {"baseline": a.run_id, "candidate": b.run_id, **compare(a.results, b.results, by)}
 
 
-def _line(scope: str, s: dict[str, Any], k: int) -> str:
+SCOPE_WIDTH = 22
+
+
+def _lines(scope: str, s: dict[str, Any], k: int) -> list[str]:
+    """One scope of a comparison as rows of at most 80 columns: a row per metric, then McNemar."""
     if not s.get("n_tasks"):
-        return f"  {scope:22} no common tasks"
-    parts = [f"{scope:22} tasks={s['n_tasks']:<4}"]
-    for metric in ("avg_at_k", f"pass^{k}"):
+        return [f"{scope[:SCOPE_WIDTH]:{SCOPE_WIDTH}} no common tasks"]
+    head = [] if len(scope) <= SCOPE_WIDTH else [scope]  # a long scope gets its own line
+    first = f"{scope if not head else '':{SCOPE_WIDTH}} {s['n_tasks']:>5}"
+    rows = []
+    for i, (metric, label) in enumerate((("avg_at_k", "Avg@k"), (f"pass^{k}", f"Pass^{k}"))):
         m = s[metric]
-        parts.append(f"{metric} {m['baseline']:.3f}->{m['candidate']:.3f} ({m['delta']:+.3f} "
-                     f"[{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}])")
+        rows.append(f"{first if i == 0 else '':{SCOPE_WIDTH + 6}}  {label:7} {m['baseline']:6.3f} {m['candidate']:6.3f} "
+                    f"{m['delta']:+7.3f}  [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}]")
     mc = s["mcnemar"]
-    parts.append(f"McNemar lost={mc['lost']} won={mc['won']} p={mc['p_value']:.3g}")
-    return "  " + "  ".join(parts)
+    rows.append(f"{'':{SCOPE_WIDTH + 6}}  McNemar lost={mc['lost']} won={mc['won']} p={mc['p_value']:.3g}")
+    return head + rows
 
 
 @click.command("compare")
 @click.argument("baseline")
 @click.argument("candidate")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The comparison as JSON.")
 @by_option
 @store_option
 @db_option
@@ -221,16 +228,19 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
                     extra_plugins: tuple[str, ...]) -> None:
     """Deltas of Avg@k and Pass^k (candidate - baseline) with paired bootstrap intervals, McNemar, flipped tasks."""
     result = _compare(baseline, candidate, by, db_path, store, extra_plugins)
+    baseline, candidate = result["baseline"], result["candidate"]
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
     k = result["k"]
-    click.echo(f"{candidate} vs {baseline} (k={k}; delta = candidate - baseline, 95% paired bootstrap over tasks)")
-    click.echo(_line("all", result["overall"], k))
-    for name, s in result["by_domain"].items():
-        click.echo(_line(f"domain {name}", s, k))
-    for name, s in result["by_tag"]["groups"].items():
-        click.echo(_line(f"{by}={name}", s, k))
+    click.echo(f"candidate {candidate} vs baseline {baseline}")
+    click.echo(f"(k={k}; delta = candidate - baseline, 95% paired bootstrap over tasks)")
+    click.echo(f"{'scope':{SCOPE_WIDTH}} {'tasks':>5}  {'metric':7} {'base':>6} {'cand':>6} {'delta':>7}  95% CI")
+    scopes = [("all", result["overall"]), *((f"domain {n}", s) for n, s in result["by_domain"].items()),
+              *((f"{by}={n}", s) for n, s in result["by_tag"]["groups"].items())]
+    for name, s in scopes:
+        for line in _lines(name, s, k):
+            click.echo(line)
     flipped = result["overall"].get("flipped", {})
     click.echo("flipped to failure: " + (", ".join(flipped.get("to_failure", [])) or "none"))
     click.echo("flipped to success: " + (", ".join(flipped.get("to_success", [])) or "none"))
@@ -240,8 +250,9 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 
 
 @click.command("gate")
-@click.option("--baseline", required=True, help="The run to hold the candidate to.")
-@click.option("--candidate", required=True, help="The run under test.")
+@click.argument("runs", nargs=-1, metavar="BASELINE CANDIDATE")
+@click.option("--baseline", "baseline_opt", default=None, help="The run to hold the candidate to (or the first argument).")
+@click.option("--candidate", "candidate_opt", default=None, help="The run under test (or the second argument).")
 @click.option("--max-drop", default=0.02, show_default=True, type=click.FloatRange(0),
               help="The largest drop of a metric allowed before a significant drop fails the gate.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write JUnit XML here.")
@@ -251,12 +262,23 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 @plugins_option
 @debug_option
 @guarded
-def gate_command(baseline: str, candidate: str, max_drop: float, junit_path: str | None, by: str, db_path: str,
-                 store: str | None, extra_plugins: tuple[str, ...]) -> None:
-    """Exit 1 when Avg@k or Pass^k (overall or in a domain) drops by more than --max-drop, significantly."""
+def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt: str | None, max_drop: float,
+                 junit_path: str | None, by: str, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
+    """Exit 1 when Avg@k or Pass^k (overall or in a domain) drops by more than --max-drop, significantly.
+
+    Runs are given as `compare` takes them (`tau gate BASELINE CANDIDATE`; ids, `latest` or unique prefixes);
+    `--baseline A --candidate B` still works."""
     from tau_emotion.plugins.report.compare import gate, junit
 
-    result = _compare(baseline, candidate, by, db_path, store, extra_plugins)
+    given = [*runs]
+    if baseline_opt:
+        given.insert(0, baseline_opt)
+    if candidate_opt:
+        given.append(candidate_opt)
+    if len(given) != 2:
+        raise click.UsageError("give two runs: tau gate BASELINE CANDIDATE (or --baseline A --candidate B)")
+    result = _compare(given[0], given[1], by, db_path, store, extra_plugins)
+    baseline, candidate = result["baseline"], result["candidate"]
     if not result["overall"].get("n_tasks"):
         raise click.ClickException(f"runs {baseline} and {candidate} share no tasks: nothing to gate")
     checks = gate(result, max_drop)

@@ -7,30 +7,77 @@ Everything a model or user wrote reaches the page only through Jinja's escaping;
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import gzip
+import json
+import math
 import random
 from collections import defaultdict
 from importlib.resources import files
 from typing import Any
 
-from tau_emotion.plugins.metrics import score_group
+from tau_emotion.core.statistics import score_group
 from tau_emotion.plugins.report.analysis import analyze
-from tau_emotion.plugins.report.reading import RunData, actions, questions
+from tau_emotion.plugins.report.compare import paired
+from tau_emotion.plugins.report.reading import RunData, actions, db_diff, questions
 
 AXES_TAGS = ("emotion.politeness", "emotion.urgency", "emotion.trust")
+#: the natural order of each axis's values (low to high); values not listed follow, sorted
+AXIS_ORDER = {"emotion.politeness": ("warm", "neutral", "cold"), "emotion.urgency": ("low", "moderate", "high"),
+              "emotion.trust": ("trusting", "cautious", "skeptical")}
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+#: a task id's variant suffix (`TASK~control`): the same task played another way
+VARIANT = "~"
+#: characters of one message kept in the report's trajectory data (the store keeps all of it)
+MESSAGE_CHARS = 4000
 
 
-def heat_color(value: float | None) -> str:
+def run_label(data: RunData) -> str:
+    """`agent/model 5b1a0a`: what a legend needs to tell runs apart (the id's random tail is unique)."""
+    model = (data.meta.get("models") or {}).get("agent") or next(iter((data.meta.get("models") or {}).values()), "")
+    who = f"{data.config.agent}/{model}" if model else f"{data.config.agent} vs {data.config.user}"
+    return f"{who} {data.run_id.rsplit('-', 1)[-1]}"
+
+
+def heat_color(value: float | None, reverse: bool = False) -> str:
     if value is None or value != value:
         return "#eeeeee"
-    return f"hsl({round(120 * value)}, 65%, 72%)"
+    return f"hsl({round(120 * ((1 - value) if reverse else value))}, 65%, 72%)"
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson interval of a proportion (sound at 0 and 1, unlike the normal one)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def unsatisfied_heatmap(data: RunData, by: str) -> dict[str, Any]:
+    """Share of trials ending negatively (###UNSATISFIED###), by domain and `by`; red is high."""
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for r in data.results:
+        if r.status == "ok":
+            groups[(r.domain, r.tags.get(by, "(control)" if VARIANT in r.task_id else "(none)"))].append(r)
+    rows = sorted({d for d, _ in groups})
+    cols = sorted({f for _, f in groups})
+    cells = []
+    for i, d in enumerate(rows):
+        for j, f in enumerate(cols):
+            rs = groups.get((d, f), [])
+            rate = sum(r.termination.negative for r in rs) / len(rs) if rs else None
+            cells.append({"x": j, "y": i, "value": rate, "n": len(rs), "unit": "trials",
+                          "text": "" if rate is None else f"{rate:.0%}", "color": heat_color(rate, reverse=True)})
+    return {"rows": rows, "cols": cols, "cells": cells, "label": "UNSATISFIED rate"}
 
 
 def heatmap(data: RunData, by: str, metric: str) -> dict[str, Any]:
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for r in data.results:
-        groups[(r.domain, r.tags.get(by, "(none)"))].append(r)
+        groups[(r.domain, r.tags.get(by, "(control)" if VARIANT in r.task_id else "(none)"))].append(r)
     rows = sorted({d for d, _ in groups})
     cols = sorted({f for _, f in groups})
     k = data.config.trials
@@ -43,12 +90,13 @@ def heatmap(data: RunData, by: str, metric: str) -> dict[str, Any]:
                 continue
             s = score_group(rs, k, data.config.seed)
             value = s.get("avg_at_k") if metric == "avg" else s.get("pass_hat_k", {}).get(str(k))
-            cells.append({"x": j, "y": i, "value": value, "n": s["n_tasks"],
+            cells.append({"x": j, "y": i, "value": value, "n": s["n_tasks"], "unit": "tasks",
                           "text": "-" if value is None else f"{value:.2f}", "color": heat_color(value)})
     return {"rows": rows, "cols": cols, "cells": cells, "label": "Avg@k" if metric == "avg" else f"Pass^{k}"}
 
 
 def rate_bars(data: RunData) -> list[dict[str, Any]]:
+    """The UNSATISFIED rate per value of each emotion axis, in the axis's natural order, with Wilson intervals."""
     out = []
     for tag in AXES_TAGS:
         groups: dict[str, list] = defaultdict(list)
@@ -56,10 +104,47 @@ def rate_bars(data: RunData) -> list[dict[str, Any]]:
             if tag in r.tags and r.status == "ok":
                 groups[r.tags[tag]].append(r)
         if groups:
-            bars = [{"label": v, "n": len(rs), "rate": sum(r.termination.negative for r in rs) / len(rs)}
-                    for v, rs in sorted(groups.items())]
+            order = AXIS_ORDER.get(tag, ())
+            values = [v for v in order if v in groups] + sorted(v for v in groups if v not in order)
+            bars = []
+            for v in values:
+                rs = groups[v]
+                quits = sum(r.termination.negative for r in rs)
+                lo, hi = wilson(quits, len(rs))
+                bars.append({"label": v, "n": len(rs), "rate": quits / len(rs), "lo": lo, "hi": hi})
             out.append({"tag": tag, "bars": bars})
     return out
+
+
+def control_deltas(data: RunData, by: str) -> list[dict[str, Any]]:
+    """Emotion vs control, paired by task: each emotional task against its `~control` copy, overall, per domain
+    and per `by` value; the delta (emotional - control) of Avg@k and Pass^k with a 95% paired bootstrap interval."""
+    emotional: dict[str, list] = defaultdict(list)
+    control: dict[str, list] = defaultdict(list)
+    for r in data.results:
+        base = r.task_id.split(VARIANT, 1)[0]
+        (control if r.task_id != base else emotional)[f"{r.domain}/{base}"].append(r)
+    tasks = sorted(set(emotional) & set(control))
+    if not tasks:
+        return []
+    k = data.config.trials
+    scopes: list[tuple[str, list[str]]] = [("all", tasks)]
+    for d in sorted({t.split("/", 1)[0] for t in tasks}):
+        scopes.append((f"domain {d}", [t for t in tasks if t.split("/", 1)[0] == d]))
+    family = {t: emotional[t][0].tags.get(by, "") for t in tasks}
+    for f in sorted(set(family.values()) - {""}):
+        scopes.append((f"{by}={f}", [t for t in tasks if family[t] == f]))
+    rows = []
+    for scope, chosen in scopes:
+        p = paired(control, emotional, chosen, k, data.config.seed)
+        for metric in ("avg_at_k", f"pass^{k}"):
+            m = p[metric]
+            if isinstance(m["delta"], float) and m["delta"] != m["delta"]:
+                continue
+            rows.append({"scope": scope, "n": len(chosen), "metric": "Avg@k" if metric == "avg_at_k" else f"Pass^{k}",
+                         "emotional": m["candidate"], "control": m["baseline"], "delta": m["delta"],
+                         "lo": m["ci95"][0], "hi": m["ci95"][1]})
+    return rows
 
 
 def scatter(data: RunData) -> dict[str, Any]:
@@ -89,7 +174,7 @@ def pass_curve(runs: list[RunData]) -> list[dict[str, Any]]:
         values = {int(k): v for k, v in (d.summary.get("pass_hat_k") or {}).items()}
         pts = [(k, values[k]) for k in sorted(values)]
         coords = [(round(50 + 300 * ((k - 1) / max(1, kmax - 1)), 1), round(220 - 180 * v, 1)) for k, v in pts]
-        out.append({"run": d.run_id, "color": COLORS[i % len(COLORS)],
+        out.append({"run": run_label(d), "color": COLORS[i % len(COLORS)],
                     "points": " ".join(f"{x},{y}" for x, y in coords),
                     "dots": [{"x": x, "y": y, "k": k, "v": v} for (x, y), (k, v) in zip(coords, pts, strict=True)]})
     return out
@@ -99,6 +184,36 @@ def when(stamp: float | None) -> str:
     return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S") if stamp else "-"
 
 
+def _cut(text: str | None) -> str:
+    text = text or ""
+    return text if len(text) <= MESSAGE_CHARS else f"{text[:MESSAGE_CHARS]}... ({len(text) - MESSAGE_CHARS} more characters)"
+
+
+def trajectory(data: RunData, r: Any) -> dict[str, Any]:
+    """What the report shows when a trajectory is opened: messages, the gold actions and the database paths
+    that differ from the gold state (loaded by the page's script, shown as text, never as markup)."""
+    messages = []
+    for m in r.messages:
+        messages.append({"role": m.role, "name": m.name, "error": m.error, "content": _cut(m.content),
+                         "calls": [[c.name, _cut(c.arguments if isinstance(c.arguments, str) else
+                                                 json.dumps(c.arguments, ensure_ascii=False))] for c in m.tool_calls]})
+    task, domain = data.task(r), data.domains.get(r.domain)
+    gold = [[a.name, json.dumps(a.arguments, ensure_ascii=False)] for a in task.gold.actions] if task else None
+    diff = []
+    if task is not None and domain is not None and r.parts is not None and not r.parts.db_match:
+        diff = [[f"{row['table']}/{row['key']}", path, json.dumps(g, default=str), json.dumps(a, default=str)]
+                for row in db_diff(domain, task, r) for path, g, a in row["paths"]]
+    return {"messages": messages, "gold": gold, "outputs": [str(o) for o in task.gold.outputs] if task else [],
+            "diff": diff}
+
+
+def packed(trajectories: dict[str, Any]) -> str:
+    """The trajectories as gzip + base64 JSON: a 1,392-trial run's conversations fit a few MB, and the page's
+    script unpacks them (DecompressionStream) only when one is opened."""
+    raw = json.dumps(trajectories, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+
+
 def render(runs: list[RunData], by: str = "emotion.family") -> str:
     from jinja2 import Environment
 
@@ -106,6 +221,7 @@ def render(runs: list[RunData], by: str = "emotion.family") -> str:
     env.filters["when"] = when
     template = env.from_string(files(__package__).joinpath("templates/report.html.j2").read_text(encoding="utf-8"))
     views = []
+    payload: dict[str, Any] = {}
     for ri, data in enumerate(runs):
         analysis = analyze(data, by)
         categories = {(t["task_id"], t["trial"]): t["category"] for t in analysis["trials"]}
@@ -113,6 +229,7 @@ def render(runs: list[RunData], by: str = "emotion.family") -> str:
         tasks: dict[str, dict[str, Any]] = {}
         for ti, r in enumerate(data.results):
             anchor = f"r{ri}-t{ti}"
+            payload[anchor] = trajectory(data, r)
             trials.append({"anchor": anchor, "r": r, "category": categories.get((r.task_id, r.trial)),
                            "family": r.tags.get(by, "")})
             row = tasks.setdefault(r.task_id, {"task_id": r.task_id, "domain": r.domain, "family": r.tags.get(by, ""),
@@ -121,12 +238,14 @@ def render(runs: list[RunData], by: str = "emotion.family") -> str:
             row["successes"] += int(r.success)
         views.append({
             "index": ri, "data": data, "meta": data.meta, "summary": data.summary, "color": COLORS[ri % len(COLORS)],
+            "label": run_label(data),
             "heat_avg": heatmap(data, by, "avg"), "heat_pass": heatmap(data, by, "pass"),
+            "heat_neg": unsatisfied_heatmap(data, by), "deltas": control_deltas(data, by),
             "rates": rate_bars(data), "scatter": scatter(data), "analysis": analysis,
             "tasks": list(tasks.values()), "trials": trials,
             "domains": sorted({r.domain for r in data.results}),
             "families": sorted({r.tags.get(by, "") for r in data.results} - {""}),
         })
-    return template.render(runs=views, by=by, curves=pass_curve(runs),
+    return template.render(runs=views, by=by, curves=pass_curve(runs), payload=packed(payload),
                            kmax=max([d.config.trials for d in runs] + [1]),
-                           title="tau report: " + ", ".join(d.run_id for d in runs))
+                           title="tau report: " + ", ".join(run_label(d) for d in runs))

@@ -140,7 +140,10 @@ def run_header(run: dict[str, Any]) -> list[str]:
     meta = run.get("meta") or {}
     if not meta:
         return []
+    import textwrap
+
     models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
-    return [f"run {run['run_id']}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
+    line = (f"run {run['run_id']}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
             f"{models} seed={meta.get('seed')} started {when(meta.get('started'))} ended {when(meta.get('ended'))}"
-            f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}".rstrip()]
+            f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}")
+    return textwrap.wrap(" ".join(line.split()), width=80, subsequent_indent="  ", break_on_hyphens=False)

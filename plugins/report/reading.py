@@ -8,7 +8,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import EpisodeResult, Message, RunConfig, Task
 
 
@@ -31,10 +30,10 @@ class RunData:
 
 
 def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
+    from tau_emotion.core.runner import resolve_run
+
+    run_id = resolve_run(store, run_id, where)  # an id, `latest` or a unique prefix
     config = store.run_config(run_id)
-    if config is None:
-        known = ", ".join(store.run_ids()[-5:]) or "none"
-        raise TauError(f"no run '{run_id}' in {where or 'the results'} (latest runs: {known})")
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     data = RunData(run_id, config, meta, store.summary(run_id) or {}, store.results(run_id))
     if pm is not None:
@@ -92,11 +91,41 @@ def db_diff(domain: Any, task: Task, result: EpisodeResult) -> list[dict[str, An
                 continue
             fields = sorted(k for k in {*(g or {}), *(a or {})}
                             if (g or {}).get(k) != (a or {}).get(k)) if isinstance(g, dict) or isinstance(a, dict) else []
-            out.append({"table": table, "key": key, "gold": g, "actual": a, "fields": fields})
+            out.append({"table": table, "key": key, "gold": g, "actual": a, "fields": fields,
+                        "paths": path_diff(g, a)})
     return out
 
 
+#: what a path diff shows for a side that has no value there
+MISSING = "(absent)"
+
+
+def path_diff(gold: Any, actual: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """The leaves where two JSON values differ, as (dotted path, gold, actual): one changed seat count of a
+    flight is `dates.2024-05-19.available_seats.economy`, not the flight's whole 30-day `dates` object.
+    Lists of the same length are compared item by item (`passengers.1.name`); otherwise whole."""
+    if isinstance(gold, dict) and isinstance(actual, dict):
+        out = []
+        for key in sorted({*gold, *actual}, key=str):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            out += path_diff(gold.get(key, MISSING), actual.get(key, MISSING), path)
+        return out
+    if isinstance(gold, list) and isinstance(actual, list) and len(gold) == len(actual):
+        out = []
+        for i, (g, a) in enumerate(zip(gold, actual, strict=True)):
+            out += path_diff(g, a, f"{prefix}.{i}" if prefix else str(i))
+        return out
+    if gold == actual:
+        return []
+    return [(prefix or "(row)", None if gold is None else gold, actual)]
+
+
 # ----------------------------------------------------------------------------- terminal view
+
+
+def _value(value: Any) -> str:
+    text = value if value == MISSING else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _args(arguments: Any) -> str:
@@ -130,12 +159,13 @@ def trial_text(data: RunData, result: EpisodeResult, category: str | None = None
     task, domain = data.task(result), data.domains.get(result.domain)
     if task is not None and domain is not None and parts is not None and not parts.db_match:
         diff = db_diff(domain, task, result)
-        lines.append(f"  database rows that differ from the gold state: {len(diff)}")
+        lines.append(f"  database rows that differ from the gold state: {len(diff)} (gold → this trial)")
         for row in diff:
-            what = ", ".join(row["fields"]) if row["fields"] else "row"
-            lines.append(f"    {row['table']}[{row['key']}] differs in {what}:")
-            lines.append(f"      gold:   {json.dumps(row['gold'], ensure_ascii=False, default=str)}")
-            lines.append(f"      actual: {json.dumps(row['actual'], ensure_ascii=False, default=str)}")
+            lines.append(f"    {row['table']}[{row['key']}]" + ("" if row["gold"] is not None and row["actual"] is not None
+                                                            else " (only in " + ("the trial" if row["gold"] is None
+                                                                                 else "the gold") + ")"))
+            for path, g, a in row["paths"]:
+                lines.append(f"      {path}: {_value(g)} → {_value(a)}")
     elif domain is None:
         lines.append(f"  (domain '{result.domain}' is not installed: no database diff)")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ def bad_pack(make_pack):
     return make_pack("badpack", "bad")
 
 
+@pytest.mark.slow
 def test_run_mock_writes_summary_json(tau, tmp_path):
     result = tau("run", "--plugins", "mock", "--trials", "2", "--summary-json", "s.json", "--no-progress")
     assert result.exit_code == 0, result.output
@@ -39,6 +40,7 @@ def test_task_selection_options(tau, tmp_path):
     assert result.exit_code == 1 and "unknown task id(s) in split 'test': mock-999" in result.output
 
 
+@pytest.mark.slow
 def test_tasks_json_and_domains(tau):
     tasks = json.loads(tau("tasks", "mock", "--json").output)
     assert [t["id"] for t in tasks] == ["mock-001", "mock-002", "mock-003", "mock-004"]
@@ -53,12 +55,15 @@ def test_unknown_plugin_and_domain_errors_are_one_line(tau):
     assert result.output.strip().startswith("Error: unknown plugin 'airlin'. Did you mean 'airline'?")
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
     result = tau("run")
-    assert result.exit_code == 1 and "no domain selected" in result.output and "airline, mock" in result.output
+    assert result.exit_code == 1 and "no domain selected" in result.output
+    installed = result.output.split("installed domains:")[1].strip().split(", ")
+    assert {"airline", "mock"} <= set(installed) and installed == sorted(installed)
     assert len(result.output.strip().splitlines()) == 1
     result = tau("run", "--plugins", "mock", "--agent", "orakle")
     assert "unknown agent 'orakle'. Did you mean 'oracle'?" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("plugins", "tasks", "expected"),
     [
@@ -96,6 +101,7 @@ def test_malformed_db_file_and_debug_traceback(tau, bad_pack):
         tau("run", "--plugins", "badpack", "--debug")
 
 
+@pytest.mark.slow
 def test_an_installed_broken_plugin_is_listed_and_only_fails_runs_that_select_it(tmp_path):
     """A real distribution on the path whose entry point fails to import (what `pip install` of it leaves)."""
     import subprocess
@@ -170,3 +176,91 @@ def test_the_core_prints_only_its_own_counts_when_no_plugin_gives_summary_rows(t
     runs = tau("runs").output
     for column in ("run", "agent", "trials", "errors", "status", "Avg@k"):  # the core's and the plugins' cells
         assert column in runs
+
+
+def test_every_option_of_every_command_has_help_text():
+    import click
+
+    from tau_emotion.core.cli import build_cli
+
+    missing = []
+
+    def walk(command, path):
+        missing.extend(f"{path} {p.opts[0]}" for p in command.params
+                       if isinstance(p, click.Option) and not p.hidden and not (p.help or "").strip())
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(build_cli(), "tau")
+    assert not missing, missing
+
+
+def _run_ids(tau):
+    return [r["run_id"] for r in json.loads(tau("runs", "--json").output)]
+
+
+def test_run_references_accept_latest_and_unique_prefixes_everywhere(tau, tmp_path):
+    for agent in ("oracle", "null"):
+        assert tau("run", "--plugins", "mock", "--agent", agent, "--trials", "1", "--no-progress").exit_code == 0
+    first, last = _run_ids(tau)
+    tail = last.rsplit("-", 1)[1]
+    assert f"run {last}:" in tau("show", "latest").output
+    assert f"run {first}:" in tau("show", first[:-2]).output  # a unique prefix of the id
+    assert f"run {last}:" in tau("show", tail[:4]).output  # or of its random tail
+    ambiguous = tau("show", first[:8])
+    assert ambiguous.exit_code == 1 and "ambiguous" in ambiguous.output and first in ambiguous.output
+    unknown = tau("show", "zz-nothing")
+    assert unknown.exit_code == 1 and "`latest` or a unique prefix" in unknown.output
+    compared = tau("compare", first[:-2], tail)
+    assert compared.exit_code == 0 and f"candidate {last} vs baseline {first}" in compared.output
+    gated = tau("gate", first[:-2], "latest", "--junit", "gate.xml")
+    assert gated.exit_code == 1 and (tmp_path / "gate.xml").is_file()  # the null agent drops every task
+    assert tau("gate", "--baseline", first, "--candidate", first).exit_code == 0  # the older spelling still works
+    assert tau("gate", "latest").exit_code == 2
+    assert tau("export", "latest", "--out", "t.jsonl").exit_code == 0
+    assert json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])["task_id"] == "mock-001"
+    assert "0 of " in tau("score", "latest").output
+    assert tau("report", "latest", tail, "--out", "r.html").exit_code == 0
+    resumed = tau("run", "--resume", "latest", "--no-progress")
+    assert resumed.exit_code == 0 and f"run {last}" in resumed.output
+    assert tau("runs", "--delete", tail).exit_code == 0 and _run_ids(tau) == [first]
+
+
+def test_the_default_results_file_is_one_per_user_whatever_the_folder(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from tau_emotion.core.cli import build_cli
+
+    monkeypatch.delenv("TAU_DB", raising=False)
+    monkeypatch.delenv("TAU_PLUGINS", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    runner, cli = CliRunner(), build_cli()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    assert runner.invoke(cli, ["run", "--plugins", "mock", "--trials", "1", "--no-progress"]).exit_code == 0
+    assert (tmp_path / "data" / "tau" / "runs.db").is_file() and not (tmp_path / "a" / ".tau").exists()
+    monkeypatch.chdir(tmp_path / "b")
+    shown = runner.invoke(cli, ["show", "latest"])
+    assert shown.exit_code == 0 and "mock-001" in shown.output
+    # a folder holding an earlier version's ./.tau/runs.db keeps reading it, and says so
+    legacy = tmp_path / "b" / ".tau" / "runs.db"
+    assert runner.invoke(cli, ["run", "--plugins", "mock", "--trials", "1", "--no-progress", "--db", str(legacy)]
+                         ).exit_code == 0
+    listed = runner.invoke(cli, ["runs", "--json"])
+    assert len(json.loads(listed.stdout)) == 1 and "note: using .tau/runs.db" in listed.stderr
+    monkeypatch.setenv("TAU_DB", str(tmp_path / "env.db"))
+    assert runner.invoke(cli, ["run", "--plugins", "mock", "--trials", "1", "--no-progress"]).exit_code == 0
+    assert (tmp_path / "env.db").is_file()
+
+
+def test_tables_fit_80_columns(tau, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = tau("run", "--plugins", "emotion,mock", "--trials", "5", "--no-progress").output
+    tau("run", "--plugins", "emotion,mock", "--trials", "5", "--no-progress", "--agent", "null", "--agent-model", "m" * 30)
+    ids = _run_ids(tau)
+    for text in (out, tau("show", "latest").output, tau("compare", *ids).output):  # `tau runs`: plugins' columns
+        lines = text.splitlines()
+        assert lines and all(len(line) <= 80 for line in lines), max(lines, key=len)
+        assert "…" not in text
+    assert "P^5" in out and "emotion:" in out

@@ -77,7 +77,7 @@ def test_lifecycle_hooks_fire_in_order():
     assert "turn:user" in calls and "turn:agent" in calls
     assert summary["terminations"]["skipped"] == 1
     assert all(r.usage.get("marked") == 1.0 for r in run.store.results(run.run_id))
-    from tau_emotion.core.runner import make_episode
+    from tests.episodes import make_episode
 
     episode = make_episode(run, run.tasks[0], 0)
     assert episode.user_prompt_sections("base") == ["extra section for mock-001"]
@@ -135,7 +135,7 @@ def test_every_hook_is_documented():
     core = [n.name for n in ast.parse(Path(hookspecs.__file__).read_text()).body
             if isinstance(n, ast.FunctionDef) and n.name.startswith("tau_")]
     specs = all_hookspecs()
-    assert set(core) <= set(specs) and len(specs) >= len(core) + 3  # scripted, tracer and emotion add theirs
+    assert set(core) <= set(specs) and len(specs) >= len(core) + 2  # tracer and emotion add theirs
     docs = (ROOT / "docs" / "hooks.md").read_text()
     for name, spec in specs.items():
         assert spec.function.__doc__, f"{name} has no docstring"
@@ -149,7 +149,7 @@ def test_every_hook_is_called_by_some_test(request):
 
     ran = {Path(str(item.fspath)).resolve() for item in request.session.items}
     every = {p.resolve() for p in (ROOT / "tests").rglob("test_*.py") if "fixtures" not in p.parts}
-    if not every <= ran:
+    if not every <= ran or request.config.option.markexpr or request.config.option.keyword:
         pytest.skip("only the whole suite shows which hooks the tests call")
     missing = sorted(set(all_hookspecs()) - CALLED_HOOKS)
     assert not missing, f"hooks no test calls: {missing}"

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ["torch", "transformers", "trl", "datasets", "vllm", "ray", "litellm"]
 
 SCRIPT = """
@@ -18,6 +20,7 @@ print(",".join(m for m in %r if m in sys.modules))
 """
 
 
+@pytest.mark.slow
 def test_cli_and_mock_run_stay_light(tmp_path):
     out = subprocess.run([sys.executable, "-c", SCRIPT % HEAVY, str(tmp_path / "r.sqlite")],
                          capture_output=True, text=True, timeout=120)

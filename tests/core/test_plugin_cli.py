@@ -51,6 +51,7 @@ def test_model_params_and_role_params_make_typed_options():
     assert out.exit_code == 0 and out.output.strip() == "m 0.5 {'max_tokens': 3} []", out.output
 
 
+@pytest.mark.slow
 def test_importing_litellm_leaves_the_process_environment_as_it_was():
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     code = ("import os; from tau_emotion.plugins.litellm_client import import_litellm; import_litellm(); "

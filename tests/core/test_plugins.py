@@ -2,19 +2,20 @@
 import pytest
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.manager import PluginError, get_plugin_manager, parse_selection
+from tau_emotion.core.manager import PluginError, Selection, get_plugin_manager
 from tau_emotion.core.registry import RegistryError
 from tau_emotion.plugins import DEFAULT_PLUGINS
 
 
-def test_parse_selection():
-    assert parse_selection("emotion, airline,no:unsatisfied") == (["emotion", "airline"], ["unsatisfied"])
-    assert parse_selection(["a,b", "no:c"]) == (["a", "b"], ["c"])
+def test_selection_parse():
+    assert Selection.parse("emotion, airline,no:unsatisfied") == Selection(("emotion", "airline"), ("unsatisfied",))
+    assert Selection.parse(["a,b", "no:c"]) == Selection(("a", "b"), ("c",))
+    assert Selection.parse("a,no:b,a").items() == ["a", "no:b"]
 
 
-def test_parse_selection_reads_env(monkeypatch):
+def test_selection_parse_reads_env(monkeypatch):
     monkeypatch.setenv("TAU_PLUGINS", "mock,no:progress")
-    assert parse_selection(None) == (["mock"], ["progress"])
+    assert Selection.parse(None) == Selection(("mock",), ("progress",))
 
 
 def test_defaults_plus_selected_and_blocking():

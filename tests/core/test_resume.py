@@ -9,6 +9,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 SLOW_AGENT = """
 import asyncio
 from tau_emotion.core import hookimpl
@@ -41,6 +43,7 @@ def _count(db):
         return 0
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_runs_every_trial_exactly_once(tmp_path: Path):
     (tmp_path / "slow_agent_plugin.py").write_text(textwrap.dedent(SLOW_AGENT))
     env = {**os.environ, "PYTHONPATH": str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", "")}

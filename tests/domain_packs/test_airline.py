@@ -56,6 +56,7 @@ def test_database_scale_and_shape(domain):
     assert size < 8_000_000
 
 
+@pytest.mark.slow
 def test_generator_is_deterministic_and_matches_the_shipped_file():
     shipped = json.loads(files("tau_emotion.domain_packs.airline").joinpath("data/db.json").read_text())
     assert generate_db.generate(0) == shipped
@@ -317,6 +318,7 @@ def test_tracer_splits_are_built_and_long_enough(domain):
     assert not {t.id for t in test} & {t.id for t in train}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", ["hand", "test", "train"])
 def test_every_gold_replays_policy_valid_and_deterministic(domain, split):
     from tau_emotion.domain_packs.airline.tracer_hints import HINTS

@@ -128,6 +128,7 @@ def native(their_side):
 # --------------------------------------------------------------------------- tau-trait: the adapter
 
 
+@pytest.mark.slow
 @needs_tau_trait
 def test_tasks_tools_policy_and_database_are_theirs():
     airline = PLUGINS["tautrait-airline"].domain()
@@ -150,6 +151,7 @@ def test_tasks_tools_policy_and_database_are_theirs():
     assert broken_call.meta["dropped_gold_actions"][0]["name"] == "update_reservation_baggage"
 
 
+@pytest.mark.slow
 @needs_tau_trait
 def test_splits_and_the_telecom_dev_split_that_does_not_import():
     assert PLUGINS["tautrait-retail"].domain().splits == ["dev", "test", "train"]
@@ -162,6 +164,7 @@ def test_splits_and_the_telecom_dev_split_that_does_not_import():
 CALLS_PER_TOOL = 3
 
 
+@pytest.mark.slow
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
 def test_write_flags_cover_every_tool_that_changes_data(suite):
@@ -187,6 +190,7 @@ def test_write_flags_cover_every_tool_that_changes_data(suite):
     assert {name for name in changed if not domain.toolset[name].writes} == set()
 
 
+@pytest.mark.slow
 @needs_tau_trait
 def test_loading_a_classic_domain_imports_no_model_library(tmp_path):
     script = textwrap.dedent("""
@@ -204,6 +208,7 @@ def test_loading_a_classic_domain_imports_no_model_library(tmp_path):
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 @needs_tau_trait
 def test_replays_leave_the_shared_snapshot_untouched():
     """Read-only tools see uncopied rows; after every replay and run above, the snapshot must be as loaded."""
@@ -229,6 +234,7 @@ def their_calculate(tool, expression):
         return tool.invoke(data={}, expression=expression)
 
 
+@pytest.mark.slow
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
 def test_calculate_answers_as_their_tool_does_without_calling_it(suite):
@@ -308,6 +314,7 @@ def test_entry_points_are_the_suites_table():
         _ = classic.tautrait_nowhere
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["find_spec", "sys.modules"])
 def test_without_tau_trait_plugins_are_listed_unavailable_and_nothing_else_breaks(tau, tmp_path, monkeypatch, how):
     if how == "find_spec":
@@ -334,6 +341,7 @@ def test_without_tau_trait_plugins_are_listed_unavailable_and_nothing_else_break
     assert "pip install 'tau-emotion[classic]'" in failed.output
 
 
+@pytest.mark.slow
 def test_module_import_is_cheap():
     out = subprocess.run([sys.executable, "-c", "import sys, tau_emotion.domain_packs.classic; "
                           "print([m for m in ('tau_trait', 'tau_bench', 'litellm') if m in sys.modules])"],
@@ -523,6 +531,7 @@ def test_their_calculate_is_never_called(fake_shop):
 # (last in the file, so that their side has run in the background while the tests above ran)
 
 
+@pytest.mark.slow
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
 def test_gold_scores_one_for_every_test_task_and_their_env_agrees_on_a_sample(native, suite):
@@ -536,6 +545,7 @@ def test_gold_scores_one_for_every_test_task_and_their_env_agrees_on_a_sample(na
     assert re.fullmatch(rf"{suite.name}-test-\d{{3}}", tasks[17 % len(tasks)].id)
 
 
+@pytest.mark.slow
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
 def test_perturbed_trajectories_agree_with_their_env(native, suite):
@@ -552,6 +562,7 @@ def test_perturbed_trajectories_agree_with_their_env(native, suite):
         assert 0.0 in checked
 
 
+@pytest.mark.slow
 @needs_tau_trait
 def test_tau_trait_suite_runs_and_every_reward_is_the_gold_score(tau, tmp_path, native):
     result = tau("run", "--suite", "tau-trait", "--agent", "oracle", "--user", "scripted", "--trials", "1",

@@ -14,7 +14,8 @@ DOMAINS = _PM.catalog("domains")
 
 
 @pytest.mark.parametrize("check", list(CHECKS))
-@pytest.mark.parametrize("name", DOMAINS.names())
+@pytest.mark.parametrize("name", [pytest.param(name, marks=[] if name == "mock" else [pytest.mark.slow])
+                                  for name in DOMAINS.names()])  # the quick loop checks the mock pack
 def test_domain_conforms(name, check):
     problems = CHECKS[check](DOMAINS.get(name))
     assert not problems, f"{name}: " + "; ".join(problems[:5])

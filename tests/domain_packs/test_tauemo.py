@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tau_emotion.core.conditions import condition_space
+from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.reward import check_task, gold_messages, replay, score
 from tau_emotion.core.runner import prepare_run, run_sync
@@ -51,9 +53,15 @@ def _forget_package() -> None:
     for name in [m for m in list(sys.modules) if m.split(".")[0] == "tau_emotion_bench"]:
         del sys.modules[name]
     for plugin in (classic.PLUGINS[n] for n in NAMES):  # the entry points' objects cache what they loaded
-        plugin._domain = None
+        plugin._domains.clear()
         plugin.env.__dict__.pop("source", None)
         plugin.env.__dict__.pop("tool_classes", None)
+
+
+@pytest.fixture(scope="module")
+def space():
+    """The emotion plugin's condition space, as the adapter gets it: from the plugin manager."""
+    return condition_space(get_plugin_manager(["emotion"], defaults=False), emotions.BLOCK)
 
 
 @pytest.fixture
@@ -99,10 +107,10 @@ def test_env_reading_finds_the_no_emotion_splits(release):
 
 
 
-def test_their_conditions_become_emotion_blocks_and_mismatches_are_noted(release):
+def test_their_conditions_become_emotion_blocks_and_mismatches_are_noted(release, space):
     mismatched = []
     for plugin in release.values():
-        domain = plugin.domain()
+        domain = plugin.domain(space)
         tasks, twins = domain.tasks("test"), domain.tasks("test-no-emotion")
         assert len(tasks) == 3 and len(twins) == 3
         assert all(t.block("emotion") is None and not t.meta.get("notes") for t in twins)
@@ -118,7 +126,7 @@ def test_their_conditions_become_emotion_blocks_and_mismatches_are_noted(release
                 assert "family/leaf mismatch" in task.meta["notes"][0]
     assert mismatched == ["tauemo-airline-test-001", "tauemo-retail-test-002", "tauemo-telecom-test-000",
                           "tauemo-telehealth-test-001"]
-    airline = release["tauemo-airline"].domain().tasks("test")
+    airline = release["tauemo-airline"].domain(space).tasks("test")
     assert airline[1].block("emotion")["family"] == "enjoyment"  # their 'fear' with 'excitement': ours wins
     assert airline[1].meta["emotion_source"] == {"family": "fear", "leaf": "excitement", "family_mismatch": True,
                                                  "anchor": "instruction"}
@@ -128,7 +136,7 @@ def test_their_conditions_become_emotion_blocks_and_mismatches_are_noted(release
         "anchor": None}
     assert airline[0].meta["emotion_source"]["anchor"] == "bank"  # no paragraph (as in their dev split)
     assert airline[0].user.instruction == "Your user id is mia_chen_1. Cancel your booking bo1."
-    retail = release["tauemo-retail"].domain().tasks("test")
+    retail = release["tauemo-retail"].domain(space).tasks("test")
     assert retail[1].block("emotion")["anchor"] == "You are thrilled about this purchase and say so."
 
 
@@ -139,18 +147,30 @@ def test_the_emotion_paragraph_is_split_from_the_instruction():
     assert emotions.split_instruction("Cancel bo1. Emotion Instruction:  ") == ("Cancel bo1. Emotion Instruction:  ", None)
 
 
-def test_values_outside_our_vocabulary_are_noted_not_guessed():
+def test_the_domain_gets_the_space_from_its_plugin_manager_and_without_one_has_no_emotion(release):
+    with_space = get_plugin_manager(["emotion", "tauemo-airline"]).catalog("domains").get("tauemo-airline")
+    without = get_plugin_manager(["tauemo-airline"]).catalog("domains").get("tauemo-airline")
+    assert with_space is release["tauemo-airline"].domain(condition_space(get_plugin_manager(["emotion"]), "emotion"))
+    assert with_space.tasks("test")[1].block("emotion")["family"] == "enjoyment"
+    plain = without.tasks("test")[1]
+    assert plain.block("emotion") is None and "emotion_source" not in plain.meta and not plain.meta.get("notes")
+    assert plain.meta["emotion_control_user"]["task"] == "tauemo-airline-test-no-emotion-001"
+    assert plain.user.instruction == with_space.tasks("test")[1].user.instruction  # the paragraph left it too
+
+
+def test_values_outside_our_vocabulary_are_noted_not_guessed(space):
     fields = {"emotion_family": "Anger", "emotion_leaf": "Frustration", "dimension_politeness": "rude",
               "dimension_urgency": "high", "dimension_trust_in_agent": "skeptical"}
-    block, source, notes = emotions.emotion_block(fields.get, "x-test-000")
-    again, _, _ = emotions.emotion_block(fields.get, "x-test-000")
+    block, source, notes = emotions.emotion_block(space, fields.get, "x-test-000")
+    again, _, _ = emotions.emotion_block(space, fields.get, "x-test-000")
     assert block == again and block["emotion"] == "frustration" and block["urgency"] == "high"  # case is ignored
     assert block["politeness"] == "neutral" and source["anchor"] == "bank" and notes == [
         "x-test-000: dimension_politeness 'rude' is none of ours; taken as 'neutral'"]
-    block, source, notes = emotions.emotion_block({**fields, "emotion_family": "joy"}.get, "x-test-001", "Be curt.")
+    block, source, notes = emotions.emotion_block(space, {**fields, "emotion_family": "joy"}.get, "x-test-001",
+                                                  "Be curt.")
     assert block["family"] == "anger" and block["anchor"] == "Be curt." and source["anchor"] == "instruction"
     assert "their family 'joy' with leaf 'Frustration'; ours is 'anger.frustration' (unknown family)" in notes[0]
-    block, source, notes = emotions.emotion_block({**fields, "emotion_leaf": "worry"}.get, "x-test-002")
+    block, source, notes = emotions.emotion_block(space, {**fields, "emotion_leaf": "worry"}.get, "x-test-002")
     assert block is None and source["unmapped_leaf"] and notes == [
         "x-test-002: emotion leaf 'worry' is none of ours; no emotion block"]
     assert set(emotions.DIMENSION_FIELDS) == set(DIMENSIONS)
@@ -166,14 +186,14 @@ def _raw(user, instruction, actions=(("cancel", {"id": "a"}),), emotional=True):
     return raw
 
 
-def test_twins_pair_by_index_only_with_the_same_user_and_gold():
+def test_twins_pair_by_index_only_with_the_same_user_and_gold(space):
     emotional = [_raw("u0", "Cancel a."), _raw("u1", "Cancel a."), _raw("u2", "Cancel a."), _raw("u3", "Cancel a."),
                  _raw("u4", "Cancel a.")]
     twins = [_raw("u0", "Cancel a.", emotional=False),                             # linked
              _raw("uX", "Cancel a.", emotional=False),                             # another user
              _raw("u2", "Cancel a.", (("cancel", {"id": "b"}),), emotional=False),  # another gold
              _raw("u3", "Please cancel a.", emotional=False)]                      # linked, worded differently
-    tasks = [convert_task(r, domain="d", split=split, index=i, source="s", tools={"cancel"})
+    tasks = [convert_task(r, domain="d", split=split, index=i, source="s", tools={"cancel"}, space=space)
              for split, raws in (("test", emotional), ("test-no-emotion", twins)) for i, r in enumerate(raws)]
     link_no_emotion_twins(tasks)
     linked = {t.id: t.meta["emotion_control_user"]["instruction"] for t in tasks if "emotion_control_user" in t.meta}
@@ -190,9 +210,9 @@ def test_twins_pair_by_index_only_with_the_same_user_and_gold():
     assert control_copy(tasks[3]).user.instruction == "Please cancel a." and tasks[3].user.instruction == "Cancel a."
 
 
-def test_the_control_arm_plays_the_no_emotion_twin(release, tmp_path):
-    task = release["tauemo-airline"].domain().tasks("test")[1]
-    twin = release["tauemo-airline"].domain().tasks("test-no-emotion")[1]
+def test_the_control_arm_plays_the_no_emotion_twin(release, tmp_path, space):
+    task = release["tauemo-airline"].domain(space).tasks("test")[1]
+    twin = release["tauemo-airline"].domain(space).tasks("test-no-emotion")[1]
     control = control_copy(task)
     assert control.id == task.id + CONTROL_SUFFIX and control.block("emotion") is None
     assert control.user.instruction == twin.user.instruction
@@ -204,7 +224,7 @@ def test_the_control_arm_plays_the_no_emotion_twin(release, tmp_path):
     controls = {t.id: t for t in run.tasks if t.id.endswith(CONTROL_SUFFIX)}
     assert len(controls) == 6 and all(t.block("emotion") is None for t in controls.values())
     twins = {t.id: t for name in ("tauemo-airline", "tauemo-telecom")
-             for t in release[name].domain().tasks("test-no-emotion")}
+             for t in release[name].domain(space).tasks("test-no-emotion")}
     assert all(t.user.instruction == twins[t.meta["emotion_control_user"]["task"]].user.instruction
                for t in controls.values())
     assert controls["tauemo-telecom-test-002" + CONTROL_SUFFIX].user.instruction.startswith(
@@ -280,10 +300,10 @@ def _key(task):
 
 @needs_release
 @pytest.mark.parametrize("name", NAMES)
-def test_real_release_vocabulary_anchors_and_twins_are_ours(name):
+def test_real_release_vocabulary_anchors_and_twins_are_ours(name, space):
     """Every value of every split is ours, every test/train task is linked to a twin with its user and gold."""
     plugin = classic.PLUGINS[name]
-    domain = plugin.domain()
+    domain = plugin.domain(space)
     by_split = {s: domain.tasks(s) for s in domain.splits}
     assert len(by_split["test"]) == len(by_split["test-no-emotion"]) == 70
     mismatches, reworded = {}, []

@@ -47,6 +47,7 @@ def test_anchors_are_second_person_instructions():
             assert "{{" not in text and "  " not in text
 
 
+@pytest.mark.slow
 def test_generator_is_deterministic_and_matches_the_committed_file():
     first = generate_anchors(seed=0)
     assert first == generate_anchors(seed=0)
@@ -56,6 +57,7 @@ def test_generator_is_deterministic_and_matches_the_committed_file():
     assert len({r["anchor"] for r in other}) == 5940
 
 
+@pytest.mark.slow
 def test_module_main_writes_identical_file(tmp_path, capsys):
     out = tmp_path / "anchors.jsonl"
     assert anchors_module.main(["--seed", "0", "--out", str(out)]) == 0

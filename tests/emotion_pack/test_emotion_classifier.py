@@ -115,6 +115,7 @@ def test_shipped_model_is_current(classifier):
     assert len({training_key(rows), training_key(rows[:-1]), training_key(edited)}) == 3  # any edit makes it stale
 
 
+@pytest.mark.slow
 def test_retraining_reproduces_the_shipped_model(trained, classifier):
     """The only test that trains the whole bank: the shipped file must be what `--write` makes today."""
     hint = (f"the shipped model (trained with {classifier.trained_with}) differs from a fresh training "
@@ -130,6 +131,7 @@ def test_retraining_reproduces_the_shipped_model(trained, classifier):
     assert differences(trained, classifier, texts, tolerance=1e-6) == [], hint
 
 
+@pytest.mark.slow
 def test_write_and_check_commands(trained, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(FeelingsClassifier, "train", classmethod(lambda cls, rows=None: trained))
     monkeypatch.setattr(classifier_module, "check_texts", lambda: check_texts()[:300])
@@ -162,6 +164,7 @@ def test_shipped_model_is_read_once_per_process(classifier):
     assert again.classify("I am furious").to_dict() == classifier.classify("I am furious").to_dict()
 
 
+@pytest.mark.slow
 def test_features_match_scikit_learn(classifier):
     """The numpy feature transform equals TfidfVectorizer's, given the same vocabulary and idf (no training)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -210,6 +213,7 @@ def _set_format(arrays):
     arrays["meta"] = np.array(str(arrays["meta"]).replace('"format": 1', '"format": 99'))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, words", [
     (_set_format, "format 99"),
     (lambda arrays: arrays.update(coef_emotion=arrays["coef_emotion"][:, :-1]), "emotion head"),
@@ -250,6 +254,7 @@ def test_loading_never_unpickles(tmp_path, monkeypatch):
     assert FeelingsClassifier.load(DEFAULT_PATH).classify("I am furious").family == "anger"
 
 
+@pytest.mark.slow
 def test_held_out_anchor_accuracy_is_at_least_90_percent_per_head(classifier, held_out_trained):
     report = evaluate(classifier=classifier)  # uses the held-out model the background worker trained
     anchors = report["anchors"]

@@ -56,6 +56,7 @@ def test_anchors(run):
     assert no_out.exit_code == 1 and "--out" in no_out.output
 
 
+@pytest.mark.slow
 def test_stats(run):
     stats = json.loads(run("stats", "--json").output)
     assert stats["families"] == 5 and stats["emotions"] == 22 and stats["conditions"] == 594
@@ -82,6 +83,7 @@ def test_classify(run, tmp_path):
     assert run("classify").exit_code == 1
 
 
+@pytest.mark.slow
 def test_eval(run, held_out_trained):
     result = run("eval", "--json")
     assert result.exit_code == 0

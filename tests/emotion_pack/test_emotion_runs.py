@@ -24,6 +24,7 @@ def _run(plugins, tmp_path, pm=None, **kw):
     return run, summary, run.store.results(run.run_id)
 
 
+@pytest.mark.slow
 def test_oracle_with_emotional_scripted_user_solves_every_airline_task(tmp_path):
     run, summary, results = _run(["emotion", "airline"], tmp_path, trials=3)
     assert all(t.block("emotion") is not None and t.block("emotion").anchor for t in run.tasks)
@@ -196,3 +197,9 @@ def test_a_plugin_chooses_conditions_through_tau_emotion_condition(tmp_path):
     families = {t.id: t.block("emotion").family for t in run.tasks}
     assert families["mock-002"] == "sadness" and {families[t] for t in families if t != "mock-002"} == {"fear"}
     assert {r.tags["emotion.family"] for r in results if r.task_id == "mock-002"} == {"sadness"}
+
+
+def test_the_printed_summary_has_a_row_per_arm_with_a_control(tau):
+    out = tau("run", "--plugins", "emotion,mock", "--emotion-control", "--trials", "1", "--no-progress").output
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith(("arm:", "all "))}
+    assert rows == {"all": "8", "arm:emotional": "4", "arm:control": "4"}

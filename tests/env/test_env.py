@@ -9,7 +9,6 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -19,6 +18,7 @@ from tau_emotion.env import EnvError, Shaping, make, make_async, make_vec, to_me
 from tau_emotion.plugins.null_agent import NullAgent
 from tau_emotion.plugins.oracle_agent import OracleAgent
 from tests.core.test_contracts import _words
+from tests.episodes import bare_episode
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRLINE = ["airline-test-001", "airline-test-002", "airline-test-003", "airline-test-004", "airline-test-005"]
@@ -29,7 +29,8 @@ def _play(env, agent_cls, task_id):
     observation, info = env.reset(task_id, options={"trial": 0})  # tau run's first trial (the rng it seeds)
     assert info["task_id"] == task_id and info["trial"] == 0
     seen = [observation]
-    agent = agent_cls(SimpleNamespace(task=env.task, toolset=env.session.domain.toolset, domain=env.session.domain))
+    _, view = bare_episode(env.session.run.pm, env.session.domain, env.task, env.session.config)
+    agent = agent_cls(view)
     for _ in range(100):
         message = asyncio.run(agent.act([]))
         observation, reward, terminated, truncated, info = env.step(message.chat())
@@ -57,6 +58,7 @@ def airline_env():
     env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("agent_cls", "name", "expected"), [(OracleAgent, "oracle", 1.0), (NullAgent, "null", -1.0)])
 def test_oracle_and_null_actions_score_as_tau_run_scores_them(tau, airline_env, tmp_path, agent_cls, name, expected):
     stored = _tau_run(tau, tmp_path, name)
@@ -74,6 +76,7 @@ def test_oracle_and_null_actions_score_as_tau_run_scores_them(tau, airline_env, 
     assert name == "null" or info["termination"]["reason"] == "user_stop"
 
 
+@pytest.mark.slow
 def test_acceptance_line_imports_no_heavy_library():
     script = ("import sys\nfrom tau_emotion.env import make\n"
               "e = make('airline', split='test', user='scripted', emotion='random', seed=0)\n"
@@ -87,6 +90,7 @@ def test_acceptance_line_imports_no_heavy_library():
     assert "Task was destroyed" not in out.stderr
 
 
+@pytest.mark.slow
 def test_a_gymnasium_env_when_installed_a_plain_object_otherwise():
     gymnasium = pytest.importorskip("gymnasium")
     env = make("mock")

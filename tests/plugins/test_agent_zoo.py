@@ -31,6 +31,7 @@ def _run(tmp_path, agent):
     return run.store.results(run.run_id)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("agent", "unsatisfied", "successes"),
                          [("oracle", 0, 3), ("null", 3, 0), ("repeater", 3, 0)])
 def test_zoo_agents_have_their_expected_endings(tmp_path, agent, unsatisfied, successes):
@@ -39,6 +40,7 @@ def test_zoo_agents_have_their_expected_endings(tmp_path, agent, unsatisfied, su
     assert sum(r.success for r in results) == successes
 
 
+@pytest.mark.slow
 def test_asker_asks_before_it_acts_and_hasty_skips_reads_and_refusals(tmp_path):
     asked = {r.task_id: r for r in _run(tmp_path, "asker")}[TWO.id]
     first = [m for m in asked.messages if m.role == "assistant"][0]

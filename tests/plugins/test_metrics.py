@@ -3,7 +3,8 @@ from math import comb
 import pytest
 
 from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
-from tau_emotion.plugins.metrics import core_metrics, pass_hat_k, score_group
+from tau_emotion.core.statistics import pass_hat_k, score_group
+from tau_emotion.plugins.metrics import core_metrics
 
 
 def _r(task, trial, success, domain="d", reason="user_stop", tags=None):

@@ -2,6 +2,7 @@
 analyses, `tau compare`/`gate` and the HTML report (rendered in headless Chromium when installed)."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -44,13 +45,14 @@ def run_id_of(tau, *args):
     return out, json.loads(tau("runs", "--json").output)[-1]["run_id"]
 
 
+@pytest.mark.slow
 def test_runs_tell_oracle_null_interrupted_and_errored_apart(tau, tmp_path, plugin_module):
     tau("run", "--plugins", "mock", "--trials", "2", "--no-progress", "--summary-json", "s.json",
         "--agent-api-key", "sk-very-secret", "--agent-model", "m1", "--agent-api-base", "http://127.0.0.1:9/v1")
     tau("run", "--plugins", "mock", "--trials", "2", "--no-progress", "--agent", "null")
     plugin_module("stop_third", STOP_THIRD)
     interrupted = tau("run", "--plugins", "mock,stop_third", "--trials", "2", "--no-progress", "--concurrency", "1")
-    assert interrupted.exit_code == 1 and "interrupted" in interrupted.output
+    assert interrupted.exit_code == 130 and "interrupted" in interrupted.output  # as a shell reports Ctrl-C
     plugin_module("boom_agent", BOOM_AGENT)
     errored = tau("run", "--plugins", "mock,boom_agent", "--agent", "boom", "--trials", "1", "--no-progress")
     assert errored.exit_code == 1
@@ -112,13 +114,14 @@ def test_results_file_from_before_metadata_stays_readable(tau, tmp_path):
     assert tau("show", runs[0]["run_id"], "mock-001").exit_code == 0
 
 
+@pytest.mark.slow
 def test_show_trial_and_failed(tau):
     tau("run", "--plugins", "mock", "--trials", "1", "--no-progress", "--agent", "null")
     run_id = json.loads(tau("runs", "--json").output)[-1]["run_id"]
     text = tau("show", run_id, "mock-001", "--trial", "0").output
     assert "[user] I'd like to move 200 dollars" in text and "[agent] I am sorry" in text
     assert "outputs_missing=['235.5']" in text and "error category: missing_action" in text
-    assert "accounts[acc-1] differs in balance" in text and '"balance": 1000.0' in text
+    assert "accounts[acc-1]" in text and "      balance: 1000.0 → 1200.0" in text  # a path, gold → trial
     failed = tau("show", run_id, "--failed")
     assert failed.output.count("== mock/") == 4
     data = json.loads(tau("show", run_id, "mock-001", "--json").output)
@@ -131,6 +134,7 @@ def test_show_trial_and_failed(tau):
     assert "reward +1" in tau("show", ok_run, "mock-002").output
 
 
+@pytest.mark.slow
 def test_compare_and_gate(tau, tmp_path):
     ids = []
     for agent in ("oracle", "null", "oracle"):
@@ -159,6 +163,7 @@ def test_mcnemar_exact():
     assert round(mcnemar(10, 2), 4) == 0.0386
 
 
+@pytest.mark.slow
 def test_jsonl_store_serves_every_reading_command(tau, tmp_path):
     store = ("--plugins", "tests.fixtures.jsonl_store", "--store", "jsonl", "--db", "res")
     for agent in ("oracle", "null"):
@@ -167,7 +172,7 @@ def test_jsonl_store_serves_every_reading_command(tau, tmp_path):
     runs = json.loads(tau("runs", "--json", *store).output)
     assert [r["meta"]["agent"] for r in runs] == ["oracle", "null"] and runs[1]["status"] == "complete"
     a, b = (r["run_id"] for r in runs)
-    assert "accounts[acc-1] differs" in tau("show", b, "mock-001", *store).output
+    assert "accounts[acc-1]\n      balance: 1000.0 → 1200.0" in tau("show", b, "mock-001", *store).output
     assert "missing_action" in tau("analyze", b, *store).output
     assert tau("gate", "--baseline", a, "--candidate", b, *store).exit_code == 1
     assert tau("report", a, b, "--out", "r.html", *store).exit_code == 0
@@ -281,18 +286,31 @@ def test_report_escapes_text_and_holds_every_section(tau, tmp_path):
     assert "&lt;script&gt;document.title=" in html
     for section in ('id="summary"', 'id="heatmaps"', 'id="unsatisfied"', 'id="control"', 'id="behaviour"',
                     'id="passk"', 'id="analysis"', 'id="tasks"', 'id="trajectories"', "<svg", "emotion.politeness",
-                    "more tool calls than questions", 'href="#r0-t0"', 'id="r0-t0"', "emotional"):
+                    "more tool calls than questions", 'href="#r0-t0"', 'id="r0-t0"', "emotional",
+                    "UNSATISFIED rate by domain and emotion.family</figcaption>", "paired delta (emotional &minus; control) per domain",
+                    "domain mock", "Wilson 95% interval", 'id="traj-data"'):
         assert section in html, section
-    assert html.count("<script>") == 1  # ours, and only ours
+    assert html.count("<script>") == 1  # ours, and only ours (the data block is JSON, never run)
+    assert re.search(r"<td>oracle vs scripted [0-9a-f]{6}</td>", html)  # runs are labelled by who ran and a short id
+    # the dimension bars keep each axis's natural order
+    assert [m for m in re.findall(r">(warm|neutral|cold|low|moderate|high|trusting|cautious|skeptical)</text>", html)
+            if m in ("low", "moderate", "high")] in (["low", "moderate", "high"], ["low", "moderate"],
+                                                     ["low", "high"], ["moderate", "high"], ["low"], ["moderate"],
+                                                     ["high"])
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-def chromium(*args, timeout=60):
+def chromium(*args, home, timeout=60):
+    """Headless Chromium with its profile, caches and NSS database under `home` (a temporary folder): by
+    default it writes them into $HOME (~/.cache/chromium-headless, ~/.config, ~/.pki)."""
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_CACHE_HOME": str(home / ".cache")}
     return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-                           "--v=0", "--virtual-time-budget=1000", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                           "--v=0", "--virtual-time-budget=1000", f"--user-data-dir={home / 'profile'}",
+                           f"--crash-dumps-dir={home / 'crashes'}", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
 
 
 def png_is_blank(path):
@@ -309,13 +327,17 @@ def png_is_blank(path):
     return len(set(raw[i:i + 64] for i in range(0, len(raw), 4096))) <= 2
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install -y chromium; "
                                               ".ci/run installs it)")
 def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
     page = xss_report(tmp_path, tau)
     shot = tmp_path / "report.png"
-    # one browser start: the DOM after scripts ran and a screenshot, with filters given in the address
-    dom = chromium("--dump-dom", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri() + "?failed=1&domain=mock")
+    # the DOM after scripts ran and a screenshot, with filters given in the address
+    html = page.read_text()
+    bad = re.search(r'<details class="traj" id="(r0-t\d+)"[^>]*>\s*<summary>[^<]*mock-001 trial 5:', html).group(1)
+    dom = chromium("--dump-dom", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri() + "?failed=1&domain=mock",
+                   home=tmp_path / "browser")
     assert dom.returncode == 0, dom.stderr[-2000:]
     body = re.search(r"<body[^>]*>", dom.stdout).group(0)
     assert 'data-ready="1"' in body and "data-js-error" not in body  # our script ran to its end, with no error
@@ -328,6 +350,14 @@ def test_report_renders_in_chromium_without_errors_or_xss(tau, tmp_path):
     rows = re.findall(r'<tr class="task-row( hidden)?"[^>]*data-failed="(\d)"', dom.stdout)
     assert rows and all((hidden == " hidden") == (failed == "0") for hidden, failed in rows)
     assert any(failed == "1" for _, failed in rows)
+    # the trajectory named in the address opened and was unpacked on demand, its markup shown as text
+    dom = chromium("--dump-dom", page.as_uri() + f"?failed=1&domain=mock#{bad}")
+    assert dom.returncode == 0 and "data-js-error" not in re.search(r"<body[^>]*>", dom.stdout).group(0)
+    assert re.search(r"<title>(.*?)</title>", dom.stdout).group(1).startswith("tau report: ")
+    opened = re.search(rf'<details class="traj( hidden)?" id="{bad}"[^>]*open="">(.*?)</details>', dom.stdout, re.S)
+    assert opened and opened.group(1) is None, "the trajectory in the address did not open"
+    assert 'data-rendered="1"' in opened.group(2) and "&lt;script&gt;document.title=" in opened.group(2)
+    assert "find_owner(" in opened.group(2) and "Gold actions" in opened.group(2)
 
 
 FAKE_JUDGE = """
@@ -364,3 +394,17 @@ def test_analyze_with_a_judge_model(tau, plugin_module):
     assert "emotion.family=anger" in fake_judge.PROMPTS[0] and "[user]" in fake_judge.PROMPTS[0]
     assert "emotion_neglect=3" in tau("analyze", run_id, "--judge-model", "j", "--judge-client", "fakejudge",
                                       "--plugins", "fake_judge").output
+
+
+def test_path_diff_names_the_leaf_that_changed():
+    from tau_emotion.plugins.report.reading import MISSING, path_diff
+
+    days = {f"2024-05-{d}": {"status": "available", "available_seats": {"economy": 11, "business": 2}} for d in (18, 19)}
+    after = json.loads(json.dumps(days))
+    after["2024-05-19"]["available_seats"]["economy"] = 13
+    assert path_diff({"flight": "HAT001", "dates": days}, {"flight": "HAT001", "dates": after}) == [
+        ("dates.2024-05-19.available_seats.economy", 11, 13)]
+    assert path_diff({"passengers": [{"name": "A"}, {"name": "B"}]}, {"passengers": [{"name": "A"}, {"name": "C"}]}) \
+        == [("passengers.1.name", "B", "C")]
+    assert path_diff({"a": 1}, {"a": 1, "b": 2}) == [("b", MISSING, 2)]
+    assert path_diff(None, {"a": 1}) == [("(row)", None, {"a": 1})]

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tau_emotion.core.models import Message, ToolCall
 
 
@@ -14,6 +16,7 @@ def _priced_task():
                 and not t.gold.reasons)
 
 
+@pytest.mark.slow
 def test_an_oracle_trajectory_that_says_dollars_scores_1(tau, tmp_path):
     task = _priced_task()
     amount = task.gold.outputs[0]
@@ -62,6 +65,7 @@ def test_rescoring_a_run_names_the_trials_whose_reward_changed(tau, tmp_path, ma
     assert "1 of 2 trial(s) changed" in out.output
 
 
+@pytest.mark.slow
 def test_score_errors_are_one_line(tau, tmp_path):
     (tmp_path / "bad.json").write_text('[{"role": "wizard"}]')
     out = tau("score", "--domain", "airline", "--task", "airline-test-001", "--messages", "bad.json")

@@ -2,26 +2,34 @@
 
 import asyncio
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tau_emotion.core.episode import Episode
 from tau_emotion.core.manager import get_plugin_manager
-from tau_emotion.core.models import Message, RunConfig, Task
+from tau_emotion.core.models import Message, Task
 from tau_emotion.plugins.scripted_user import NEUTRAL_PATIENCE, ScriptedUser
+from tests.episodes import bare_episode
 
 # Two airline tasks frozen from an earlier Tracer build (the database they rest on is unchanged), so these
 # tests do not move with every rebuild of the test split.
 FROZEN = Path(__file__).resolve().parents[1] / "fixtures" / "airline_scripted_tasks.json"
 
 
-def _user(plugins=("airline", "unsatisfied"), task_id="airline-test-001"):
+@cache
+def _loaded(plugins):
+    """A plugin manager and its one domain, once per plugin list: the database snapshot is frozen, so the
+    tests' episodes share it safely (loading a pack's database is most of these tests' time)."""
     pm = get_plugin_manager(list(plugins))
-    domain = pm.catalog("domains").get("airline")
+    return pm, pm.catalog("domains").get(plugins[0])
+
+
+def _user(plugins=("airline", "unsatisfied"), task_id="airline-test-001"):
+    pm, domain = _loaded(tuple(plugins))
     task = {t["id"]: Task.model_validate(t) for t in json.loads(FROZEN.read_text(encoding="utf-8"))}[task_id]
-    episode = Episode(task=task, domain=domain, trial=0, config=RunConfig(), pm=pm)
-    user = ScriptedUser(episode)
+    episode, view = bare_episode(pm, domain, task)
+    user = ScriptedUser(view)
     return user, episode
 
 
@@ -53,7 +61,7 @@ def test_it_moves_on_only_when_the_intent_is_done_and_told():
     assert "has not been done" in reply
     _do(episode, gold[6:])
     assert "###STOP###" in _say(user, episode, "Fixed. Anything else?")
-    assert user.style.patience == NEUTRAL_PATIENCE - 3
+    assert user.patience.left == NEUTRAL_PATIENCE - 3
 
 
 def test_questions_get_facts_preferences_and_checked_confirmations():
@@ -81,7 +89,7 @@ def test_a_repeated_question_costs_more():
     asyncio.run(user.start())
     _say(user, episode, "What is your user id?")
     _say(user, episode, "What is your user id?")
-    assert user.style.patience == NEUTRAL_PATIENCE - 2
+    assert user.patience.left == NEUTRAL_PATIENCE - 2
 
 
 def test_a_list_of_facts_reads_as_a_sentence():
@@ -91,11 +99,10 @@ def test_a_list_of_facts_reads_as_a_sentence():
 
 
 def test_a_structured_fact_is_said_in_words_not_json():
-    pm = get_plugin_manager(["retail"])
-    domain = pm.catalog("domains").get("retail")
+    pm, domain = _loaded(("retail",))
     task = next(t for t in domain.tasks("test") if isinstance(t.user.known.get("new_address"), dict))
-    user = ScriptedUser(Episode(task=task, domain=domain, trial=0, config=RunConfig(), pm=pm))
-    episode = user.episode
+    episode, view = bare_episode(pm, domain, task)
+    user = ScriptedUser(view)
     asyncio.run(user.start())
     reply = _say(user, episode, "Sure. What is the new address you would like to use?")
     address = task.user.known["new_address"]
@@ -109,13 +116,13 @@ def test_a_structured_fact_is_said_in_words_not_json():
     ("telehealth", "specialties", "What specialty is the doctor?"),
 ])
 def test_a_question_in_the_singular_finds_its_fact(pack, key, question):
-    pm = get_plugin_manager([pack])
-    domain = pm.catalog("domains").get(pack)
+    pm, domain = _loaded((pack,))
     task = next((t for split in ("test", "train") for t in domain.tasks(split) if key in t.user.known), None)
     assert task is not None, f"no {pack} task knows {key}"
-    user = ScriptedUser(Episode(task=task, domain=domain, trial=0, config=RunConfig(), pm=pm))
+    episode, view = bare_episode(pm, domain, task)
+    user = ScriptedUser(view)
     asyncio.run(user.start())
-    reply = _say(user, user.episode, question)
+    reply = _say(user, episode, question)
     values = task.user.known[key]
     assert any(str(v) in reply for v in (values if isinstance(values, list) else [values])), reply
     assert "don't know" not in reply and "do not know" not in reply

@@ -25,6 +25,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_tau_serve_prints_the_endpoint_and_stops_the_server_on_ctrl_c(tmp_path):
     proc = subprocess.Popen([str(Path(sys.executable).parent / "tau"), "serve", "tiny", "--executable", FAKE,
                              "--log", str(tmp_path / "s.log"), "--ready-timeout", "30"],

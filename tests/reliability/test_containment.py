@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tau_emotion.core.models import Message, ToolCall
 from tests.reliability.conftest import Agents, scripted
 
@@ -83,6 +85,7 @@ def test_non_finite_numbers_are_a_tool_error_even_nested(pm):
     assert is_error and "non-finite" in text
 
 
+@pytest.mark.slow
 def test_a_huge_bad_argument_is_not_echoed_whole(pm, run_mock):
     """Failure 8: a 10 MB bad argument came back whole in the tool error and the stored row."""
     toolset = pm.catalog("domains").get("mock").toolset

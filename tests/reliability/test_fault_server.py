@@ -46,6 +46,7 @@ def _config(server, **kw):
                               "model_calls": {"retry_wait": 0.01, "max_retries": 2, "model_timeout": 0.5}}, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path):
     reply, expected = FAULTS[fault]
@@ -59,6 +60,7 @@ def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path
         assert result.status == "ok", result.error
         assert len(agent_calls) >= 2  # the fault, then the retry that got the good reply
         assert result.messages[1].content == GOOD["content"]
+        assert result.usage["retries"] == 1  # the one fault, counted in the result (whatever process ran it)
     elif expected == "tool_error":
         assert result.status == "ok", result.error
         tool = next(m for m in result.messages if m.role == "tool")
@@ -67,6 +69,7 @@ def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path
         assert result.status == "error" and "agent-model" in result.error and openai_server.base_url in result.error
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["500", "empty-choices", "null-message", "timeout"])
 def test_a_fault_that_persists_is_stored_as_error_naming_model_and_endpoint(fault, openai_server, tmp_path):
     openai_server.respond("agent-model", FAULTS[fault][0])

@@ -12,6 +12,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def test_any_task_file_loads_or_is_one_line_naming_it(content):
             assert all(t.domain == "mock" for t in tasks)
 
 
+@pytest.mark.slow
 @FAST
 @given(content=st.binary(max_size=300) | json_values.map(lambda v: json.dumps(v).encode()))
 def test_any_database_json_loads_or_is_one_line_naming_it(content):
@@ -82,6 +84,7 @@ def test_any_database_json_loads_or_is_one_line_naming_it(content):
             _one_line_naming(exc, path)
 
 
+@pytest.mark.slow
 @FAST
 @given(content=st.binary(max_size=4096), keep_header=st.booleans())
 def test_any_results_file_opens_or_is_one_line_naming_it(content, keep_header):
@@ -115,6 +118,7 @@ raw_arguments = st.one_of(deep_or_wide, deep_or_wide.map(lambda v: json.dumps(v)
 TOOLS = ["find_owner", "get_account", "transfer", "freeze_account", "transfer_to_human_agents", "no_such_tool", ""]
 
 
+@pytest.mark.slow
 @FAST
 @given(name=st.sampled_from(TOOLS), arguments=raw_arguments)
 def test_any_tool_call_is_a_result_or_a_bounded_tool_error(name, arguments):
@@ -125,6 +129,7 @@ def test_any_tool_call_is_a_result_or_a_bounded_tool_error(name, arguments):
         assert text.startswith("Error") and len(text) <= MAX_ERROR_TEXT + 40
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(st.tuples(st.sampled_from(TOOLS), raw_arguments), min_size=1, max_size=4))
 def test_no_trial_is_lost_whatever_the_agent_sends(calls):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import tau_emotion.core
 
 ROOT = Path(tau_emotion.core.__file__).resolve().parent.parent
@@ -48,6 +50,7 @@ def test_the_scan_sees_every_package():
     assert ROOT / "domain_packs" / "classic" / "calculator.py" in modules
 
 
+@pytest.mark.slow
 def test_no_module_evaluates_code_or_unpickles():
     offences = [o for path in _modules() for o in _offences(path)]
     assert not offences, "\n".join(offences)

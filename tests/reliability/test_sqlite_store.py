@@ -27,6 +27,7 @@ def _good_db(tmp_path, tau):
     return db
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["garbage", "truncated", "text", "folder", "empty-tables"])
 def test_bad_database_files_are_one_line_for_every_command(kind, tmp_path, tau):
     db = tmp_path / "bad.sqlite"
@@ -126,6 +127,7 @@ def test_a_busy_database_is_retried_off_the_event_loop_and_the_run_completes(tmp
     assert "is busy" in capfd.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_writers_on_one_database_store_everything_once(tmp_path):
     db = tmp_path / "two.sqlite"
     script = (

@@ -17,3 +17,12 @@ def domains():
 @pytest.fixture(scope="session")
 def airline(domains):
     return domains.get("airline")
+
+
+@pytest.fixture(scope="session")
+def space():
+    """The emotion plugin's condition space, as the Tracer's commands get it: from a plugin manager."""
+    from tau_emotion.core.manager import get_plugin_manager
+    from tau_emotion.tracer.feelings import condition_space
+
+    return condition_space(get_plugin_manager(["emotion"], defaults=False))

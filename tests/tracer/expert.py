@@ -86,11 +86,11 @@ def novice(tasks: list[Any]):
 
 
 def collect(tau: Any, server: Any, db: str, tasks: list[Any], agent: str = "expert", *extra: str) -> str:
-    """Run `tau tracer collect` on the trainers' `bank` domain with `agent` playing; returns the run id."""
+    """Run `tau tracer collect` on the trainers' `ledger` domain with `agent` playing; returns the run id."""
     server.respond("expert", globals()[agent](tasks))
     server.respond("user", user(tasks))
     before = set(_run_ids(db))
-    result = tau("tracer", "collect", "bank", "--plugins", "tests.trainers.bank_pack", "--agent-model", "openai/expert",
+    result = tau("tracer", "collect", "ledger", "--plugins", "tests.trainers.bank_pack", "--agent-model", "openai/expert",
                  "--agent-api-base", server.base_url, "--user-model", "openai/user", "--user-api-base", server.base_url,
                  "--db", db, "-o", "no_progress=true", *extra)
     assert result.exit_code == 0, result.output

@@ -22,27 +22,29 @@ EMOTIONS = {
 
 
 @pytest.fixture(scope="module")
-def labeler():
+def labeler(space):
     """The emotion pack's real classifier (numpy only, loads in milliseconds) with a stand-in anchor bank."""
-    real = EmotionLabeler.from_emotion_pack()
-    return EmotionLabeler(real.classify, lambda condition, rng: f"Anchor for {condition.family} #{rng.randrange(10)}")
+    real = EmotionLabeler.from_space(space)
+    return EmotionLabeler(real.classify, lambda condition, rng: f"Anchor for {condition['family']} #{rng.randrange(10)}")
 
 
 def _strip_emotion(tasks):
     return [t.with_block("emotion", None) for t in tasks]
 
 
-def test_same_seed_same_bytes_other_seed_other_tasks(airline, labeler):
-    first = build_tasks(airline, "test", 6, 3, labeler=labeler)
-    again = build_tasks(airline, "test", 6, 3, labeler=labeler)
-    other = build_tasks(airline, "test", 6, 4, labeler=labeler)
+@pytest.mark.slow
+def test_same_seed_same_bytes_other_seed_other_tasks(airline, labeler, space):
+    first = build_tasks(airline, "test", 6, 3, labeler=labeler, space=space)
+    again = build_tasks(airline, "test", 6, 3, labeler=labeler, space=space)
+    other = build_tasks(airline, "test", 6, 4, labeler=labeler, space=space)
     assert dump_tasks(first.tasks) == dump_tasks(again.tasks)
     assert dump_tasks(first.tasks) != dump_tasks(other.tasks)
     assert {t.user.instruction for t in first.tasks}.isdisjoint({t.user.instruction for t in other.tasks})
 
 
-def test_built_tasks_replay_carry_emotion_and_need_action(airline, labeler):
-    report = build_tasks(airline, "test", 10, 21, labeler=labeler)
+@pytest.mark.slow
+def test_built_tasks_replay_carry_emotion_and_need_action(airline, labeler, space):
+    report = build_tasks(airline, "test", 10, 21, labeler=labeler, space=space)
     assert report.accepted == 10 and report.candidates >= 10
     assert sum(report.rejected.values()) == report.candidates - 10
     ids = [t.id for t in report.tasks]
@@ -64,6 +66,7 @@ def test_built_tasks_replay_carry_emotion_and_need_action(airline, labeler):
         assert task.user.known["user_id"] in task.user.instruction
 
 
+@pytest.mark.slow
 def test_build_is_byte_identical_across_processes(tmp_path):
     outputs = []
     for hash_seed in ("1", "2"):
@@ -77,11 +80,12 @@ def test_build_is_byte_identical_across_processes(tmp_path):
     assert outputs[0] == outputs[1] and len(json.loads(outputs[0])) == 5
 
 
-def test_merge_replaces_one_split_and_keeps_the_others(tmp_path, airline):
+@pytest.mark.slow
+def test_merge_replaces_one_split_and_keeps_the_others(tmp_path, airline, space):
     path = tmp_path / "tasks.json"
     hand = airline.tasks("hand")[:2]
     path.write_text(dump_tasks(hand))
-    built = build_tasks(airline, "train", 3, 5).tasks
+    built = build_tasks(airline, "train", 3, 5, space=space).tasks
     merge_into_file(path, "train", built)
     merge_into_file(path, "train", built[:1])
     rows = json.loads(path.read_text())
@@ -112,12 +116,13 @@ def test_committed_splits_have_the_promised_shape(airline):
 README_FLAGS = {"test": {}, "train": {"min_calls": 5}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", ["test", "train"])
-def test_committed_split_is_what_its_seed_builds(airline, split, labeler):
+def test_committed_split_is_what_its_seed_builds(airline, split, labeler, space):
     """Rebuilding from the recorded seed reproduces the split: every task passed the validator."""
     committed = airline.tasks(split)
     seed = committed[0].meta["seed"]
-    report = build_tasks(airline, split, len(committed), seed, labeler=labeler, avoid=default_avoid(airline, split),
+    report = build_tasks(airline, split, len(committed), seed, labeler=labeler, space=space, avoid=default_avoid(airline, split),
                          **README_FLAGS[split])
     rebuilt = [t.model_dump(mode="json") for t in _strip_emotion(report.tasks)]
     assert rebuilt == [t.model_dump(mode="json") for t in _strip_emotion(committed)]

@@ -15,6 +15,7 @@ def invoke(*args):
     return CliRunner().invoke(build_cli(), list(args))
 
 
+@pytest.mark.slow
 def test_graph_prints_tools_edges_density_and_writes_files(tmp_path):
     result = invoke("tracer", "graph", "airline", "--json", str(tmp_path / "g.json"), "--dot", str(tmp_path / "g.dot"))
     assert result.exit_code == 0, result.output
@@ -31,6 +32,7 @@ def test_graph_of_a_domain_without_edges_warns(tmp_path):
     assert "warning: domain 'tiny_nograph' declares no tool graph" in result.output
 
 
+@pytest.mark.slow
 def test_build_reports_rejections_and_writes_the_tasks(tmp_path):
     out = tmp_path / "tasks.json"
     result = invoke("tracer", "build", "airline", "--split", "test", "--n", "12", "--seed", "5", "--out", str(out),

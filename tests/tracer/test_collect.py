@@ -71,6 +71,7 @@ def _args(server, db, *extra):
             "-o", "no_progress=true", "-o", "retry_wait=0.01"]
 
 
+@pytest.mark.slow
 def test_collect_airline_against_the_loopback_server(tau, openai_server, airline, tmp_path):
     from tau_emotion.core.manager import load_all_plugins
     from tau_emotion.core.runner import open_store
@@ -100,6 +101,7 @@ def test_collect_airline_against_the_loopback_server(tau, openai_server, airline
     assert any("###UNSATISFIED###" in r["messages"][0]["content"] for r in user_requests)  # the emotional user
 
 
+@pytest.mark.slow
 def test_collect_resumes_the_trials_that_failed(tau, openai_server, airline, tmp_path):
     from tau_emotion.core.manager import load_all_plugins
     from tau_emotion.core.runner import open_store
@@ -118,6 +120,7 @@ def test_collect_resumes_the_trials_that_failed(tau, openai_server, airline, tmp
     assert len(kept) == 3 and {r.status for r in store.results(run["run_id"])} == {"ok"}
 
 
+@pytest.mark.slow
 def test_missing_models_fail_before_any_trial(tau, tmp_path):
     result = tau("tracer", "collect", "airline", "--db", str(tmp_path / "r.db"))
     assert result.exit_code == 1 and "the agent needs a model: pass --agent-model" in result.output
@@ -126,8 +129,29 @@ def test_missing_models_fail_before_any_trial(tau, tmp_path):
     assert not (tmp_path / "r.db").exists()
 
 
+@pytest.mark.slow
 def test_preset_low_names_what_is_missing(tau, tmp_path):
     result = tau("tracer", "collect", "--preset", "low", "--tasks", "1", "--user", "scripted", "--agent", "oracle",
                  "--db", str(tmp_path / "r.db"), "-o", "no_progress=true")
     assert result.exit_code == 0, result.output
     assert "collect" in result.output and "airline" in result.output
+
+
+def test_collect_takes_the_model_options_of_run_from_flags_and_a_config_file(tau, openai_server, airline, tmp_path):
+    from tau_emotion.core.cli import build_cli
+    from tau_emotion.core.roles import role_options_model
+
+    collect = build_cli().commands["tracer"].commands["collect"]
+    flags = {o for p in collect.params for o in p.opts}
+    for model in (role_options_model("agent"), role_options_model("user")):
+        assert {"--" + name.replace("_", "-") for name in model.model_fields} <= flags
+    _serve(openai_server, airline.tasks("train")[:2])
+    config = tmp_path / "collect.toml"
+    config.write_text(f'agent_model = "openai/expert"\nagent_api_base = "{openai_server.base_url}"\n'
+                      'agent_args = {max_tokens = 321}\n')
+    result = tau("tracer", "collect", "airline", "--tasks", "2", "--config", str(config), "--agent-client", "openai",
+                 "--user-model", "openai/user", "--user-api-base", openai_server.base_url,
+                 "--user-args", '{"max_tokens": 77}', "--db", str(tmp_path / "r.db"), "-o", "no_progress=true")
+    assert result.exit_code == 0, result.output
+    by_model = {r["model"]: r for r in openai_server.requests}
+    assert by_model["expert"]["max_tokens"] == 321 and by_model["user"]["max_tokens"] == 77

@@ -12,9 +12,9 @@ from tau_emotion.tracer.design import condition_id, design_conditions, events_fi
 
 
 @pytest.mark.parametrize("n", [22, 58, 100])
-def test_design_is_balanced_and_has_no_repeated_condition(n):
-    rows = design_conditions(n, "airline/test/2")
-    assert rows == design_conditions(n, "airline/test/2") != design_conditions(n, "airline/test/3")
+def test_design_is_balanced_and_has_no_repeated_condition(n, space):
+    rows = design_conditions(n, "airline/test/2", space)
+    assert rows == design_conditions(n, "airline/test/2", space) != design_conditions(n, "airline/test/3", space)
     emotions = Counter(r["emotion"] for r in rows)
     assert set(emotions) == set(EMOTIONS) and max(emotions.values()) - min(emotions.values()) <= 1
     for dim, values in DIMENSIONS.items():
@@ -50,6 +50,7 @@ MISFORTUNES = ("hospital", "stolen", "you are sick", "cancelled by the airline",
                "storm is forecast", "funeral", "surgery", "unwell", "lost your job", "money is tight")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack", ["airline", "retail", "telecom", "telehealth"])
 def test_no_positive_feelings_beside_a_misfortune(domains, pack):
     """No shipped Tracer task asks for enjoyment while its instruction states a misfortune."""
@@ -66,16 +67,18 @@ PROMISED_CHECKS = {"five-label agreement", "distinct users", "entity writes", "s
                    "decision rule balance", "gold length balance", "request kind balance"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", ["test", "train"])
-def test_committed_airline_splits_pass_the_audit(airline, split):
-    result = audit_split(airline, split, transfer_tool="transfer_to_human_agents")
+def test_committed_airline_splits_pass_the_audit(airline, split, space):
+    result = audit_split(airline, split, space=space, transfer_tool="transfer_to_human_agents")
     assert not [c for c in result.checks if not c[1] and c[0] not in PROMISED_CHECKS]
     assert result.tables["label agreement"]["family+emotion"] == f"{result.tables['tasks']['n']}/" \
                                                                  f"{result.tables['tasks']['n']}"
     assert result.tables["users"][f"shared with {'train' if split == 'test' else 'test'}"] == 0
 
 
-def test_every_installed_tracer_built_split_passes_the_audit(domains):
+@pytest.mark.slow
+def test_every_installed_tracer_built_split_passes_the_audit(domains, space):
     """The audit every pack's conformance once ran (conformance no longer imports the Tracer): every installed
     domain's Tracer-built splits, with the handoff tool its hints name."""
     from tau_emotion.tracer.hints import load_hints
@@ -84,7 +87,7 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains):
     for name in domains.names():
         domain = domains.get(name)
         for split in sorted({t.split for t in domain.tasks(None) if t.meta.get("source") == "tracer"}):
-            result = audit_split(domain, split, transfer_tool=load_hints(domain).handoff_tool)
+            result = audit_split(domain, split, space=space, transfer_tool=load_hints(domain).handoff_tool)
             audited.append(f"{name}/{split}")
             problems += [f"{name}/{split}: {check}: {detail}" for check, ok, detail in result.checks
                          if not ok and check not in PROMISED_CHECKS]
@@ -92,7 +95,8 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains):
     assert {f"{p}/{s}" for p in ("airline", "retail", "telecom", "telehealth") for s in ("test", "train")} <= set(audited)
 
 
-def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch):
+@pytest.mark.slow
+def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch, space):
     done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test"])
     failing = {line.split()[1] if len(line.split()) > 1 else "" for line in done.output.splitlines()
                if line.startswith("  FAIL")}
@@ -106,7 +110,7 @@ def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkey
               if t.split == "test" else t for t in tasks]
     monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: broken if split is None else
                         [t for t in broken if t.split == split])
-    result = audit_split(airline, "test")
+    result = audit_split(airline, "test", space=space)
     failed = {name for name, ok, _ in result.checks if not ok}
     assert {"emotion balance", "label agreement", "distinct conditions"} <= failed
 
@@ -185,14 +189,15 @@ def _family_challenges(tasks):
     return by_family
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("pack", "seed", "rate"), [("airline", 5, None), ("retail", 3, 0.45)])
-def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, seed, rate):
+def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, seed, rate, space):
     from tau_emotion.tracer.audit import CHALLENGE_TOLERANCE
     from tau_emotion.tracer.build import build_tasks
     from tau_emotion.tracer.feelings import EmotionLabeler
 
     report = build_tasks(domains.get(pack), "test", 40, seed, challenge_rate=rate,
-                         labeler=EmotionLabeler.from_emotion_pack())
+                         labeler=EmotionLabeler.from_space(space), space=space)
     tasks = report.tasks
     share = sum(bool(t.meta["policy_challenge"]) for t in tasks) / len(tasks)
     assert share > 0.1
@@ -220,7 +225,7 @@ def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, 
     assert set(emotions) == set(EMOTIONS) and max(emotions.values()) - min(emotions.values()) <= 1
 
 
-def test_audit_fails_a_split_whose_challenges_sit_in_some_families(airline, monkeypatch):
+def test_audit_fails_a_split_whose_challenges_sit_in_some_families(airline, monkeypatch, space):
     """Retail test before the stratified build: 0 of 9 enjoyment tasks with a challenge, 43% of the rest."""
     tasks = airline.tasks(None)
     test = [t for t in tasks if t.split == "test"]
@@ -234,7 +239,7 @@ def test_audit_fails_a_split_whose_challenges_sit_in_some_families(airline, monk
         skewed.append(t)
     monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: skewed if split is None else
                         [t for t in skewed if t.split == split])
-    result = audit_split(airline, "test", transfer_tool="transfer_to_human_agents")
+    result = audit_split(airline, "test", space=space, transfer_tool="transfer_to_human_agents")
     failed = {name: detail for name, ok, detail in result.checks if not ok}
     assert "challenge balance" in failed and "enjoyment" in failed["challenge balance"]
     assert result.tables["challenges by family"]["enjoyment"].startswith("0/")
@@ -249,13 +254,13 @@ def test_a_family_the_share_left_behind_takes_what_brings_it_back():
     assert challenge_fits(counts, "anger", False) and not challenge_fits(counts, "anger", True)
 
 
-def test_audit_fails_a_split_whose_families_differ_in_intents(airline, monkeypatch):
+def test_audit_fails_a_split_whose_families_differ_in_intents(airline, monkeypatch, space):
     """Every anger task cut to its first intent: anger holds the single-intent tasks the others lack."""
     skewed = [t.model_copy(update={"user": t.user.model_copy(update={"intents": t.user.intents[:1]})})
               if t.split == "test" and t.blocks["emotion"]["family"] == "anger" else t for t in airline.tasks(None)]
     monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: skewed if split is None else
                         [t for t in skewed if t.split == split])
-    result = audit_split(airline, "test", transfer_tool="transfer_to_human_agents")
+    result = audit_split(airline, "test", space=space, transfer_tool="transfer_to_human_agents")
     failed = {name: detail for name, ok, detail in result.checks if not ok}
     assert "intent balance" in failed and "anger" in failed["intent balance"]
     assert "challenge balance" not in failed
@@ -268,12 +273,12 @@ def _patched(monkeypatch, domain, tasks):
                         [t for t in tasks if t.split == split])
 
 
-def _failed(domain, split="test", **kwargs):
-    result = audit_split(domain, split, transfer_tool="transfer_to_human_agents", **kwargs)
+def _failed(domain, space, split="test", **kwargs):
+    result = audit_split(domain, split, space=space, transfer_tool="transfer_to_human_agents", **kwargs)
     return result, {name: detail for name, ok, detail in result.checks if not ok}
 
 
-def test_balance_checks_fail_what_sits_in_one_family_and_state_their_tolerance(airline, monkeypatch):
+def test_balance_checks_fail_what_sits_in_one_family_and_state_their_tolerance(airline, monkeypatch, space):
     """Decision rules, gold length and request kind all piled on anger: each balance check fails, and says the
     tolerance it used comes from seeded shuffles of the family labels."""
     def skew(t):
@@ -286,7 +291,7 @@ def test_balance_checks_fail_what_sits_in_one_family_and_state_their_tolerance(a
                                              "intents": ["compensation"] * 3 if anger else t.meta["intents"]},
                                     "gold": t.gold.model_copy(update={"actions": actions})})
     _patched(monkeypatch, airline, [skew(t) for t in airline.tasks(None)])
-    result, failed = _failed(airline)
+    result, failed = _failed(airline, space)
     for name in ("decision rule balance", "gold length balance", "request kind balance"):
         assert name in failed and "2000 seeded shuffles" in failed[name] and "p=0.000" in failed[name], name
     n_anger = result.tables["families"]["anger"]
@@ -294,10 +299,10 @@ def test_balance_checks_fail_what_sits_in_one_family_and_state_their_tolerance(a
     assert result.tables["decision rules by family"]["fear"].startswith("0/")
     assert result.tables["gold calls by family"]["anger"] > 3 * result.tables["gold calls by family"]["fear"]
     # the same split audited twice gives the same tolerances (the shuffles are seeded)
-    assert _failed(airline)[1] == failed
+    assert _failed(airline, space)[1] == failed
 
 
-def test_balance_checks_pass_when_families_are_alike(airline, monkeypatch):
+def test_balance_checks_pass_when_families_are_alike(airline, monkeypatch, space):
     """Every task with one rule, the same length and the same kinds: no family spread at all."""
     def even(t):
         if t.split != "test":
@@ -305,15 +310,15 @@ def test_balance_checks_pass_when_families_are_alike(airline, monkeypatch):
         return t.model_copy(update={"meta": {**t.meta, "decisions": [{"branch": "proceed"}], "intents": ["cancel"]},
                                     "gold": t.gold.model_copy(update={"actions": t.gold.actions[:1]})})
     _patched(monkeypatch, airline, [even(t) for t in airline.tasks(None)])
-    _, failed = _failed(airline)
+    _, failed = _failed(airline, space)
     assert not {"decision rule balance", "gold length balance", "request kind balance"} & set(failed)
 
 
-def test_five_labels_users_and_entity_writes(airline, monkeypatch):
+def test_five_labels_users_and_entity_writes(airline, monkeypatch, space):
     tasks = airline.tasks(None)
     test = [t for t in tasks if t.split == "test"]
     first, second = test[0], test[1]
-    before = audit_split(airline, "test").tables["entities written"]["by more than one task"]
+    before = audit_split(airline, "test", space=space).tables["entities written"]["by more than one task"]
     def agree(t):
         return {**t.blocks["emotion"]} | {"anchor": None}
     fixed = []
@@ -329,7 +334,7 @@ def test_five_labels_users_and_entity_writes(airline, monkeypatch):
             t = t.model_copy(update={"meta": meta})
         fixed.append(t)
     _patched(monkeypatch, airline, fixed)
-    result, failed = _failed(airline)
+    result, failed = _failed(airline, space)
     n = len(test)
     assert failed["five-label agreement"].startswith(f"{n - 1}/{n}")
     assert failed["distinct users"].startswith(f"{n - 1} distinct users in {n}")
@@ -337,7 +342,7 @@ def test_five_labels_users_and_entity_writes(airline, monkeypatch):
     assert result.tables["entities written"]["by more than one task"] > before
 
 
-def test_sentence_templates_mask_values_and_catch_a_shared_frame(airline, monkeypatch):
+def test_sentence_templates_mask_values_and_catch_a_shared_frame(airline, monkeypatch, space):
     from tau_emotion.tracer.audit import sentence_template, sentences
 
     said = "You are Ana Li (user id ana_li_1). Then you want to cancel 4NHQLN on May 19. Do not make up details."
@@ -351,13 +356,13 @@ def test_sentence_templates_mask_values_and_catch_a_shared_frame(airline, monkey
                        f"Then {'abcdefghij'[i % 10]} {'klmnopqrst'[i % 7]} differs."})})
         if t.split == "test" else t for i, t in enumerate(airline.tasks(None))]
     _patched(monkeypatch, airline, varied)
-    result, failed = _failed(airline)
+    result, failed = _failed(airline, space)
     n = result.tables["tasks"]["n"]
     assert f"'sentence number _ says the' {n}/{n}" in failed["sentence templates"]
     assert "then" not in failed["sentence templates"]  # 70 variants, none over the share
 
 
-def test_id_leak_catches_an_internal_ids_tail(airline, monkeypatch):
+def test_id_leak_catches_an_internal_ids_tail(airline, monkeypatch, space):
     from tau_emotion.tracer.audit import id_tails, leaked_ids
 
     assert id_tails("paypal_1488918") == {"paypal_1488918", "8918"} and id_tails("2PGB8L") == {"2PGB8L"}
@@ -371,7 +376,7 @@ def test_id_leak_catches_an_internal_ids_tail(airline, monkeypatch):
     clean = told.model_copy(update={"user": told.user.model_copy(update={"instruction": "You pay with your Visa."})})
     assert leaked_ids(clean, frozenset()) == []
     _patched(monkeypatch, airline, [told if t.id == task.id else t for t in airline.tasks(None)])
-    _, failed = _failed(airline, visible_ids=frozenset({"reservation_id", "user_id"}))
+    _, failed = _failed(airline, space, visible_ids=frozenset({"reservation_id", "user_id"}))
     assert task.id in failed["id leak"]
-    _, failed = _failed(airline)  # undeclared: not checked
+    _, failed = _failed(airline, space)  # undeclared: not checked
     assert "id leak" not in failed

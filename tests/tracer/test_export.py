@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("datasets") is None,
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """An expert (+1) and a novice (-1) collection on the bank domain, shared by this module's tests."""
+    """An expert (+1) and a novice (-1) collection on the ledger domain, shared by this module's tests."""
     db = str(tmp_path_factory.mktemp("export") / "runs.db")
     with expert.serving() as (server, invoke):
         tasks = expert.bank_tasks()
@@ -31,6 +31,7 @@ def _export(tau, db, out, *runs, fmt="sft"):
                "--plugins", "tests.trainers.bank_pack")
 
 
+@pytest.mark.slow
 def test_sft_export_is_trl_chat_format(tau, runs, tmp_path):
     db, good, _ = runs
     result = _export(tau, db, tmp_path / "sft", good)
@@ -51,9 +52,10 @@ def test_sft_export_is_trl_chat_format(tau, runs, tmp_path):
     lines = (tmp_path / "sft" / "train.jsonl").read_text().splitlines()
     assert len(lines) == ds["train"].num_rows and json.loads(lines[0])["messages"] == row["messages"]
     card = (tmp_path / "sft" / "README.md").read_text()
-    assert "| bank | 4 | 100.0% |" in card and "emotion family" in card and "tool calls" in card
+    assert "| ledger | 4 | 100.0% |" in card and "emotion family" in card and "tool calls" in card
 
 
+@pytest.mark.slow
 def test_sft_rows_replay_the_gold_calls(tau, runs, tmp_path):
     db, good, _ = runs
     _export(tau, db, tmp_path / "sft", good)
@@ -65,6 +67,7 @@ def test_sft_rows_replay_the_gold_calls(tau, runs, tmp_path):
         assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [(a.name, a.arguments) for a in gold[row["task_id"]]]
 
 
+@pytest.mark.slow
 def test_dpo_pairs_plus_one_and_unsatisfied_trajectories(tau, runs, tmp_path):
     db, good, bad = runs
     result = _export(tau, db, tmp_path / "dpo", good, bad, fmt="dpo")
@@ -80,6 +83,7 @@ def test_dpo_pairs_plus_one_and_unsatisfied_trajectories(tau, runs, tmp_path):
     assert "preference pairs" in (tmp_path / "dpo" / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_nothing_to_export_and_unknown_run_are_one_line_errors(tau, runs, tmp_path):
     db, good, bad = runs
     result = _export(tau, db, tmp_path / "x", good, fmt="dpo")

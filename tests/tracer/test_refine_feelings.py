@@ -190,18 +190,18 @@ def test_feeling_cues_name_no_situation():
     assert not [c for c in cues if SITUATION_WORDS.search(c)]
 
 
-def test_each_emotion_cue_alone_reads_back_as_its_emotion():
-    labeler = EmotionLabeler.from_emotion_pack()
+def test_each_emotion_cue_alone_reads_back_as_its_emotion(space):
+    labeler = EmotionLabeler.from_space(space)
     wrong = [(emotion, cue, labeler.read(cue)["emotion"]) for emotion, cues in cue_bank()["emotion"].items()
              for cue in cues if labeler.read(cue)["emotion"] != emotion]
     assert not wrong
 
 
-def test_template_feelings_are_read_back_as_their_emotion(airline, candidate):
+def test_template_feelings_are_read_back_as_their_emotion(airline, candidate, space):
     """Every emotion's cues survive the real classifier with the retries the build allows."""
     from tau_emotion.tracer.build import FEELINGS_TRIES
 
-    labeler = EmotionLabeler.from_emotion_pack()
+    labeler = EmotionLabeler.from_space(space)
     for family, emotions in EMOTIONS.items():
         for emotion in emotions:
             condition = {"family": family, "emotion": emotion, "politeness": "cold", "urgency": "low",
@@ -219,9 +219,9 @@ def _client(model, base):
     return get_plugin_manager().model_client(ModelSettings.for_role("tracer", model, base), config)
 
 
-def test_llm_feelings_and_labeler(airline, candidate, openai_server):
+def test_llm_feelings_and_labeler(airline, candidate, openai_server, space):
     openai_server.script("feeler", {"content": "I'm worried sick and I need this fixed today."})
-    feelings = LLMFeelings(_client("openai/feeler", openai_server.base_url))
+    feelings = LLMFeelings(_client("openai/feeler", openai_server.base_url), space)
     condition = {"family": "fear", "emotion": "anxiety", "politeness": "neutral", "urgency": "high", "trust": "skeptical"}
     text = feelings.describe(candidate, random.Random(0), condition)
     assert text == "I'm worried sick and I need this fixed today."
@@ -231,13 +231,10 @@ def test_llm_feelings_and_labeler(airline, candidate, openai_server):
 
     def classify(t):
         seen.append(t)
-        from types import SimpleNamespace
+        return space.condition(family="fear", emotion="anxiety", politeness="neutral", urgency="high",
+                               trust="skeptical")
 
-        from tau_emotion.emotion_pack.taxonomy import Condition
-
-        return SimpleNamespace(condition=Condition("fear", "anxiety", "neutral", "high", "skeptical"))
-
-    labeler = EmotionLabeler(classify, lambda c, rng: f"{c.emotion} anchor {rng.randrange(3)}")
+    labeler = EmotionLabeler(classify, lambda c, rng: f"{c['emotion']} anchor {rng.randrange(3)}")
     reading = labeler.read(text)
     assert seen == [text] and agrees(condition, reading) and reading["trust"] == "skeptical"
     block = labeler.block(condition, random.Random(0))

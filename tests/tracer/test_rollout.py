@@ -11,18 +11,18 @@ def _script_good(server):
                   {"tool_calls": [{"name": "mark", "arguments": {"item_id": "i1", "note": "fragile"}}]},
                   {"content": "Done. The label says red box."})
 
-def test_rollout_keeps_a_task_the_model_solves(domains, openai_server):
+def test_rollout_keeps_a_task_the_model_solves(domains, openai_server, space):
     tiny = domains.get("tiny_chain")
     rollout = RolloutCheck(tiny, "openai/both-agent", openai_server.base_url, options={"model_calls": {"retry_wait": 0.01}})
     rollout.config.options["user"]["user_model"] = "openai/both-user"
     _script_good(openai_server)
     openai_server.script("both-user", {"content": "Please note 'fragile' on item i1."}, {"content": "Thanks! ###STOP###"})
-    report = build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout)
+    report = build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout, space=space)
     assert report.accepted == 1 and not report.rejected
     first = [r for r in openai_server.requests if r["model"] == "both-agent"][0]
     assert {t["function"]["name"] for t in first["tools"]} == {"look", "mark"}
 
-def test_rollout_rejects_a_task_the_model_fails(domains, openai_server):
+def test_rollout_rejects_a_task_the_model_fails(domains, openai_server, space):
     tiny = domains.get("tiny_chain")
     rollout = RolloutCheck(tiny, "openai/both-agent", openai_server.base_url, options={"model_calls": {"retry_wait": 0.01}})
     rollout.config.options["user"]["user_model"] = "openai/both-user"
@@ -30,5 +30,5 @@ def test_rollout_rejects_a_task_the_model_fails(domains, openai_server):
         openai_server.script("both-agent", {"content": "Sorry, I can't help with that."})
         openai_server.script("both-user", {"content": "Mark item i1 please."}, {"content": "Bye ###STOP###"})
     with pytest.raises(TracerError) as info:
-        build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout, max_candidates=3)
+        build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout, max_candidates=3, space=space)
     assert "rollout 3" in str(info.value)

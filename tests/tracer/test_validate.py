@@ -183,6 +183,7 @@ def test_an_id_that_already_existed_is_not_created_by_a_write(domains):
     Validator(retail).check_consistency(cand)
 
 
+@pytest.mark.slow
 def test_a_write_on_what_the_task_just_created_is_rejected(domains):
     telehealth = domains.get("telehealth")
     tables = telehealth.database.tables

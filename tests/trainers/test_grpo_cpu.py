@@ -15,8 +15,9 @@ import pytest
 from tests.trainers.tiny_qwen import make_tiny_qwen
 
 _MISSING = [m for m in ("torch", "transformers", "trl", "datasets", "tokenizers") if importlib.util.find_spec(m) is None]
-pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"the trainers' CPU tests need the [train] extra "
-                                f"(missing: {', '.join(_MISSING)}): pip install torch==2.13.0 && pip install -e '.[train]'")
+pytestmark = [pytest.mark.slow,  # a real TRL training on CPU
+              pytest.mark.skipif(bool(_MISSING), reason=f"the trainers' CPU tests need the [train] extra "
+                                  f"(missing: {', '.join(_MISSING)}): pip install torch==2.13.0 && pip install -e '.[train]'")]
 
 STEPS, BATCH, GROUP, BALANCE = 3, 4, 2, 0.5
 

@@ -27,6 +27,7 @@ def test_env_options_are_a_json_object_and_shaping_is_off_by_default():
         GRPOOptions(model="m", shaping_balance=-1)
 
 
+@pytest.mark.slow
 def test_help_lists_the_options_and_imports_nothing_heavy():
     script = ("import sys\nfrom click.testing import CliRunner\nfrom tau_emotion.core.cli import build_cli\n"
               "r = CliRunner().invoke(build_cli(), ['train', 'grpo', '--help'])\nprint(r.exit_code)\nprint(r.output)\n"

@@ -15,8 +15,9 @@ from tests.trainers.tiny_qwen import make_tiny_qwen
 
 # find_spec, not importorskip: collecting this file must not import torch into the test process
 _MISSING = [m for m in ("torch", "transformers", "trl", "datasets", "tokenizers") if importlib.util.find_spec(m) is None]
-pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"the trainers' CPU tests need the [train] extra "
-                                f"(missing: {', '.join(_MISSING)}): pip install torch==2.13.0 && pip install -e '.[train]'")
+pytestmark = [pytest.mark.slow,  # real TRL trainings on CPU
+              pytest.mark.skipif(bool(_MISSING), reason=f"the trainers' CPU tests need the [train] extra "
+                                 f"(missing: {', '.join(_MISSING)}): pip install torch==2.13.0 && pip install -e '.[train]'")]
 
 QUIET = ("-o", "disable_tqdm=true")
 

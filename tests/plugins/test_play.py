@@ -1,0 +1,142 @@
+"""`tau play` in a real terminal: tmux runs the command, the test types with send-keys and reads the
+screen with capture-pane, as a person would. Both parts end stored and scored, and `tau show` reads them."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from tau_emotion.plugins.play import parse_call
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+
+TAU = [sys.executable, "-c", "from tau_emotion.core.cli import main; main()"]
+
+
+class Terminal:
+    """One tmux session on a private server socket, 200 x 50."""
+
+    def __init__(self, command: list[str], cwd: str, env: dict[str, str]):
+        self.socket = f"tau-play-{uuid.uuid4().hex[:8]}"
+        script = " ".join(shlex.quote(c) for c in command) + "; echo EXIT=$?; sleep 120"
+        subprocess.run(["tmux", "-L", self.socket, "new-session", "-d", "-s", "play", "-x", "200", "-y", "50",
+                        "-c", cwd, "bash", "-c", script], check=True, env=env)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, "capture-pane", "-p", "-J", "-S", "-500", "-t", "play"],
+                              capture_output=True, text=True, check=True).stdout
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} did not appear; the screen:\n{self.screen()}")
+
+    def type(self, line: str) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "send-keys", "-t", "play", "-l", line], check=True)
+        subprocess.run(["tmux", "-L", self.socket, "send-keys", "-t", "play", "Enter"], check=True)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    opened: list[Terminal] = []
+    env = {**os.environ, "TAU_DB": str(tmp_path / "runs.db"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("TAU_PLUGINS", None)
+
+    def start(*args: str) -> Terminal:
+        opened.append(Terminal([*TAU, *args], str(tmp_path), env))
+        return opened[-1]
+
+    yield start
+    for t in opened:
+        t.close()
+
+
+def tau_show(tmp_path, *args: str) -> str:
+    out = subprocess.run([*TAU, "show", *args, "--db", str(tmp_path / "runs.db")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_person_plays_the_user_to_stop_and_the_run_is_stored(terminal, tmp_path):
+    t = terminal("play", "mock", "--as", "user", "--agent", "oracle", "--plugins", "emotion", "--task", "mock-001")
+    screen = t.wait_for("you> ")
+    assert "Your task: You are Ada Park." in screen
+    assert "(condition: " in screen and "How you feel:" in screen  # the emotion plugin's feeling and condition
+    assert "/unsatisfied" in screen
+    t.type("Hi, I am Ada Park: please move 200 dollars from acc-1 to acc-2.")
+    t.wait_for("agent> Here is what I found: 235.5.")
+    t.type("/stop")
+    screen = t.wait_for("EXIT=")
+    assert "EXIT=0" in screen and "reward +1 (user_stop)" in screen
+
+    shown = tau_show(tmp_path, "latest")
+    assert "agent=oracle user=human" in shown and "mock-001" in shown and "reward=+1 user_stop" in shown
+    trial = tau_show(tmp_path, "latest", "mock-001")
+    assert "[user] Hi, I am Ada Park: please move 200 dollars" in trial and "###STOP###" in trial
+    tags = subprocess.run([*TAU, "show", "latest", "mock-001", "--json", "--db", str(tmp_path / "runs.db")],
+                          capture_output=True, text=True, check=True).stdout
+    assert '"played_by": "human"' in tags and '"human.role": "user"' in tags
+
+
+def test_a_person_plays_the_agent_with_tool_calls_and_the_run_is_stored(terminal, tmp_path):
+    t = terminal("play", "mock", "--as", "agent", "--user", "scripted", "--task", "mock-001")
+    screen = t.wait_for("agent> ")
+    assert "Mock bank policy" in screen and "transfer(from_account: string" in screen
+    assert "user> I'd like to move 200 dollars" in screen
+    t.type("/tools find_owner")
+    t.wait_for('"required": [')
+    t.type('/call find_owner name="Ada Park"')
+    t.wait_for('tool find_owner> {"owner_id": "own-1"')
+    t.type('/call transfer {"from_account": "acc-1", "to_account": "acc-2", "amount": 200}')
+    t.wait_for("tool transfer> ")
+    t.type("Done: the new balance of acc-2 is 235.5.")
+    screen = t.wait_for("EXIT=")
+    assert "###STOP###" in screen  # the user's last words are shown before the episode ends
+    assert "EXIT=0" in screen and "reward +1 (user_stop)" in screen
+
+    shown = tau_show(tmp_path, "latest")
+    assert "agent=human user=scripted" in shown and "reward=+1 user_stop" in shown
+    trial = tau_show(tmp_path, "latest", "mock-001")
+    assert '[agent -> transfer] {"from_account": "acc-1", "to_account": "acc-2", "amount": 200}' in trial
+
+
+def test_a_person_who_gives_up_ends_unsatisfied_with_reward_minus_one(terminal, tmp_path):
+    t = terminal("play", "mock", "--as", "user", "--agent", "null", "--plugins", "emotion", "--task", "mock-002")
+    t.wait_for("you> ")
+    t.type("My card was stolen, freeze acc-3 now.")
+    t.wait_for("agent> I am sorry, I cannot help with that.")
+    t.type("/unsatisfied")
+    screen = t.wait_for("EXIT=")
+    assert "reward -1 (unsatisfied)" in screen
+
+
+def test_call_syntax():
+    assert parse_call('transfer {"amount": 200}') == ("transfer", {"amount": 200})
+    assert parse_call('find_owner name="Ada Park" n=3 ok=true') == ("find_owner", {"name": "Ada Park", "n": 3, "ok": True})
+    assert parse_call("list_all") == ("list_all", {})
+    with pytest.raises(ValueError, match="key=value"):
+        parse_call("transfer 200")
+    with pytest.raises(ValueError, match="JSON object"):
+        parse_call("transfer [1]")
+
+
+def test_ctrl_c_exits_130_and_says_how_to_resume(terminal, tmp_path):
+    t = terminal("play", "mock", "--as", "agent", "--task", "mock-002")
+    t.wait_for("agent> ")
+    subprocess.run(["tmux", "-L", t.socket, "send-keys", "-t", "play", "C-c"], check=True)
+    screen = t.wait_for("EXIT=")
+    assert "EXIT=130" in screen and "Resume with: tau run --resume" in screen
