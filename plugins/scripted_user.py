@@ -312,15 +312,24 @@ class ScriptedUser:
     def _asked_keys(self, text: str) -> list[str]:
         words = {singular(w) for w in _WORD.findall(text.lower())}
         known = [k for k in self.task.user.known if k != "preferences"]
-        keys = [k for k in known if all(terms & words for terms in key_terms(k))]
-        if not keys:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
-            keys = [k for k in known if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
-        request = self.intents[self.position].lower()
-        # the current intent's facts first: those Tracer grouped under it (`meta.intent_gold[i].facts`),
-        # else those its request names
         grouped = self._intent_facts()
-        return sorted(keys, key=lambda k: (k not in grouped,
-                                           not any(str(v).lower() in request for v in leaves(self.task.user.known[k]))))
+
+        def matching(keys: list[str]) -> list[str]:
+            found = [k for k in keys if all(terms & words for terms in key_terms(k))]
+            if not found:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
+                found = [k for k in keys if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
+            return found
+
+        # The current request's facts answer first (Tracer lists them, and the parts an agent asks for, in
+        # `meta.intent_gold[i].facts`): "the zip?" during an address change is the new address's zip, not the
+        # caller's own, and another request's value is not given beside it. Only when none of them fits does the
+        # user look at the rest (an agent asking ahead about a later request gets that request's value).
+        mine = matching([k for k in known if k in grouped]) if grouped else []
+        if mine:
+            return mine
+        keys = matching(known)
+        request = self.intents[self.position].lower()
+        return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
 
     def _intent_facts(self) -> set[str]:
         split = self.task.meta.get("intent_gold")

@@ -126,3 +126,28 @@ def test_a_question_in_the_singular_finds_its_fact(pack, key, question):
     values = task.user.known[key]
     assert any(str(v) in reply for v in (values if isinstance(values, list) else [values])), reply
     assert "don't know" not in reply and "do not know" not in reply
+
+
+def test_the_current_requests_part_answers_before_the_callers_own():
+    """Issue 21: during an address change 'the zip?' is the new address's zip (a part Tracer lists under the
+    request), not the caller's own identifying zip; before a request owns it the caller's zip is the answer."""
+    pm, domain = _loaded(("retail",))
+    task = next(t for t in domain.tasks("test") if isinstance(t.user.known.get("new_address"), dict)
+                and "zip" in t.user.known and t.meta.get("intent_gold"))
+    address = task.user.known["new_address"]
+    gold = [dict(g) for g in task.meta["intent_gold"]]
+    owner = next(i for i, g in enumerate(gold) if "new_address" in g["facts"])
+    gold[owner]["facts"] = [*gold[owner]["facts"], "new_address_zip"]
+    known = {**task.user.known, "new_address_zip": address["zip"]}
+    task = task.model_copy(update={"user": task.user.model_copy(update={"known": known}),
+                                   "meta": {**task.meta, "intent_gold": gold}})
+    assert address["zip"] != known["zip"]
+    episode, view = bare_episode(pm, domain, task)
+    user = ScriptedUser(view)
+    asyncio.run(user.start())
+    user.position = owner
+    reply = _say(user, episode, "What is the zip?")
+    assert address["zip"] in reply and known["zip"] not in reply, reply
+    if owner > 0:
+        user.position = 0
+        assert known["zip"] in _say(user, episode, "And your zip code?")
