@@ -8,7 +8,10 @@ intent owns the whole gold, and with several intents the k-th of n counts as han
 the gold's evidence is there. An intent with nothing to check is handled by any statement.
 
 Otherwise a statement is no progress: the user restates what is missing and spends patience. A
-question is answered with the facts asked for (the current intent's first); a choice question
+question is answered with the facts asked for: the current intent's (`meta.intent_gold[i].facts`, with the
+parts Tracer lists there) when one fits, never another request's beside them; else any that fits. With each
+request the user volunteers 0-2 of its facts, chosen and ordered by the trial's seeded rng, so trials differ
+(a volunteered fact asked again is a repeated question); a choice question
 ("which card?") with its preference; a confirmation with "yes" only when the action described
 names what the user asked for (ids, flight numbers, dates, cabins), else with a correction;
 "anything else?" moves it on once the intent is handled. When everything is handled it ends with
@@ -259,7 +262,21 @@ class ScriptedUser:
         self.patience = Patience(self.style, view.end_tokens.give_up)
 
     async def start(self) -> Message:
-        return Message(role="user", content=self.style.opening(self.intents[0]))
+        return Message(role="user", content=self.style.opening(self._with_volunteered(self.intents[0])))
+
+    def _with_volunteered(self, request: str) -> str:
+        """The request, plus 0-2 of its own facts the user volunteers, chosen and ordered by the trial's rng
+        (`view.rng`, seeded by run seed, task and trial): trials of one task differ in what the agent still
+        has to ask, so Pass^k measures something offline. A fact volunteered is told: asking it again is a
+        repeated question."""
+        known = self.task.user.known
+        facts = [k for k in sorted(self._intent_facts()) if k in known and not isinstance(known[k], (dict, list))]
+        rng = self.view.rng
+        chosen = rng.sample(facts, min(len(facts), rng.randrange(3))) if facts else []
+        if not chosen:
+            return request
+        self.told.update(chosen)
+        return f"{request} {' '.join(state_fact(k, known[k]) for k in chosen)}"
 
     # ----------------------------------------------------------------- evidence
 
@@ -377,7 +394,7 @@ class ScriptedUser:
             if self.position >= len(self.intents):
                 done = self.view.end_tokens.done
                 return Message(role="user", content=f"{self.style.done()} {done}" if done else self.style.done())
-            return Message(role="user", content=self.style.next_request(self.intents[self.position]))
+            return Message(role="user", content=self.style.next_request(self._with_volunteered(self.intents[self.position])))
         lower = text.lower()
         if "?" in text and not _ANYTHING_ELSE.search(lower):
             keys = self._asked_keys(text)

@@ -151,3 +151,26 @@ def test_the_current_requests_part_answers_before_the_callers_own():
     if owner > 0:
         user.position = 0
         assert known["zip"] in _say(user, episode, "And your zip code?")
+
+
+def test_what_the_user_volunteers_varies_by_trial_and_is_seeded():
+    """Issue 21: the scripted user volunteers 0-2 of the current request's facts, chosen by the trial's rng, so
+    trials of one task differ (Pass^k measures something offline) and a trial repeats itself exactly."""
+    pm, domain = _loaded(("retail",))
+    tasks = [t for t in domain.tasks("test") if t.meta.get("intent_gold")][:10]
+
+    def opening(task, trial):
+        episode, view = bare_episode(pm, domain, task, trial=trial)
+        user = ScriptedUser(view)
+        return asyncio.run(user.start()).content, set(user.told)
+
+    varied = 0
+    for task in tasks:
+        seen = {opening(task, trial)[0] for trial in range(4)}
+        assert opening(task, 1) == opening(task, 1)
+        varied += len(seen) > 1
+        for trial in range(4):
+            text, told = opening(task, trial)
+            assert all(k in task.meta["intent_gold"][0]["facts"] for k in told)
+            assert all(str(task.user.known[k]) in text for k in told)
+    assert varied >= 3
