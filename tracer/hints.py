@@ -130,6 +130,14 @@ class TracerHints(BaseModel):
     #: the instruction's wording of one known fact, in the second person; `key` may be the plural a merge made
     #: ("order_ids", with a list). None keeps the generic wording; "" leaves the fact out of the instruction
     fact_phrase: Callable[[str, Any], str | None] | None = None
+    #: the id arguments a customer can know and say (a reservation or order number, a user id the app shows);
+    #: any other id (a PayPal or gift-card record id, a line or bill record) is internal: neither it nor its last
+    #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). None: not declared, unchecked
+    visible_ids: frozenset[str] | None = None
+    #: (state, candidate) -> why the candidate's situation contradicts the database ("would rather not travel" for
+    #: a trip that already started, an occasion on a booking the caller is not on), or None; the validator
+    #: rejects such a candidate as `situation`. None: no check
+    situation: Callable[[Any, Any], str | None] | None = None
 
     @model_validator(mode="after")
     def _every_goal_weighs(self) -> TracerHints:

@@ -430,4 +430,6 @@ HINTS = TracerHints(
     occasions=OCCASIONS,
     occasion_intents=["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"],
     fact_phrase=fact_phrase,
+    # a customer knows their order numbers; user, product and payment records (paypal_1488918) are internal
+    visible_ids=frozenset({"order_id"}),
 )
