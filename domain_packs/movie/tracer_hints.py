@@ -59,50 +59,45 @@ OCCASIONS = [
     ("it is just an ordinary trip to the cinema", 0, "neutral"),
 ]
 
+_SNACKS = {  # how a customer orders one, or several, of each concession
+    "CON_POPCORN_S": ("a small popcorn", "{} small popcorns"), "CON_POPCORN_L": ("a large popcorn", "{} large popcorns"),
+    "CON_SODA_M": ("a medium soda", "{} medium sodas"), "CON_SODA_L": ("a large soda", "{} large sodas"),
+    "CON_NACHOS": ("a portion of nachos with cheese", "{} portions of nachos with cheese"), "CON_HOTDOG": ("a hot dog", "{} hot dogs"),
+    "CON_CANDY": ("a candy box", "{} candy boxes"), "CON_WATER": ("a bottle of water", "{} bottles of water"),
+    "CON_COMBO": ("a combo (large popcorn and two medium sodas)", "{} combos (large popcorn and two medium sodas)")}
 _SAY = {"imax": "IMAX", "3d": "3D", "standard": "standard", "TIER_STANDARD": "Standard", "TIER_PREMIUM": "Premium"}
-
 
 def _day(date: str) -> str:  # 'Sunday, June 15'
     return f"{_dt.date.fromisoformat(date[:10]).strftime('%A')}, {month_day(date)}"
 
-
 def _clock(start: str) -> str:  # '2025-06-15T19:45' -> '19:45'
     return start[11:16]
-
 
 def _customer(ctx: GroundingContext) -> dict:
     return ctx.state["customers"].peek(ctx.persona.entity)
 
-
 def _bookings(ctx: GroundingContext) -> list[dict]:
     return ctx.rows("bookings", _customer(ctx)["booking_ids"])
-
 
 def _show(ctx: GroundingContext, booking: dict) -> dict:
     return ctx.state["showtimes"].peek(booking["showtime_id"])
 
-
 def _film(ctx: GroundingContext, show: dict) -> dict:
     return ctx.state["films"].peek(show["film_code"])
 
-
 def _theatre_name(ctx: GroundingContext, show: dict) -> str:
     return ctx.state["theatres"].peek(show["theatre_code"])["name"]
-
 
 def _membership(ctx: GroundingContext) -> dict | None:
     mid = _customer(ctx)["membership_id"]
     return ctx.state["memberships"].peek(mid) if mid else None
 
-
 def _prices(ctx: GroundingContext, fmt: str) -> dict:
     return ctx.state["formats"].peek(fmt)
-
 
 def _fresh(ctx: GroundingContext, bookings: list[dict]) -> list[dict]:
     used = used_by_earlier_intents(ctx, "booking_id", reads=True)
     return [b for b in bookings if b["booking_id"] not in used and b["status"] == "confirmed"]
-
 
 def _booking_ref(ctx: GroundingContext, booking: dict) -> Reference:
     """How the customer points at a booking: by its confirmation code, or by its film, theatre and/or day."""
@@ -125,7 +120,6 @@ def _booking_ref(ctx: GroundingContext, booking: dict) -> Reference:
                      reads={"get_booking_details": [{"booking_id": booking["booking_id"]}]},
                      evidence=["get_booking_details"])
 
-
 def _showtime_choice(ctx: GroundingContext, show: dict) -> Choice:
     """The customer names a showtime by its film, theatre, day and start time."""
     def says(s: dict) -> dict:
@@ -133,20 +127,17 @@ def _showtime_choice(ctx: GroundingContext, show: dict) -> Choice:
     day = [s for _, s in ctx.state["showtimes"].scan() if s["start"][:10] == show["start"][:10]]
     return Choice("showtime", show["showtime_id"], [Option(s["showtime_id"], says(s)) for s in day], says(show))
 
-
 def _catalogue_choices(ctx: GroundingContext, show: dict) -> list[Choice]:
     film, theatre = _film(ctx, show), ctx.state["theatres"].peek(show["theatre_code"])
     return [Choice.among("film", film, [r for _, r in ctx.state["films"].scan()], "film_code", "title"),
             Choice.among("theatre", theatre, [r for _, r in ctx.state["theatres"].scan()], "theatre_code", "name"),
             _showtime_choice(ctx, show)]
 
-
 def _showtime_reads(show: dict) -> dict[str, list[dict[str, Any]]]:
     return {"get_catalogue": [{}],
             "list_showtimes": [{"date": show["start"][:10], "film_code": show["film_code"],
                                 "theatre_code": show["theatre_code"]}, {"date": show["start"][:10]}],
             "get_seat_map": [{"showtime_id": show["showtime_id"]}]}
-
 
 def _free_block(ctx: GroundingContext, show: dict, n: int) -> list[str] | None:
     """`n` free seats side by side in one row of the showtime, picked with the rng."""
@@ -160,11 +151,9 @@ def _free_block(ctx: GroundingContext, show: dict, n: int) -> list[str] | None:
                 blocks.append(free[i:i + n])
     return ctx.rng.choice(blocks) if blocks else None
 
-
 def _shows(ctx: GroundingContext, low: float, high: float, **match: Any) -> list[dict]:
     return [s for _, s in ctx.state["showtimes"].scan() if low < hours_until(s["start"]) < high
             and all(s[k] == v for k, v in match.items())]
-
 
 def _tickets(ctx: GroundingContext, seats: list[str], rating: str, want_child: bool) -> list[dict]:
     kinds = ["adult"] + [ctx.rng.choice(["adult", "adult", "child", "senior"] if rating not in RESTRICTED_RATINGS
@@ -174,13 +163,11 @@ def _tickets(ctx: GroundingContext, seats: list[str], rating: str, want_child: b
     order = {"adult": 0, "senior": 1, "child": 2}
     return [{"seat": s, "type": t} for s, t in zip(seats, sorted(kinds, key=order.get), strict=True)]
 
-
 def _ticket_facts(tickets: list[dict]) -> dict[str, list[str]]:
     facts: dict[str, list[str]] = {"ticket_types": sorted({t["type"] for t in tickets})}  # said with the seats
     for t in tickets:
         facts.setdefault(f"{t['type']}_seats", []).append(t["seat"])
     return facts
-
 
 def _ticket_words(tickets: list[dict]) -> str:
     parts = []
@@ -190,12 +177,10 @@ def _ticket_words(tickets: list[dict]) -> str:
             parts.append(f"{len(seats)} {kind} ticket{'s' if len(seats) > 1 else ''}")
     return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
-
 def _word(key: str, value: Any) -> str:
     if key in ("date", "booking_date", "new_date"):
         return _day(str(value))
     return _SAY.get(str(value), str(value))
-
 
 fact_phrase = fact_wording({
     "film": ("the film is {}", "the films are {}"),
@@ -210,9 +195,7 @@ fact_phrase = fact_wording({
     "booking_theatre": ("the booking is at {}", "the bookings are at {}"),
     "booking_date": ("the booking is on {}", "the bookings are on {}"),
     "confirmation_code": ("the confirmation code is {}", "the confirmation codes are {}"),
-    "adult_seats": ("the adult tickets are for seats {}", "the adult tickets are for seats {}"),
-    "child_seats": ("the child tickets are for seats {}", "the child tickets are for seats {}"),
-    "senior_seats": ("the senior tickets are for seats {}", "the senior tickets are for seats {}"),
+    **{f"{k}_seats": (f"the {k} ticket is for seat {{}}", f"the {k} tickets are for seats {{}}") for k in ("adult", "child", "senior")},
     "ticket_types": "",
     "new_seats": ("the new seats you want are {}", "the new seats you want are {}"),
     "credits": ("you want {} of the tickets paid with membership credits", "you want {} tickets paid with credits"),
@@ -222,7 +205,6 @@ fact_phrase = fact_wording({
     "member_number": ("your member number is {}", "your member numbers are {}"),
     "payment_method": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
 }, _word, unsaid=["payment_last_four_digits"])
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     cid = ctx.rng.choice(per_database(ctx, lambda db: sorted(c for c, r in db.tables["customers"].items()
@@ -234,18 +216,15 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    reads={"find_customer_by_email": [{"email": customer["email"]}],
                           "get_customer_details": [{"customer_id": cid}]}, entity=cid)
 
-
 def _payment(ctx: GroundingContext, amount: float) -> Any:
     options = instrument_options(_customer(ctx)["payment_methods"])
     return need(pick_instrument(ctx, "payment method", options, lambda o: o.attrs.get("balance", 1e9) >= amount))
-
 
 _BOOK_REFUSALS = {"before_showtime": Refusal("showtime_started", "already started", "book_started"),
                   "age_rating": Refusal("age_rating", "rated", "book_age_rating"),
                   "credits_need_active_membership": Refusal("membership_inactive", "paused", "book_credits_paused"),
                   "credits_standard_format_only": Refusal("credit_format", "standard", "book_credits_format"),
                   "credits_per_showtime": Refusal("credit_cap", "per showtime", "book_credits_cap")}
-
 
 def ground_book_tickets(ctx: GroundingContext) -> IntentDraft | None:
     member = _membership(ctx)
@@ -299,12 +278,10 @@ def ground_book_tickets(ctx: GroundingContext) -> IntentDraft | None:
                  preferences=[f"pay with {{{{my}}}} {pay.words}"], decline="not book the tickets after all" if paid else None,
                  mood=mood)
 
-
 _EXCHANGE_REFUSALS = {"before_showtime": Refusal("showtime_started", "already started", "exchange_started"),
                       "exchange_limit": Refusal("exchange_limit", "at most once", "exchange_twice"),
                       "age_rating": Refusal("age_rating", "rated", "exchange_age_rating"),
                       "credits_standard_format_only": Refusal("credit_format", "standard", "exchange_credits_format")}
-
 
 def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
     late = ctx.want_challenge and ctx.rng.random() < 0.2
@@ -357,7 +334,6 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
                  policy_values=[abs(cost)] + [EXCHANGE_FEE] * bool(fee),
                  mood=mood)
 
-
 def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.choose(["refund_started", "refund_started", "refund_group"]) if ctx.want_challenge else None
     if kind == "refund_started" and ctx.rng.random() < 0.7:
@@ -385,7 +361,6 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
         outputs.append(Output(str(credits), "how many membership credits come back", from_goal=True))
     return draft("refund", "refund_booking", args, request, ref, outputs=outputs, mood=mood)
 
-
 def ground_add_concessions(ctx: GroundingContext) -> IntentDraft | None:
     late = ctx.want_challenge
     if late and ctx.rng.random() < 0.6:
@@ -397,8 +372,8 @@ def ground_add_concessions(ctx: GroundingContext) -> IntentDraft | None:
     qty = min(len(booking["tickets"]), 4)  # one each for the party
     args = {"booking_id": booking["booking_id"], "item_code": item["item_code"], "quantity": qty}
     ref = _booking_ref(ctx, booking)
-    what = item["name"][0].lower() + item["name"][1:]
-    request = [f"pre-order {qty} {what} on {ref.phrase}", f"add {qty} {what} to {ref.phrase}"]
+    what = _SNACKS[item["item_code"]][qty > 1].format(qty)
+    request = [f"pre-order {what} on {ref.phrase}", f"add {what} to {ref.phrase}"]
     facts = {"concession": item["name"], "quantity": qty}
     choices = [Choice.among("concession", item, [r for _, r in ctx.state["concessions"].scan()], "item_code", "name")]
     mood = Mood("{{I}} want the snacks ready when {{I}} arrive", "positive", 0, days_between(TODAY, _show(ctx, booking)["start"]))
@@ -420,7 +395,6 @@ def ground_add_concessions(ctx: GroundingContext) -> IntentDraft | None:
     return draft("snacks", "add_concessions", args, request, ref, facts=facts, choices=choices, reads=reads,
                  evidence=["get_membership_details"] if discount else [],
                  outputs=[Output(money(price), "what the snacks cost")], decline="skip the snacks", mood=mood)
-
 
 def ground_change_membership_tier(ctx: GroundingContext) -> IntentDraft | None:
     member = need(_membership(ctx))
@@ -451,7 +425,6 @@ def ground_change_membership_tier(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(money(tiers[new]["monthly_fee"]), "the new monthly fee"),
                           Output(str(left), "how many credits {{I}} have left this month", from_goal=True)],
                  decline="stay on {{my}} current tier" if up else None, mood=mood)
-
 
 HINTS = TracerHints(
     persona=persona,
