@@ -313,7 +313,10 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
     facts = {"new_film": film["title"], "new_theatre": _theatre_name(ctx, show), "new_date": show["start"][:10],
              "new_time": _clock(show["start"]), "new_seats": seats}
     reads = _showtime_reads(show)
-    mood = Mood("{{my}} plans changed and {{I}} need another showing", "neutral", 1, days_between(TODAY, old["start"]))
+    missed = hours_until(old["start"]) < 0
+    mood = Mood("{{I}} missed {{my}} showing and hope to see the film another time" if missed else
+                "{{my}} plans changed and {{I}} need another showing", "negative" if missed else "neutral", 1,
+                None if missed else days_between(TODAY, old["start"]))
     if ctx.want_challenge:
         looks = ["list_showtimes", "get_seat_map"] if refusal.reason in ("age_rating", "credit_format") else []
         return draft(refusal.kind, "exchange_tickets", args, request, ref, facts=facts, refusal=refusal,
@@ -346,7 +349,8 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
     args = {"booking_id": booking["booking_id"]}
     request = [f"cancel {ref.phrase} and get {{{{my}}}} money back", f"get a refund for {ref.phrase}"]
     show = _show(ctx, booking)
-    mood = Mood("{{I}} can no longer make it to the film", "negative", 1, days_between(TODAY, show["start"]))
+    mood = Mood("{{I}} missed the showing and want {{my}} money back", "negative", 2, None) if kind == "refund_started" \
+        else Mood("{{I}} can no longer make it to the film", "negative", 1, days_between(TODAY, show["start"]))
     if kind:
         table = {"before_showtime": Refusal("showtime_started", "already started", kind),
                  "group_refund_window": Refusal("group_refund_window", "48 hours", kind)}
