@@ -156,6 +156,7 @@ fact_phrase = fact_wording({
     "set_menu": ("the set menu you want is the {}", "the set menus you want are the {}"),
     "dietary_requirements": ("the party's dietary needs are {}", "the dietary needs are {}"),
     "accessibility_requests": ("you need {}", "you need {}"),
+    "need_to_add": ("what you want added is {}", "what you want added is {}"),
     "card": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
 }, _word, unsaid=["card_last_four_digits"])
 
@@ -334,7 +335,7 @@ def _requests(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     note = "dietary" if field == "dietary_requirements" else "accessibility"
     request = [f"add {_SAY.get(item, item)} to the {note} notes of {ref.phrase}",
                f"note {_SAY.get(item, item)} on {ref.phrase}"]
-    fact_key = "dietary_requirements" if note == "dietary" else "accessibility_requests"
+    fact_key = "need_to_add"  # the booking's other needs stay: the agent reads them
     mood = Mood("{{I}} want the restaurant to be ready for " + ("{{my}} guests' needs" if note == "dietary" else "us"),
                 "neutral", 2 if item in ("wheelchair", "nut_allergy", "shellfish_allergy") else 1, None)
     if ctx.want_challenge:
@@ -363,7 +364,7 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
                  decline="leave the booking without a set menu", mood=mood)
 
 def ground_modify_booking(ctx: GroundingContext) -> IntentDraft | None:
-    how = ctx.rng.choice([_move, _move, _party, _requests, _set_menu])
+    how = ctx.rng.choice([_move, _move, _party, _requests, _set_menu, _set_menu])
     if ctx.want_challenge:
         late = ctx.rng.choice([(0, 4), (4, 1440)])
         window = {_move: late, _party: late, _requests: (4, 1440), _set_menu: (4, 24)}[how]
@@ -386,13 +387,13 @@ def ground_cancel_booking(ctx: GroundingContext) -> IntentDraft | None:
     if len(ctx.violations("cancel_booking", args)) != int(ctx.want_challenge):
         return None
     request = [f"cancel {ref.phrase}", f"call off {ref.phrase}"]
-    mood = Mood("{{I}} can no longer make it", "negative", 1, days_between(TODAY, booking["date"]))
+    mood, rule = Mood("{{I}} can no longer make it", "negative", 1, days_between(TODAY, booking["date"])), [late]
     if ctx.want_challenge:
         return draft("free_late_cancel", "cancel_booking", args, [f"{r} without paying any fee" for r in request], ref,
                      refused=True, outputs=[Output("late fee", reason="late_cancellation_fee")], mood=mood)
     if not late:
-        return draft("cancel", "cancel_booking", args, request, ref, mood=mood)
-    return draft("cancel_late", "cancel_booking", args, request, ref, decline="keep the booking",
+        return draft("cancel", "cancel_booking", args, request, ref, mood=mood, policy_values=rule)
+    return draft("cancel_late", "cancel_booking", args, request, ref, decline="keep the booking", policy_values=rule,
                  outputs=[Output(money(fee), "the late-cancellation fee")], mood=mood)
 
 def ground_join_waitlist(ctx: GroundingContext) -> IntentDraft | None:
