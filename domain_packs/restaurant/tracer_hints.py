@@ -53,7 +53,7 @@ OCCASIONS = [
     ("{{my}} daughter just graduated", 2, "positive"),
     ("{{I}} got a promotion at work", 2, "positive"),
     ("{{I}} {{am}} hosting a lunch after {{my}} grandfather's funeral", 3, "negative"),
-    ("{{my}} best friend is moving abroad and this is our farewell dinner", 2, "negative"),
+    ("{{my}} best friend is moving abroad and {{I}} {{am}} taking them out to say goodbye", 2, "negative"),
     ("{{I}} {{am}} taking an important client out", 2, "neutral"),
     ("{{I}} {{am}} meeting {{my}} partner's parents for the first time", 2, "neutral"),
     ("{{my}} old school friends are in town for one weekend", 1, "positive"),
@@ -351,8 +351,8 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     args = {"booking_id": booking["booking_id"], "set_menu_code": menu["set_menu_code"]}
     if len(ctx.violations("modify_booking", args)) != int(ctx.want_challenge):
         return None
-    request = [f"pre-order the {menu['name']} for everyone on {ref.phrase}",
-               f"add the {menu['name']} set menu to {ref.phrase}"]
+    request = [f"pre-order the {menu['name']} for everyone on {ref.phrase}", f"add the {menu['name']} set menu to {ref.phrase}"] \
+        if booking["set_menu_code"] is None else [f"switch the set menu on {ref.phrase} to the {menu['name']}"] * 2
     mood = Mood("{{I}} want the meal sorted before the day", "positive", 1, days_between(TODAY, booking["date"]))
     if ctx.want_challenge:
         return draft("preorder_closed", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
