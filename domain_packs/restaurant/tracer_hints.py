@@ -1,10 +1,9 @@
 """Tracer hints for the restaurant pack: who the guest is and how each goal tool is grounded.
 
 The Tracer (`tau_emotion.tracer`) samples workflows from the tool graph and validates them; this
-module is the restaurant knowledge it needs to turn a goal tool into a concrete request on the
-database (see `tau_emotion.tracer.hints`). The guest gives their phone number, names a booking by its
-booking number, its restaurant or its day, restaurants and set menus by their names and a card by
-its brand or last digits; the agent finds the ids.
+module is the restaurant knowledge it needs to turn a goal tool into a concrete request on the database
+(`tau_emotion.tracer.hints`). The guest gives their phone number, names a booking by its number, restaurant
+or day, restaurants and set menus by name and a card by brand or last digits; the agent finds the ids.
 
 Goals: book, move or resize a booking, add a request or a set menu, cancel (late: with the fee), join a
 full seating's waitlist. Challenges: one per policy rule (`rules.py`), a party above 10 sometimes
@@ -62,9 +61,8 @@ OCCASIONS = [
 ]
 
 DIETS = ("vegetarian", "vegan", "gluten_free", "dairy_free", "nut_allergy", "shellfish_allergy", "halal", "kosher")
-_SAY = {"gluten_free": "gluten-free", "dairy_free": "dairy-free", "nut_allergy": "a nut allergy",
-        "shellfish_allergy": "a shellfish allergy", "high_chair": "a high chair", "quiet_table": "a quiet table",
-        "ground_floor": "a ground-floor table", "wheelchair": "wheelchair access"}
+_SAY = {"gluten_free": "gluten-free", "dairy_free": "dairy-free", "nut_allergy": "a nut allergy", "shellfish_allergy":
+        "a shellfish allergy", "high_chair": "a high chair", "quiet_table": "a quiet table", "wheelchair": "wheelchair access"}
 
 def _day(date: str) -> str:  # 'Friday, June 20'
     return f"{WEEKDAYS[_dt.date.fromisoformat(date).weekday()]}, {month_day(date)}"
@@ -217,6 +215,8 @@ def ground_book_table(ctx: GroundingContext) -> IntentDraft | None:
     if kind == "not_wheelchair_accessible" or (not kind and ctx.rng.random() < 0.2):
         need = "wheelchair" if restaurant["step_free_access"] or kind else "high_chair"
         args["accessibility_requests"] = facts["accessibility_requests"] = [need]
+    if notes := [*args.get("dietary_requirements", []), *args.get("accessibility_requests", [])]:  # said, not hidden
+        request = [f"{r}, noting {' and '.join(_word('', n) for n in notes)}" for r in request]
     found = ctx.violations("book_table", args)
     mood = Mood("{{I}} want to take " + ("a big group" if size > 6 else "some friends") + " out for a meal", "positive",
                 1, days_between(TODAY, date))
@@ -226,7 +226,7 @@ def ground_book_table(ctx: GroundingContext) -> IntentDraft | None:
         keyword = {"party_too_large": "events team", "one_booking_per_day": "one booking per day",
                    "beyond_booking_horizon": "60 days", "not_wheelchair_accessible": "step-free access",
                    "set_menu_required": "set menu"}[kind]
-        transfer = kind == "party_too_large" and ctx.rng.random() < 0.5
+        transfer = kind == "party_too_large" and ctx.is_last and ctx.rng.random() < 0.5  # a handover ends the task
         if kind == "set_menu_required":
             request = [f"{r}, ordering from the menu on the night rather than a set menu" for r in request]
         return draft(kind, "book_table", args, request, facts=facts, refused=True, choices=choices,
@@ -294,7 +294,7 @@ def _party(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDraft 
         new = ctx.rng.randint(MAX_PARTY + 1, MAX_PARTY + 3) if kind == "too_large" else old + 1
     else:
         kind, new = None, old + ctx.rng.choice([1, 2, 2, 3, -1])
-    if new < 1 or (not kind and (not _free(ctx, booking["restaurant_code"], booking["date"], booking["time"], new,
+    if new < 2 or (not kind and (not _free(ctx, booking["restaurant_code"], booking["date"], booking["time"], new,
                                             booking["booking_id"]) or new > SET_MENU_ABOVE)):
         return None
     args = {"booking_id": booking["booking_id"], "party_size": new}
@@ -351,7 +351,7 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     args = {"booking_id": booking["booking_id"], "set_menu_code": menu["set_menu_code"]}
     if len(ctx.violations("modify_booking", args)) != int(ctx.want_challenge):
         return None
-    request = [f"pre-order the {menu['name']} for everyone on {ref.phrase}", f"add the {menu['name']} set menu to {ref.phrase}"] \
+    request = [f"pre-order the {menu['name']} for everyone on {ref.phrase}", f"add the {menu['name']} to {ref.phrase}"] \
         if booking["set_menu_code"] is None else [f"switch the set menu on {ref.phrase} to the {menu['name']}"] * 2
     mood = Mood("{{I}} want the meal sorted before the day", "positive", 1, days_between(TODAY, booking["date"]))
     if ctx.want_challenge:
@@ -387,7 +387,7 @@ def ground_cancel_booking(ctx: GroundingContext) -> IntentDraft | None:
     if len(ctx.violations("cancel_booking", args)) != int(ctx.want_challenge):
         return None
     request = [f"cancel {ref.phrase}", f"call off {ref.phrase}"]
-    mood, rule = Mood("{{I}} can no longer make it", "negative", 1, days_between(TODAY, booking["date"])), [late]
+    mood, rule = Mood("{{my}} plans for that day fell through", "negative", 1, days_between(TODAY, booking["date"])), [late]
     if ctx.want_challenge:
         return draft("free_late_cancel", "cancel_booking", args, [f"{r} without paying any fee" for r in request], ref,
                      refused=True, outputs=[Output("late fee", reason="late_cancellation_fee")], mood=mood)
@@ -423,7 +423,7 @@ def ground_join_waitlist(ctx: GroundingContext) -> IntentDraft | None:
                      [f"put {{{{me}}}} on the waitlist for the {time} seating at {restaurant['name']} on {_day(date)}, "
                       f"party of {party}"], facts=facts, reads=reads, evidence=["check_availability"],
                      choices=[_restaurant_choice(ctx, code)], refused=True,
-                     outputs=[Output("table is available", reason="table_available")], mood=mood)
+                     outputs=[Output("book it instead", reason="table_available")], mood=mood)
     return draft("waitlist", "join_waitlist", args,
                  [f"get a table for {party} at {restaurant['name']} on {_day(date)} at {time}, or a place on the "
                   "waitlist if that seating is full"], facts=facts, reads=reads, evidence=["check_availability"],
