@@ -361,7 +361,8 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     return draft("set_menu", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
                  reads={"get_restaurants": [{}]}, choices=[_menu_choice(restaurant, menu)], policy_values=[total],
                  outputs=[Output(money(total), "what the set menu costs for the whole party")],
-                 decline="leave the booking without a set menu", mood=mood)
+                 decline="keep the set menu {{I}} chose before" if booking["set_menu_code"] else
+                 "leave the booking without a set menu", mood=mood)
 
 def ground_modify_booking(ctx: GroundingContext) -> IntentDraft | None:
     how = ctx.rng.choice([_move, _move, _party, _requests, _set_menu, _set_menu])
@@ -420,8 +421,7 @@ def ground_join_waitlist(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood("{{I}} really hoped to eat at " + restaurant["name"], "neutral", 1, days_between(TODAY, date))
     if ctx.want_challenge:
         return draft("waitlist_table_free", "join_waitlist", args,
-                     [f"put {{{{me}}}} on the waitlist for the {time} seating at {restaurant['name']} on {_day(date)}, "
-                      f"party of {party}"], facts=facts, reads=reads, evidence=["check_availability"],
+                     [f"join the waitlist for the {time} seating at {restaurant['name']} on {_day(date)}, party of {party}"], facts=facts, reads=reads, evidence=["check_availability"],
                      choices=[_restaurant_choice(ctx, code)], refused=True,
                      outputs=[Output("book it instead", reason="table_available")], mood=mood)
     return draft("waitlist", "join_waitlist", args,
