@@ -79,7 +79,7 @@ fact_phrase = fact_wording({
     "merchant": ("the charge is from {}", "the charges are from {} respectively"),
     "charge_date": ("it is dated {}", "they are dated {} respectively", _day),
     "charge_amount": ("it is for ${}", "they are for ${} respectively"),
-    "payment_date": ("the payment is dated {}", "the payments are dated {} respectively", _day),
+    "payment_date": ("you sent the payment on {}", "you sent the payments on {} respectively", _day),
     "fee": ("the fee is the {}", "the fees are the {} respectively"),
     "dispute_reason": ("the reason is that {}", "the reasons are that {} respectively", _REASON_WORDS),
     "card_last_four": ("the card ends in {}", "the cards end in {} respectively"),
@@ -156,27 +156,42 @@ def _tx_ref(ctx: GroundingContext, account: dict, row: dict, what: str) -> Refer
     """A transaction named by its merchant (or payee or fee), its date and, when that is not enough, its amount."""
     name = row["description"].removeprefix("Payment to ")
     rows = _rows(ctx, account, row["type"])
-    options = [Option(t["transaction_id"], {"name": t["description"].removeprefix("Payment to "), "date": t["date"],
-                                            "amount": money(-t["amount"])}) for t in rows]
+    # a payment is dated by the day it was sent (a pending one carries its later value date)
+    options = [Option(t["transaction_id"], {"name": t["description"].removeprefix("Payment to "),
+                                            "date": t.get("sent_on") or t["date"], "amount": money(-t["amount"])})
+               for t in rows]
+    date = options[rows.index(row)].attrs["date"]
     choice = need(settle(what, row["transaction_id"], options, options[rows.index(row)].attrs,
                          [("name", "date"), ("name", "date", "amount")]))
     key = {"charge": "merchant", "payment": "payee", "fee": "fee"}[what]
     name = name[0].lower() + name[1:] if what == "fee" else name
-    facts = {key: name, ("payment_date" if what == "payment" else "charge_date"): row["date"]}
+    facts = {key: name, ("payment_date" if what == "payment" else "charge_date"): date}
     amount = f" of ${money(-row['amount'])}" if "amount" in choice.selectors else ""
     if amount:
         facts["charge_amount"] = money(-row["amount"])
     acc = _account_ref(ctx, account)
-    phrase = {"charge": f"the {name} charge{amount} on {_day(row['date'])}",
-              "payment": f"{{{{my}}}} payment{amount} to {name} on {_day(row['date'])}",
-              "fee": f"the {name}{amount} charged on {_day(row['date'])}"}[what]
-    return Reference(f"{phrase} on {acc.phrase}", facts={**acc.facts, **facts}, choices=[*acc.choices, choice],
+    day = "today" if date == TODAY else _day(date)
+    phrase = {"charge": f"the {name} charge{amount} of {day} on {acc.phrase}",
+              "payment": f"the payment{amount} {{{{I}}}} sent to {name} {'' if day == 'today' else 'on '}{day} from {acc.phrase}",
+              "fee": f"the {name}{amount} charged to {acc.phrase} on {day}"}[what]
+    return Reference(phrase, facts={**acc.facts, **facts}, choices=[*acc.choices, choice],
                      reads={**acc.reads, "get_transactions": [{"account_id": account["account_id"]}]},
                      evidence=[*acc.evidence, "get_transactions"])
 
 
 def _payee_choice(ctx: GroundingContext, payee: dict) -> Choice:
     return Choice.among("payee", payee, ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id", "name")
+
+
+def _last_payment(ctx: GroundingContext, account: dict, payee: dict) -> float | None:
+    """What the caller last paid `payee`, when that payment left `account` and no other payment was the same day."""
+    paid = [t for a in _accounts(ctx) for t in _rows(ctx, a, "payee_payment")
+            if t.get("payee_id") == payee["payee_id"] and t["status"] != "reversed"]
+    if not paid:
+        return None
+    day = max(t["sent_on"] for t in paid)
+    last = [t for t in paid if t["sent_on"] == day]
+    return -last[0]["amount"] if len(last) == 1 and last[0]["account_id"] == account["account_id"] else None
 
 
 def _sent_today(ctx: GroundingContext, account: dict) -> float:
@@ -259,14 +274,14 @@ def ground_pay_payee(ctx: GroundingContext) -> IntentDraft | None:
     account = ctx.choose(accounts)
     tier = owner_tier(ctx.state, account)
     left = DAILY_PAYEE_LIMIT[tier] - _sent_today(ctx, account)
-    last = [t for t in _rows(ctx, account, "payee_payment") if t.get("payee_id") == payee["payee_id"]]
-    same = not ctx.want_challenge and bool(last) and ctx.rng.random() < 0.8
+    last = _last_payment(ctx, account, payee)
+    same = not ctx.want_challenge and last is not None and ctx.rng.random() < 0.8
     if ctx.want_challenge and role_of(ctx.state, account, ctx.persona.entity) != "authorised_user":
         need(ctx.rng.random() < 0.5)  # most callers can overshoot their daily limit: leave room for other challenges
         amount = ctx.choose([a for a in (left + 250, left + 500, left + 1000, 2 * left) if 0 < a <= available(account)])
         amount = round(amount / 50) * 50 + 50
     elif same:
-        amount = -max(last, key=lambda t: (t["date"], t["transaction_id"]))["amount"]
+        amount = last
     else:
         amount = ctx.rng.choice([40, 75, 120, 200, 350, 500, 800])
     args = {"from_account_id": account["account_id"], "payee_id": payee["payee_id"], "amount": amount}
@@ -274,7 +289,7 @@ def ground_pay_payee(ctx: GroundingContext) -> IntentDraft | None:
     found = ctx.violations("pay_payee", args)
     need(len(found) == int(ctx.want_challenge))
     ref = _account_ref(ctx, account, "from_account")
-    mood = Mood("{{I}} owe " + payee["name"] + " money and want it paid", "neutral", 1, 1)
+    mood = Mood("{{I}} need to pay " + payee["name"], "neutral", 1, 1)
     if same:
         return draft("pay_same", "pay_payee", args,
                      [f"send {payee['name']} the same amount as {{{{my}}}} last payment to them, from {ref.phrase}"], ref,
@@ -298,6 +313,7 @@ def ground_pay_payee(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_reverse_payment(ctx: GroundingContext) -> IntentDraft | None:
+    need(not ctx.want_challenge or ctx.rng.random() < 0.5)  # every payer has settled payments: leave room for others
     status = "settled" if ctx.want_challenge else "pending"
     found = [(a, t) for a in _accounts(ctx, *_OWNERS) for t in _rows(ctx, a, "payee_payment")
              if t["status"] == status and days_between(t["date"], TODAY) <= 40]
@@ -405,7 +421,7 @@ def ground_replace_card(ctx: GroundingContext) -> IntentDraft | None:
     how = "express" if express else "standard"
     return draft(f"replace_{how}", "replace_card", args,
                  [f"replace {ref.phrase}, which was {said}, with {how} delivery",
-                  f"get a new card for {ref.phrase} ({said}) sent by {how} delivery"], ref,
+                  f"have {ref.phrase} replaced because it was {said}, with the new one sent by {how} delivery"], ref,
                  facts={"card_problem": said, "delivery": express}, policy_values=[fee] if express else [],
                  outputs=[Output(money(fee), "what express delivery costs")] if express else [],
                  mood=Mood(event, "negative", stakes, 0))
@@ -425,7 +441,7 @@ def ground_set_card_limit(ctx: GroundingContext) -> IntentDraft | None:
     found = ctx.violations("set_card_limit", args)
     need(len(found) == int(ctx.want_challenge))
     ref = _card_ref(ctx, card, account=True)
-    request = [f"set the daily limit of {ref.phrase} to ${limit}", f"change {ref.phrase}'s daily spending limit to ${limit}"]
+    request = [f"set the daily limit of {ref.phrase} to ${limit}", f"change the daily spending limit on {ref.phrase} to ${limit}"]
     up = limit > card["daily_limit"]
     mood = Mood("{{I}} have " + ("a big purchase coming up" if up else "been spending too much"), "neutral", 1, None)
     if ctx.want_challenge:
@@ -444,10 +460,10 @@ def ground_create_standing_order(ctx: GroundingContext) -> IntentDraft | None:
     account = ctx.choose([a for a in _accounts(ctx, *_OWNERS) if a["type"] == "checking" and a["status"] == "open"])
     frequency = ctx.rng.choice(["weekly", "monthly", "monthly"])
     amount = ctx.rng.choice([25, 50, 100, 150, 250, 400] if frequency == "weekly" else [100, 250, 500, 850, 1200])
-    last = [t for t in _rows(ctx, account, "payee_payment") if t.get("payee_id") == payee["payee_id"]]
-    same = not ctx.want_challenge and bool(last) and ctx.rng.random() < 0.7
+    last = _last_payment(ctx, account, payee)
+    same = not ctx.want_challenge and last is not None and ctx.rng.random() < 0.7
     if same:
-        frequency, amount = "monthly", -max(last, key=lambda t: (t["date"], t["transaction_id"]))["amount"]
+        frequency, amount = "monthly", last
     start = TODAY if ctx.want_challenge else shift_date(TODAY, ctx.rng.randint(2, 40))
     args = {"from_account_id": account["account_id"], "payee_id": payee["payee_id"], "amount": amount,
             "frequency": frequency, "start_date": start}
@@ -490,7 +506,7 @@ def ground_cancel_standing_order(ctx: GroundingContext) -> IntentDraft | None:
                  facts={"payee": order["payee_name"]},
                  choices=[Choice("standing order", order["standing_order_id"], options, {"payee": order["payee_name"]})],
                  evidence=["get_account_details"],
-                 mood=Mood("{{I}} no longer need to pay " + order["payee_name"], "neutral", 1, None))
+                 mood=Mood("{{my}} regular payments to " + order["payee_name"] + " are no longer needed", "neutral", 1, None))
 
 
 HINTS = TracerHints(
@@ -499,7 +515,7 @@ HINTS = TracerHints(
     # transfers (loan payments) and payments carry the decision rules; few cards are frozen or standing orders set
     goal_weights={"transfer_between_accounts": 1.6, "pay_payee": 1.5, "dispute_transaction": 1.2,
                   "reverse_payment": 0.8, "cancel_standing_order": 0.7, "set_card_status": 0.9,
-                  "create_standing_order": 0.7},
+                  "create_standing_order": 0.7, "set_card_limit": 0.7, "refund_fee": 1.3},
     entry_tools=["verify_identity"],
     handoff_tool="transfer_to_human_agents",
     occasions=OCCASIONS,
