@@ -185,7 +185,7 @@ def _handoff(ctx: GroundingContext, chance: float, summary: str) -> dict[str, st
 def persona(ctx: GroundingContext) -> Persona | None:
     everyone, loans, users = per_database(ctx, _people)
     roll = ctx.rng.random()
-    cid = ctx.rng.choice(users if roll < 0.08 else loans if roll < 0.55 else everyone)
+    cid = ctx.rng.choice(users if roll < 0.08 else loans if roll < 0.6 else everyone)
     c = ctx.state["customers"].peek(cid)
     said = {"phone_number": c["phone_number"], "date_of_birth": c["date_of_birth"], "zip_code": c["address"]["zip"]}
     return Persona(name=f"{c['first_name']} {c['last_name']}",
@@ -394,6 +394,7 @@ def ground_create_standing_order(ctx: GroundingContext) -> IntentDraft | None:
     same = not ctx.want_challenge and last is not None and ctx.rng.random() < 0.85
     if same:
         frequency, amount = "monthly", last
+    need(not ctx.want_challenge or ctx.rng.random() < 0.5)  # any caller can ask for today: leave room for others
     start = TODAY if ctx.want_challenge else shift_date(TODAY, ctx.rng.randint(2, 40))
     args = {"from_account_id": account["account_id"], "payee_id": payee["payee_id"], "amount": amount,
             "frequency": frequency, "start_date": start}
@@ -435,7 +436,7 @@ HINTS = TracerHints(
     persona=persona,
     goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     # loan payments and repeat payments carry the decision rules; few cards are frozen, few fees refundable
-    goal_weights={"transfer_between_accounts": 2.0, "pay_payee": 1.7, "dispute_transaction": 1.2, "refund_fee": 1.3,
+    goal_weights={"transfer_between_accounts": 2.4, "pay_payee": 2.0, "dispute_transaction": 1.0, "refund_fee": 1.3,
                   "reverse_payment": 0.8, "cancel_standing_order": 0.7, "set_card_status": 0.7, "replace_card": 0.6,
                   "create_standing_order": 0.7, "set_card_limit": 0.7},
     entry_tools=["verify_identity"],
