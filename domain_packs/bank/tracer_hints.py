@@ -1,11 +1,7 @@
-"""Tracer hints for the bank pack: who the caller is and how each goal tool is grounded (see
-`tau_emotion.tracer.hints`). The caller proves who they are with their phone number, date of birth and ZIP code,
-names an account by its type (and the last digits of its number when they hold two of a type), a card by its last
-four digits, a payee by its name and a transaction by its merchant or payee, date and amount; the agent finds the ids.
-
-Goals: a transfer between own accounts (a loan payment or payoff among them), a payment to a payee, a recalled
-payment, a fee refund, a card dispute, a card frozen, unfrozen, replaced or limited, a standing order set up or
-cancelled. Challenges: one per policy rule of `rules.py` a caller runs into, except `own_records_only`.
+"""Tracer hints for the bank pack (see `tau_emotion.tracer.hints`): the caller verified by phone number, date of birth
+and ZIP code names an account by its type (and last digits when they hold two of a type), a card by its last four
+digits, a payee by name and a transaction by its merchant or payee, date and amount; the agent finds the ids. A goal
+per write tool; a challenge per policy rule of `rules.py` a caller runs into (all but `own_records_only`).
 """
 
 from __future__ import annotations
@@ -160,6 +156,11 @@ def _tx_ref(ctx: GroundingContext, account: dict, row: dict, what: str) -> Refer
                      reads={**acc.reads, "get_transactions": [{"account_id": account["account_id"]}]},
                      evidence=[*acc.evidence, "get_transactions"])
 
+def _payees(ctx: GroundingContext) -> list[dict]:
+    named = used_by_earlier_intents(ctx, "payee")  # no payment recalled, then another sent to the same payee
+    return [p for p in _fresh(ctx, ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id")
+            if p["name"] not in named]
+
 def _payee_choice(ctx: GroundingContext, payee: dict) -> Choice:
     return Choice.among("payee", payee, ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id", "name")
 
@@ -230,7 +231,7 @@ def ground_transfer_between_accounts(ctx: GroundingContext) -> IntentDraft | Non
                  decline="leave the loan as it is" if loan else None)
 
 def ground_pay_payee(ctx: GroundingContext) -> IntentDraft | None:
-    payee = ctx.choose(_fresh(ctx, ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id"))
+    payee = ctx.choose(_payees(ctx))
     account = ctx.choose(_spending(ctx))
     left = DAILY_PAYEE_LIMIT[owner_tier(ctx.state, account)] - sum(-t["amount"] for t in _rows(
         ctx, account, "payee_payment") if t["sent_on"] == TODAY and t["status"] != "reversed")
@@ -239,7 +240,7 @@ def ground_pay_payee(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and _role(ctx, account) != "authorised_user":
         need(ctx.rng.random() < 0.35)  # most callers can overshoot their daily limit: leave room for other challenges
         amount = ctx.choose([a for a in (left + 250, left + 500, left + 1000, 2 * left) if 0 < a <= available(account)])
-        amount = round(amount / 50) * 50 + 50
+        amount = round(amount / 100) * 100 + 100
     else:
         amount = last if same else ctx.rng.choice([40, 75, 120, 200, 350, 500, 800])
     args = {"from_account_id": account["account_id"], "payee_id": payee["payee_id"], "amount": amount}
@@ -386,7 +387,7 @@ def ground_set_card_limit(ctx: GroundingContext) -> IntentDraft | None:
     return draft(kind, "set_card_limit", args, request, ref, refusal=refusal, facts={"daily_limit": limit}, mood=mood)
 
 def ground_create_standing_order(ctx: GroundingContext) -> IntentDraft | None:
-    payee = ctx.choose(_fresh(ctx, ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id"))
+    payee = ctx.choose(_payees(ctx))
     account = ctx.choose([a for a in _spending(ctx, *_OWNERS) if a["type"] == "checking"])
     frequency = ctx.rng.choice(["weekly", "monthly", "monthly"])
     amount = ctx.rng.choice([25, 50, 100, 150, 250, 400] if frequency == "weekly" else [100, 250, 500, 850, 1200])
