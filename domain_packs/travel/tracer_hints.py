@@ -1,11 +1,9 @@
 """Tracer hints for the travel pack: who the traveller is and how each goal tool is grounded.
 
-The Tracer (`tau_emotion.tracer`) samples workflows from the tool graph and validates them; this
-module is the travel knowledge it needs to turn a goal tool into a concrete request on the database
-(see `tau_emotion.tracer.hints`). The traveller gives their email, names a trip by its trip number or
-its name, a stay by its hotel (and check-in day), a tour by its name, a rental by its car class, a
-car class, hotel or tour from the catalogue by its name, and a card by its brand or last digits; the
-agent finds the ids.
+This module is the travel knowledge the Tracer needs to turn a goal tool into a concrete request on the
+database (see `tau_emotion.tracer.hints`). The traveller gives their email, names a trip by its trip
+number or name, a stay by its hotel (and check-in day), a tour or catalogue entry by its name, a rental
+by its car class, and a card by its brand or last digits; the agent finds the ids.
 
 Goals: book a hotel stay, a tour or a car rental on a trip (with points where they may pay), move a
 stay's dates, cancel a stay, a tour or a rental. Challenges: one per policy rule (`rules.py`), ten
@@ -68,61 +66,52 @@ OCCASIONS = [
 
 _CLASS = {"CAR_ECONOMY": "economy car", "CAR_COMPACT": "compact car", "CAR_SUV": "SUV", "CAR_VAN": "van",
           "CAR_LUXURY": "luxury car"}
+#: a trip's parts: table -> (key, the trip's list of them, what the traveller calls one, its name field, its first day)
+_PARTS = {"stays": ("stay_id", "stay_ids", "stay", "hotel", "check_in"),
+          "tour_bookings": ("tour_booking_id", "tour_booking_ids", "tour", "tour", "date"),
+          "car_rentals": ("car_rental_id", "car_rental_ids", "car", "car_code", "pickup_date")}
+_POINTS_WORDS = {"points_limit": "at most half", "points_blocks": "whole thousands"}  # the policy's words
 _OPEN = ("upcoming", "in_progress")
 _CLOSED = ("completed", "cancelled")
 
-
 # --------------------------------------------------------------------------- lookups
-
-
 def _traveller(ctx: GroundingContext) -> dict:
     return ctx.state["travellers"].peek(ctx.persona.entity)
-
 
 def _trips(ctx: GroundingContext, statuses: tuple[str, ...] = _OPEN) -> list[dict]:
     used = used_by_earlier_intents(ctx, "itinerary_id")  # a booking writes its trip: one booking a trip per task
     return [t for t in ctx.rows("itineraries", _traveller(ctx)["itinerary_ids"])
             if t["status"] in statuses and t["itinerary_id"] not in used]
 
-
-def _parts(ctx: GroundingContext, table: str, key: str) -> list[tuple[dict, dict]]:
+def _parts(ctx: GroundingContext, table: str) -> list[tuple[dict, dict]]:
     """(trip, row) for the traveller's confirmed stays, tour bookings or rentals no earlier intent touched."""
-    ids = {"stays": "stay_ids", "tour_bookings": "tour_booking_ids", "car_rentals": "car_rental_ids"}[table]
+    key, ids = _PARTS[table][:2]
     used = used_by_earlier_intents(ctx, key, reads=True)
     return [(t, row) for t in ctx.rows("itineraries", _traveller(ctx)["itinerary_ids"])
             for row in ctx.rows(table, t[ids]) if row["status"] == "confirmed" and row[key] not in used]
-
 
 def _cities(ctx: GroundingContext, trip: dict) -> list[str]:
     """The trip's cities, as its name says them ("Madrid and Seville honeymoon")."""
     return [c for c, _ in ctx.state["cities"].scan() if c in trip["name"]]
 
-
-def _country(ctx: GroundingContext, city: str) -> str:
-    return ctx.state["cities"].peek(city)["country"]
-
-
-def _days(trip: dict, first: int = 1) -> list[str]:
-    """The trip's days from `first` days after today (a booking is never for the past)."""
-    start = max(trip["start_date"], shift_date(TODAY, first))
+def _days(trip: dict) -> list[str]:
+    """The trip's days from tomorrow on (a booking is never for the past)."""
+    start = max(trip["start_date"], shift_date(TODAY, 1))
     return [shift_date(start, k) for k in range(max(0, days_until(trip["end_date"]) - days_until(start)) + 1)]
 
+def _people(traveller: dict) -> list[tuple[str, str]]:  # who may drive: (name, date of birth)
+    return [(f"{traveller['name']['first_name']} {traveller['name']['last_name']}", traveller["dob"]),
+            *((c["name"], c["dob"]) for c in traveller["companions"])]
 
-def _people(traveller: dict) -> list[tuple[str, str]]:
-    own = f"{traveller['name']['first_name']} {traveller['name']['last_name']}"
-    return [(own, traveller["dob"])] + [(c["name"], c["dob"]) for c in traveller["companions"]]
-
+def _a(words: str) -> str:  # 'an SUV', 'a van'
+    return f"an {words}" if words[0] in "aeiouAEIOU" or words == "SUV" else f"a {words}"
 
 # --------------------------------------------------------------------------- references
-
-
 def _trip_ref(ctx: GroundingContext, trip: dict) -> Reference:
     """How the traveller points at a trip: by its trip number, or by its name."""
     trips = ctx.rows("itineraries", _traveller(ctx)["itinerary_ids"])
-    options = [Option(t["itinerary_id"], {"trip_number": t["trip_number"], "name": t["name"]}) for t in trips]
-    wanted = {"trip_number": trip["trip_number"], "name": trip["name"]}
     orders = [("trip_number",)] if ctx.rng.random() < 0.4 else [("name",), ("trip_number",)]
-    choice = need(settle("trip", trip["itinerary_id"], options, wanted, orders))
+    choice = need(Choice.fewest("trip", trip, trips, "itinerary_id", ("trip_number", "name"), orders))
     if "name" in choice.selectors:
         phrase, facts = f"{{{{my}}}} {trip['name']}", {"trip_name": trip["name"]}
     else:
@@ -131,12 +120,9 @@ def _trip_ref(ctx: GroundingContext, trip: dict) -> Reference:
                      reads={"get_itinerary_details": [{"itinerary_id": trip["itinerary_id"]}]},
                      evidence=["get_itinerary_details"])
 
-
-def _part_ref(ctx: GroundingContext, trip: dict, row: dict, table: str, what: str, name: str, day: str) -> Reference:
+def _part_ref(ctx: GroundingContext, trip: dict, row: dict, table: str) -> Reference:
     """A stay, tour booking or rental of a trip, named by its hotel, tour or car class (and its first day)."""
-    ref = _trip_ref(ctx, trip)
-    key = {"stays": "stay_id", "tour_bookings": "tour_booking_id", "car_rentals": "car_rental_id"}[table]
-    ids = {"stays": "stay_ids", "tour_bookings": "tour_booking_ids", "car_rentals": "car_rental_ids"}[table]
+    ref, (key, ids, what, name, day) = _trip_ref(ctx, trip), _PARTS[table]
     label = (lambda r: _CLASS[r["car_code"]]) if table == "car_rentals" else (lambda r: r[name])
     options = [Option(r[key], {what: label(r), "day": r[day]}) for r in ctx.rows(table, trip[ids])]
     choice = need(settle(what, row[key], options, {what: label(row), "day": row[day]}, [(what,), (what, "day")]))
@@ -149,17 +135,15 @@ def _part_ref(ctx: GroundingContext, trip: dict, row: dict, table: str, what: st
     return Reference(f"{words} on {ref.phrase.replace('{{my}} ', 'the ', 1)}", facts={**ref.facts, **facts},
                      choices=[*ref.choices, choice], reads=ref.reads, evidence=ref.evidence)
 
-
 def _card(ctx: GroundingContext) -> tuple[str, Choice, dict, str]:
     """A card of the traveller, worded so it is the only fit: (id, choice, facts, words)."""
     cards = _traveller(ctx)["payment_methods"]
-    options = [Option(pid, {"kind": "card", "brand": c["brand"], "last_four": c["last_four"]}) for pid, c in cards.items()]
+    options = [Option(k, {"kind": "card", "brand": c["brand"], "last_four": c["last_four"]}) for k, c in cards.items()]
     pay = need(pick_instrument(ctx, "card", options))
     words = pay.words.replace("Amex card", "American Express card").replace("Mastercard card", "Mastercard")
     facts = {"card": words, **({"card_last_four_digits": pay.option.attrs["last_four"]}
                                if "last_four" in pay.choice.selectors else {})}
     return pay.value, pay.choice, facts, words
-
 
 def _points(ctx: GroundingContext, price: float, kind: str | None) -> int:
     """Points a booking of `price` redeems: 0 or a valid amount, or one `kind` of challenge forbids."""
@@ -168,13 +152,11 @@ def _points(ctx: GroundingContext, price: float, kind: str | None) -> int:
         low = math.floor(price * 50 / POINTS_BLOCK + 1) * POINTS_BLOCK
         need(low <= min(balance, price * 100))
         return low
+    top = int(min(balance, price * 50) // POINTS_BLOCK)  # the most whole thousands a booking may redeem
     if kind == "points_blocks":
-        top = int(min(balance, price * 50) // POINTS_BLOCK)
         need(top >= 1 and top * POINTS_BLOCK + 500 <= min(balance, price * 50))
         return top * POINTS_BLOCK + 500
-    top = int(min(balance, price * 50) // POINTS_BLOCK)
     return ctx.rng.choice(range(1, top + 1)) * POINTS_BLOCK if top and ctx.rng.random() < 0.4 else 0
-
 
 def _refused(ctx: GroundingContext, goal: str, calls: list, refusals: dict[str, Refusal]) -> tuple:
     """A refused call, its reason drawn first (so a reason many calls break does not crowd out the others)."""
@@ -182,14 +164,13 @@ def _refused(ctx: GroundingContext, goal: str, calls: list, refusals: dict[str, 
     reason = ctx.choose(sorted({r.reason for _, _, r in found}))
     return ctx.choose([f for f in found if f[2].reason == reason])
 
-
-def _closed(ctx: GroundingContext) -> tuple[dict, Refusal]:
-    trip = ctx.choose([t for t in _trips(ctx, _CLOSED) if _cities(ctx, t)])
-    return trip, Refusal("trip_closed", "completed or cancelled trip")
-
+def _cancel(kind: str, goal: str, table: str, row: dict, ref: Reference, mood: Mood) -> IntentDraft:
+    """A cancellation the policy allows: the refund (card part) is the goal call's own figure."""
+    key, refund = _PARTS[table][0], round(row["price"] - row["points_used"] / 100, 2)
+    return draft(kind, goal, {key: row[key]}, [f"cancel {ref.phrase}", f"call off {ref.phrase}"], ref, mood=mood,
+                 outputs=[Output(money(refund), "how much comes back to {{my}} card", from_goal=True)])
 
 # --------------------------------------------------------------------------- wording of facts
-
 fact_phrase = fact_wording({
     "trip_number": ("the trip number is {}", "the trip numbers are {}"),
     "trip_name": ("the trip is your {}", "the trips are your {}"),
@@ -197,64 +178,54 @@ fact_phrase = fact_wording({
     "stay_from": ("the stay begins on {}", "the stays begin on {}", month_day),
     "tour": ("the tour is the {}", "the tours are the {}"),
     "tour_from": ("the tour is on {}", "the tours are on {}", month_day),
-    "car": ("the rental is for {}", "the rentals are for {}", lambda v: f"an {v}" if v[0] in "aeiouAEIOU" else f"a {v}"),
+    "car": ("the rental is for {}", "the rentals are for {}", _a),
     "car_from": ("the rental starts on {}", "the rentals start on {}", month_day),
-    "city": ("the city is {}", "the cities are {}"),
-    "hotel": ("the hotel you want is {}", "the hotels you want are {}"),
+    "city": ("the city is {}", "the cities are {}"), "hotel": ("the hotel you want is {}", "the hotels are {}"),
     "room_type": ("you want a {} room", "you want {} rooms"),
     "rate_plan": ("you want the {} rate", "you want the {} rates",
                   {"FLEX": "refundable FLEX", "SAVER": "non-refundable SAVER"}),
-    "check_in": ("check-in is on {}", "check-in is on {}", month_day),
-    "check_out": ("check-out is on {}", "check-out is on {}", month_day),
-    "guests": ("there are {} guests", "the guests are {}"),
-    "tour_date": ("the tour day is {}", "the tour days are {}", month_day),
-    "participants": ("{} people take part", "the participants are {}"),
-    "car_class": ("you want {}", "you want {}", lambda v: f"an {v}" if v[0] in "aeiouAEIOU" else f"a {v}"),
+    "check_in": ("check-in is on {}", month_day), "check_out": ("check-out is on {}", month_day),
+    "guests": ("there are {} guests", "the guests are {}"), "tour_date": ("the tour is on {}", month_day),
+    "participants": ("the places are for {}", lambda v: "you alone" if v == 1 else f"{v} people"),
+    "car_class": ("you want {}", _a),
     "pickup_city": ("you pick the car up in {}", "you pick the cars up in {}"),
     "dropoff_city": ("you return it in {}", "you return them in {}"),
-    "pickup_date": ("pick-up is on {}", "pick-up is on {}", month_day),
+    "pickup_date": ("pick-up is on {}", month_day),
     "dropoff_date": ("you return it on {}", "you return them on {}", month_day),
     "driver": ("the driver is {}", "the drivers are {}"),
-    "points": ("you want to use {} loyalty points", "you want to use {} loyalty points", lambda v: f"{v:,}"),
+    "points": ("you want to use {} loyalty points", lambda v: f"{v:,}"),
     "card": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
 }, unsaid=["card_last_four_digits"])
-
-
-# --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     tid = ctx.rng.choice(per_database(ctx, lambda db: sorted(t for t, r in db.tables["travellers"].items()
                                                             if r["itinerary_ids"])))
     t = ctx.state["travellers"].peek(tid)
     return Persona(name=f"{t['name']['first_name']} {t['name']['last_name']}",
-                   facts={"first_name": t["name"]["first_name"], "last_name": t["name"]["last_name"], "email": t["email"]},
+                   facts={**t["name"], "email": t["email"]},
                    reads={"find_traveller_by_email": [{"email": t["email"]}],
                           "get_traveller_details": [{"traveller_id": tid}]}, entity=tid)
 
-
 # --------------------------------------------------------------------------- hotel stays
-
 _STAY_REFUSALS = {"non_refundable_rate": Refusal("non_refundable", "non-refundable", "stay_non_refundable"),
                   "stay_change_window": Refusal("cancellation_window", "3 days before", "stay_too_late")}
 
-
 def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["points_limit", "points_blocks", "trip_closed"]) if ctx.want_challenge else None
-    trip, refusal = _closed(ctx) if kind == "trip_closed" else (ctx.choose([t for t in _trips(ctx) if _cities(ctx, t)]), None)
+    closed = kind == "trip_closed"
+    trip = ctx.choose([t for t in _trips(ctx, _CLOSED if closed else _OPEN) if _cities(ctx, t)])
     city = ctx.rng.choice(_cities(ctx, trip))
-    check_in = max(trip["end_date"], shift_date(TODAY, ctx.rng.randint(4, 30)) if kind == "trip_closed" else TODAY)
+    check_in = max(trip["end_date"], shift_date(TODAY, ctx.rng.randint(4, 30)) if closed else TODAY)
     need(days_until(check_in) >= 1)
     nights = ctx.rng.choice([1, 2, 2, 3])
-    check_out = shift_date(check_in, nights)
-    guests = max(1, min(trip["travellers"], 4))
+    check_out, guests = shift_date(check_in, nights), max(1, min(trip["travellers"], 4))
     hotels = [h for _, h in ctx.state["hotels"].scan() if h["city"] == city]
     rooms = [(h, r) for h in hotels for r in h["rooms"] if r["capacity"] >= guests
              and rooms_free(ctx.state, h["hotel_code"], r["room_type"], check_in, check_out) > 0]
     hotel, room = ctx.choose(rooms)
     plan = ctx.rng.choice(["FLEX", "SAVER"])
     total = round(nightly_rate(ctx.state, hotel["hotel_code"], room["room_type"], plan) * nights, 2)
-    points = _points(ctx, total, kind if kind != "trip_closed" else None)
+    points = _points(ctx, total, None if closed else kind)
     card, card_choice, card_facts, words = _card(ctx)
     ref = _trip_ref(ctx, trip)
     args = {"itinerary_id": trip["itinerary_id"], "hotel_code": hotel["hotel_code"], "room_type": room["room_type"],
@@ -263,20 +234,18 @@ def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
     facts = {"city": city, "hotel": hotel["name"], "room_type": room["room_type"], "rate_plan": plan,
              "check_in": check_in, "check_out": check_out, "guests": guests, **card_facts,
              **({"points": points} if points else {})}
-    stay = f"a {room['room_type']} room at {hotel['name']} in {city} from {month_day(check_in)} to {month_day(check_out)}"
-    request = [f"add {stay} to {ref.phrase}", f"book {stay} as part of {ref.phrase}"]
+    stay = f"a {room['room_type']} room at {hotel['name']} in {city}, {month_day(check_in)} to {month_day(check_out)},"
+    request = [f"add {stay} to {ref.phrase}", f"book {stay} on {ref.phrase}"]
     if points:
         request = [f"{r}, using {points:,} of {{{{my}}}} points" for r in request]
     choices = [Choice.among("hotel", hotel, hotels, "hotel_code", "name"), card_choice]
-    reads = {"search_hotels": [{"city": city, "check_in": check_in, "check_out": check_out}]}
+    reads = {} if closed else {"search_hotels": [{"city": city, "check_in": check_in, "check_out": check_out}]}
     mood = Mood("{{I}} want a few more nights in " + city, "positive", 1, days_until(check_in))
     if kind:
-        found = ctx.violations("book_hotel_stay", args)
-        need(len(found) == 1)
-        refusal = refusal or Refusal(kind, "at most half" if kind == "points_limit" else "whole thousands")
-        return draft(kind if kind == "trip_closed" else f"stay_{kind}", "book_hotel_stay", args, request, ref,
-                     refusal=refusal, facts=facts, choices=choices, mood=mood,
-                     reads=reads if kind != "trip_closed" else {}, evidence=["search_hotels"] if kind != "trip_closed" else [])
+        need(len(ctx.violations("book_hotel_stay", args)) == 1)
+        return draft(kind if closed else f"stay_{kind}", "book_hotel_stay", args, request, ref, facts=facts, mood=mood,
+                     refusal=Refusal(kind, _POINTS_WORDS.get(kind, "completed or cancelled trip")), choices=choices,
+                     reads=reads, evidence=list(reads))
     need(not ctx.violations("book_hotel_stay", args))
     charged = round(total - points / 100, 2)
     if points:
@@ -286,74 +255,56 @@ def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(money(charged), "what {{I}} pay by card for the stay")],
                  decline="not book the extra nights", mood=mood)
 
-
-def _stay_challenge(ctx: GroundingContext, goal: str, shift: bool) -> tuple[dict, dict, dict, Refusal]:
-    calls = []
-    for trip, stay in _parts(ctx, "stays", "stay_id"):
-        if days_until(stay["check_out"]) < 1:
-            continue
-        args = {"stay_id": stay["stay_id"]}
-        if shift:
-            args.update(check_in=stay["check_in"], check_out=shift_date(stay["check_out"], 1))
-        calls.append(((trip, stay), args))
+def _stay_challenge(ctx: GroundingContext, goal: str) -> tuple[dict, dict, dict, Refusal]:
+    """A stay the policy keeps as it is, and one more night asked for it (a cancellation reads the stay id only)."""
+    calls = [((t, s), {"stay_id": s["stay_id"], "check_in": s["check_in"], "check_out": shift_date(s["check_out"], 1)})
+             for t, s in _parts(ctx, "stays") if days_until(s["check_out"]) > 0]
     (trip, stay), args, refusal = _refused(ctx, goal, calls, _STAY_REFUSALS)
     need(refusal.reason != "non_refundable" or ctx.rng.random() < 0.4)  # many stays are SAVER: keep it from crowding
     return trip, stay, args, refusal
 
-
 def ground_change_hotel_stay_dates(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood("{{my}} plans changed and {{I}} need the hotel for other nights", "neutral", 1, None)
     if ctx.want_challenge:
-        trip, stay, args, refusal = _stay_challenge(ctx, "change_hotel_stay_dates", True)
-        ref = _part_ref(ctx, trip, stay, "stays", "stay", "hotel", "check_in")
+        trip, stay, args, refusal = _stay_challenge(ctx, "change_hotel_stay_dates")
+        ref = _part_ref(ctx, trip, stay, "stays")
         return draft(refusal.kind, "change_hotel_stay_dates", args,
                      [f"add a night to {ref.phrase}, checking out on {month_day(args['check_out'])}"], ref,
                      refusal=refusal, facts={"check_out": args["check_out"]}, mood=mood)
-    options = []
-    for trip, stay in _parts(ctx, "stays", "stay_id"):
-        if stay["rate_plan"] != "FLEX" or days_until(stay["check_in"]) < 4:
-            continue
-        for a, b in ((0, 1), (1, 1), (-1, 0), (2, 2), (7, 7)):
-            new_in, new_out = shift_date(stay["check_in"], a), shift_date(stay["check_out"], b)
-            if rooms_free(ctx.state, stay["hotel_code"], stay["room_type"], new_in, new_out) > 0:
-                options.append((trip, stay, new_in, new_out))
-    trip, stay, new_in, new_out = ctx.choose(options)
+    moves = [(trip, stay, shift_date(stay["check_in"], a), shift_date(stay["check_out"], b))
+             for trip, stay in _parts(ctx, "stays") if stay["rate_plan"] == "FLEX" and days_until(stay["check_in"]) >= 4
+             for a, b in ((0, 1), (1, 1), (-1, 0), (2, 2), (7, 7))]
+    trip, stay, new_in, new_out = ctx.choose([m for m in moves if rooms_free(
+        ctx.state, m[1]["hotel_code"], m[1]["room_type"], m[2], m[3]) > 0])
     args = {"stay_id": stay["stay_id"], "check_in": new_in, "check_out": new_out}
     need(not ctx.violations("change_hotel_stay_dates", args))
-    ref = _part_ref(ctx, trip, stay, "stays", "stay", "hotel", "check_in")
+    ref = _part_ref(ctx, trip, stay, "stays")
     nights = days_until(new_out) - days_until(new_in)
     new = round(nightly_rate(ctx.state, stay["hotel_code"], stay["room_type"], stay["rate_plan"]) * nights, 2)
     cost = round(new - stay["price"] + CHANGE_FEE, 2)
-    when = f"{month_day(new_in)} to {month_day(new_out)}"
+    when = f"from {month_day(new_in)} to {month_day(new_out)}"
     return draft("move_stay", "change_hotel_stay_dates", args,
-                 [f"move {ref.phrase} to {when}", f"change the dates of {ref.phrase} to {when}"], ref,
+                 [f"move {ref.phrase} so it runs {when}", f"change {ref.phrase} to run {when}"], ref,
                  facts={"check_in": new_in, "check_out": new_out},
                  reads={"search_hotels": [{"city": stay["city"], "check_in": new_in, "check_out": new_out}],
                         "calculate": [{"expression": f"{new} - {stay['price']} + {CHANGE_FEE}"}]},
                  outputs=[Output(money(cost), "what the change costs {{me}} in all, fee included")],
                  policy_values=[CHANGE_FEE], decline="keep {{my}} stay's dates as they are", mood=mood)
 
-
 def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood("{{I}} no longer need that hotel", "negative", 1, None)
     if ctx.want_challenge:
-        trip, stay, args, refusal = _stay_challenge(ctx, "cancel_hotel_stay", False)
-        ref = _part_ref(ctx, trip, stay, "stays", "stay", "hotel", "check_in")
-        return draft(refusal.kind, "cancel_hotel_stay", args, [f"cancel {ref.phrase} and get {{{{my}}}} money back"],
+        trip, stay, _, refusal = _stay_challenge(ctx, "cancel_hotel_stay")
+        ref = _part_ref(ctx, trip, stay, "stays")
+        return draft(refusal.kind, "cancel_hotel_stay", {"stay_id": stay["stay_id"]},
+                     [f"cancel {ref.phrase} and get {{{{my}}}} money back"],
                      ref, refusal=refusal, mood=mood, on_refusal="transfer" if ctx.rng.random() < 0.3 else "accept",
                      handoff_summary=f"traveller wants stay {stay['stay_id']} cancelled")
-    trip, stay = ctx.choose([(t, s) for t, s in _parts(ctx, "stays", "stay_id")
+    trip, stay = ctx.choose([(t, s) for t, s in _parts(ctx, "stays")
                              if not ctx.violations("cancel_hotel_stay", {"stay_id": s["stay_id"]})])
-    ref = _part_ref(ctx, trip, stay, "stays", "stay", "hotel", "check_in")
-    refund = round(stay["price"] - stay["points_used"] / 100, 2)
-    return draft("cancel_stay", "cancel_hotel_stay", {"stay_id": stay["stay_id"]},
-                 [f"cancel {ref.phrase}", f"call off {ref.phrase}"], ref,
-                 outputs=[Output(money(refund), "how much comes back to {{my}} card", from_goal=True)], mood=mood)
-
+    return _cancel("cancel_stay", "cancel_hotel_stay", "stays", stay, _part_ref(ctx, trip, stay, "stays"), mood)
 
 # --------------------------------------------------------------------------- tours
-
-
 def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["points_limit", "points_blocks"]) if ctx.want_challenge else None
     trip = ctx.choose([t for t in _trips(ctx) if _cities(ctx, t)])
@@ -362,9 +313,9 @@ def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
             and ctx.state["tours"].peek(d["tour_code"])["city"] in _cities(ctx, trip) and d["places_left"] >= party]
     dep = ctx.choose(deps)
     tour = ctx.state["tours"].peek(dep["tour_code"])
-    same_day = [dict(d, tour=ctx.state["tours"].peek(d["tour_code"])["name"]) for _, d in ctx.state["departures"].scan()
-                if d["date"] == dep["date"] and ctx.state["tours"].peek(d["tour_code"])["city"] == tour["city"]]
-    choice = Choice.among("departure", dict(dep, tour=tour["name"]), same_day, "departure_id", "tour")
+    found = ctx.call("search_tours", {"city": tour["city"], "date": dep["date"]})
+    pick = next(d for d in found if d["departure_id"] == dep["departure_id"])
+    choice = Choice.among("departure", pick, found, "departure_id", "tour")
     price = tour["price_per_person"] * party
     points = _points(ctx, price, kind)
     card, card_choice, card_facts, words = _card(ctx)
@@ -382,9 +333,8 @@ def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood("{{I}} want to see more of " + tour["city"], "positive", 1, days_until(dep["date"]))
     if kind:
         need(len(ctx.violations("book_tour", args)) == 1)
-        refusal = Refusal(kind, "at most half" if kind == "points_limit" else "whole thousands")
-        return draft(f"tour_{kind}", "book_tour", args, request, ref, refusal=refusal, facts=facts,
-                     choices=[choice, card_choice], reads=reads, evidence=["search_tours"], mood=mood)
+        return draft(f"tour_{kind}", "book_tour", args, request, ref, refusal=Refusal(kind, _POINTS_WORDS[kind]),
+                     facts=facts, choices=[choice, card_choice], reads=reads, evidence=["search_tours"], mood=mood)
     need(not ctx.violations("book_tour", args))
     expression = f"{tour['price_per_person']} * {party}" + (f" - {points} * 0.01" if points else "")
     return draft("book_tour", "book_tour", args, request, ref, facts=facts, choices=[choice, card_choice],
@@ -392,13 +342,12 @@ def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(money(round(price - points / 100, 2)), "what {{I}} pay by card for the tour")],
                  preferences=[f"pay with {{{{my}}}} {words}"], decline="skip the tour", mood=mood)
 
-
 def ground_cancel_tour_booking(ctx: GroundingContext) -> IntentDraft | None:
     late = ctx.want_challenge
-    trip, booking = ctx.choose([(t, b) for t, b in _parts(ctx, "tour_bookings", "tour_booking_id")
+    trip, booking = ctx.choose([(t, b) for t, b in _parts(ctx, "tour_bookings")
                                 if (0 <= days_until(b["date"]) < TOUR_CANCELLATION_DAYS) == late
                                 and days_until(b["date"]) >= 0])
-    ref = _part_ref(ctx, trip, booking, "tour_bookings", "tour", "tour", "date")
+    ref = _part_ref(ctx, trip, booking, "tour_bookings")
     args = {"tour_booking_id": booking["tour_booking_id"]}
     need(len(ctx.violations("cancel_tour_booking", args)) == int(late))
     mood = Mood("{{I}} cannot make the " + booking["tour"] + " after all", "negative", 1, days_until(booking["date"]))
@@ -407,86 +356,76 @@ def ground_cancel_tour_booking(ctx: GroundingContext) -> IntentDraft | None:
                      refusal=Refusal("tour_cancellation_window", "48 hours"), mood=mood,
                      on_refusal="transfer" if ctx.rng.random() < 0.3 else "accept",
                      handoff_summary=f"traveller wants tour booking {booking['tour_booking_id']} refunded")
-    refund = round(booking["price"] - booking["points_used"] / 100, 2)
-    return draft("cancel_tour", "cancel_tour_booking", args, [f"cancel {ref.phrase}", f"drop {ref.phrase}"], ref,
-                 outputs=[Output(money(refund), "how much comes back to {{my}} card", from_goal=True)], mood=mood)
-
+    return _cancel("cancel_tour", "cancel_tour_booking", "tour_bookings", booking, ref, mood)
 
 # --------------------------------------------------------------------------- car rentals
-
 _CAR_REFUSALS = {"driver_age": Refusal("driver_age", "age limits", "car_driver_too_young"),
                  "one_way_rentals": Refusal("one_way_not_allowed", "same country", "car_one_way"),
                  "points_not_for_cars": Refusal("points_not_for_cars", "never for car rentals", "car_points")}
 
-
 def ground_book_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     trip = ctx.choose([t for t in _trips(ctx) if _cities(ctx, t) and len(_days(t)) >= 2])
-    days = _days(trip)
+    days, traveller = _days(trip), _traveller(ctx)
     start = ctx.rng.randint(0, len(days) - 2)
     pickup_date, dropoff_date = days[start], days[ctx.rng.randint(start + 1, len(days) - 1)]
     n = days_until(dropoff_date) - days_until(pickup_date)
-    traveller = _traveller(ctx)
     cars = [c for _, c in ctx.state["car_classes"].scan()]
     home = ctx.rng.choice(_cities(ctx, trip))
     if ctx.want_challenge:
-        elsewhere = [c for c, _ in ctx.state["cities"].scan() if c != home]
+        drops = [home, *(c for c, _ in ctx.state["cities"].scan() if c != home)]
+        points = [0, POINTS_BLOCK] if traveller["loyalty"]["points"] >= POINTS_BLOCK else [0]
         calls = [((car, drop, name), {"itinerary_id": trip["itinerary_id"], "car_code": car["car_code"],
                                       "pickup_city": home, "dropoff_city": drop, "pickup_date": pickup_date,
-                                      "dropoff_date": dropoff_date, "driver_name": name, "payment_id": pid,
-                                      "points": points})
-                 for car in cars for drop in [home, *elsewhere] for name, _ in _people(traveller)
-                 for pid in list(traveller["payment_methods"])[:1]
-                 for points in (0, 1000 * (traveller["loyalty"]["points"] >= 1000))]
+                                      "dropoff_date": dropoff_date, "driver_name": name, "points": p})
+                 for car in cars for drop in drops for name, _ in _people(traveller) for p in points]
         (car, drop, name), args, refusal = _refused(ctx, "book_car_rental", calls, _CAR_REFUSALS)
     else:
-        same = [c for c in _cities(ctx, trip) if _country(ctx, c) == _country(ctx, home)]
-        drop = ctx.rng.choice(same)
-        fits = [(car, name) for car in cars for name, dob in _people(traveller) if age_on(dob, pickup_date) >= car["min_driver_age"]
-                and (drop == home or car["one_way_allowed"])]
-        car, name = ctx.choose(fits)
-        args = {"itinerary_id": trip["itinerary_id"], "car_code": car["car_code"], "pickup_city": home,
-                "dropoff_city": drop, "pickup_date": pickup_date, "dropoff_date": dropoff_date, "driver_name": name,
-                "points": 0}
-        refusal = None
+        country = ctx.state["cities"].peek(home)["country"]
+        drop = ctx.rng.choice([c for c in _cities(ctx, trip) if ctx.state["cities"].peek(c)["country"] == country])
+        car, name = ctx.choose([(car, name) for car in cars for name, dob in _people(traveller)
+                                if age_on(dob, pickup_date) >= car["min_driver_age"]
+                                and (drop == home or car["one_way_allowed"])])
+        args, refusal = {"itinerary_id": trip["itinerary_id"], "car_code": car["car_code"], "pickup_city": home,
+                         "dropoff_city": drop, "pickup_date": pickup_date, "dropoff_date": dropoff_date,
+                         "driver_name": name, "points": 0}, None
     card, card_choice, card_facts, words = _card(ctx)
     args["payment_id"] = card
     need(len(ctx.violations("book_car_rental", args)) == int(refusal is not None))
     ref = _trip_ref(ctx, trip)
-    dob = dict(_people(traveller))[name]
-    young = YOUNG_DRIVER_FEE * n if age_on(dob, pickup_date) < YOUNG_DRIVER_AGE else 0
+    young = YOUNG_DRIVER_FEE * n if age_on(dict(_people(traveller))[name], pickup_date) < YOUNG_DRIVER_AGE else 0
     one_way = ONE_WAY_FEE if drop != home else 0
-    total = car["daily_rate"] * n + young + one_way
     facts = {"car_class": _CLASS[car["car_code"]], "pickup_city": home, "dropoff_city": drop,
              "pickup_date": pickup_date, "dropoff_date": dropoff_date, "driver": name, **card_facts,
              **({"points": args["points"]} if args["points"] else {})}
-    where = f"from {home}" + (f" to {drop}" if drop != home else "")
-    car_words = facts["car_class"]
-    a = "an" if car_words[0] in "aeiou" else "a"
-    request = [f"rent {a} {car_words} {where}, {month_day(pickup_date)} to {month_day(dropoff_date)}, for {ref.phrase}",
-               f"add {a} {car_words} rental {where} from {month_day(pickup_date)} to {month_day(dropoff_date)} to {ref.phrase}"]
+    relation = next((f"{{{{my}}}} {c['relation']} {name}" for c in traveller["companions"] if c["name"] == name),
+                    "{{me}}")
+    what = f"{_a(facts['car_class'])} {'from ' + home}{' to ' + drop if one_way else ''}, " \
+        f"{month_day(pickup_date)} to {month_day(dropoff_date)}"
+    request = [f"rent {what}, for {ref.phrase}, with {relation} driving",
+               f"add a rental of {what} to {ref.phrase}; {relation} will drive".replace("{{me}} will", "{{I}} will")]
     if args["points"]:
         request = [f"{r}, paying part with {args['points']:,} of {{{{my}}}} points" for r in request]
     choice = Choice.among("car class", car, cars, "car_code", lambda c: {"car_class": _CLASS[c["car_code"]]})
-    reads = {"get_rental_cars": [{}]}
-    mood = Mood("{{I}} want to explore the countryside by car", "positive", 1, days_until(pickup_date))
+    mood = Mood(ctx.rng.choice(["{{I}} want to explore the countryside by car", "{{I}} want to get around on {{my}} own"
+                                " schedule"]), "positive", 1, days_until(pickup_date))
     if refusal:
         return draft(refusal.kind, "book_car_rental", args, request, ref, refusal=refusal, facts=facts,
-                     choices=[choice, card_choice], reads=reads, evidence=["get_rental_cars"], mood=mood)
+                     choices=[choice, card_choice], reads={"get_rental_cars": [{}]}, evidence=["get_rental_cars"],
+                     mood=mood)
     expression = f"{car['daily_rate']} * {n}" + (f" + {YOUNG_DRIVER_FEE} * {n}" if young else "") + \
         (f" + {ONE_WAY_FEE}" if one_way else "")
     return draft("book_car", "book_car_rental", args, request, ref, facts=facts, choices=[choice, card_choice],
-                 reads={**reads, "calculate": [{"expression": expression}]}, evidence=["get_rental_cars"],
-                 outputs=[Output(money(total), "the rental's total with every fee")],
-                 policy_values=[v for v in (YOUNG_DRIVER_FEE if young else 0, ONE_WAY_FEE if one_way else 0) if v],
-                 preferences=[f"pay with {{{{my}}}} {words}"], decline="not rent the car", mood=mood)
-
+                 reads={"get_rental_cars": [{}], "calculate": [{"expression": expression}]},
+                 evidence=["get_rental_cars"], preferences=[f"pay with {{{{my}}}} {words}"],
+                 outputs=[Output(money(car["daily_rate"] * n + young + one_way), "the rental's total with every fee")],
+                 decline="not rent the car", mood=mood)
 
 def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     started = ctx.want_challenge
-    trip, rental = ctx.choose([(t, r) for t, r in _parts(ctx, "car_rentals", "car_rental_id")
+    trip, rental = ctx.choose([(t, r) for t, r in _parts(ctx, "car_rentals")
                                if ((days_until(r["pickup_date"]) <= 0 < days_until(r["dropoff_date"])) if started
                                    else days_until(r["pickup_date"]) > 0)])
-    ref = _part_ref(ctx, trip, rental, "car_rentals", "car", "car_code", "pickup_date")
+    ref = _part_ref(ctx, trip, rental, "car_rentals")
     args = {"car_rental_id": rental["car_rental_id"]}
     need(len(ctx.violations("cancel_car_rental", args)) == int(started))
     mood = Mood("{{I}} will not need the car after all", "neutral", 1, None)
@@ -494,10 +433,7 @@ def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
         return draft("rental_started", "cancel_car_rental", args,
                      [f"cancel {ref.phrase} and get a refund, since {{{{I}}}} barely use the car"], ref,
                      refusal=Refusal("rental_started", "before its pick-up date"), mood=mood)
-    refund = round(rental["price"] - rental["points_used"] / 100, 2)
-    return draft("cancel_car", "cancel_car_rental", args, [f"cancel {ref.phrase}", f"call off {ref.phrase}"], ref,
-                 outputs=[Output(money(refund), "how much comes back to {{my}} card", from_goal=True)], mood=mood)
-
+    return _cancel("cancel_car", "cancel_car_rental", "car_rentals", rental, ref, mood)
 
 HINTS = TracerHints(
     persona=persona,
