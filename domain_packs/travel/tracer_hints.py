@@ -110,7 +110,9 @@ def _a(words: str) -> str:  # 'an SUV', 'a van'
 def _trip_ref(ctx: GroundingContext, trip: dict) -> Reference:
     """How the traveller points at a trip: by its trip number, or by its name."""
     trips = ctx.rows("itineraries", _traveller(ctx)["itinerary_ids"])
-    orders = [("trip_number",)] if ctx.rng.random() < 0.4 else [("name",), ("trip_number",)]
+    said = {v for d in ctx.history for k, v in d.facts.items() if k in ("trip_number", "trip_name")}
+    number = trip["trip_number"] in said or (trip["name"] not in said and ctx.rng.random() < 0.4)  # as said before
+    orders = [("trip_number",)] if number else [("name",), ("trip_number",)]
     choice = need(Choice.fewest("trip", trip, trips, "itinerary_id", ("trip_number", "name"), orders))
     if "name" in choice.selectors:
         phrase, facts = f"{{{{my}}}} {trip['name']}", {"trip_name": trip["name"]}
@@ -182,10 +184,10 @@ fact_phrase = fact_wording({
     "car_from": ("the rental starts on {}", "the rentals start on {}", month_day),
     "city": ("the city is {}", "the cities are {}"), "hotel": ("the hotel you want is {}", "the hotels are {}"),
     "room_type": ("you want a {} room", "you want {} rooms"),
-    "rate_plan": ("you want the {} rate", "you want the {} rates",
-                  {"FLEX": "refundable FLEX", "SAVER": "non-refundable SAVER"}),
+    "rate_plan": ("you want the {} rate", {"FLEX": "refundable FLEX", "SAVER": "non-refundable SAVER"}),
     "check_in": ("check-in is on {}", month_day), "check_out": ("check-out is on {}", month_day),
-    "guests": ("there are {} guests", "the guests are {}"), "tour_date": ("the tour is on {}", month_day),
+    "guests": ("the room is for {}", lambda v: "you alone" if v == 1 else f"{v} guests"),
+    "tour_date": ("the tour is on {}", month_day),
     "participants": ("the places are for {}", lambda v: "you alone" if v == 1 else f"{v} people"),
     "car_class": ("you want {}", _a),
     "pickup_city": ("you pick the car up in {}", "you pick the cars up in {}"),
@@ -220,9 +222,8 @@ def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
     nights = ctx.rng.choice([1, 2, 2, 3])
     check_out, guests = shift_date(check_in, nights), max(1, min(trip["travellers"], 4))
     hotels = [h for _, h in ctx.state["hotels"].scan() if h["city"] == city]
-    rooms = [(h, r) for h in hotels for r in h["rooms"] if r["capacity"] >= guests
-             and rooms_free(ctx.state, h["hotel_code"], r["room_type"], check_in, check_out) > 0]
-    hotel, room = ctx.choose(rooms)
+    hotel, room = ctx.choose([(h, r) for h in hotels for r in h["rooms"] if r["capacity"] >= guests
+                              and rooms_free(ctx.state, h["hotel_code"], r["room_type"], check_in, check_out) > 0])
     plan = ctx.rng.choice(["FLEX", "SAVER"])
     total = round(nightly_rate(ctx.state, hotel["hotel_code"], room["room_type"], plan) * nights, 2)
     points = _points(ctx, total, None if closed else kind)
@@ -308,10 +309,9 @@ def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
 def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["points_limit", "points_blocks"]) if ctx.want_challenge else None
     trip = ctx.choose([t for t in _trips(ctx) if _cities(ctx, t)])
-    party = trip["travellers"]
-    deps = [d for _, d in ctx.state["departures"].scan() if d["date"] in _days(trip)
-            and ctx.state["tours"].peek(d["tour_code"])["city"] in _cities(ctx, trip) and d["places_left"] >= party]
-    dep = ctx.choose(deps)
+    party, days, cities = trip["travellers"], _days(trip), _cities(ctx, trip)
+    dep = ctx.choose([d for _, d in ctx.state["departures"].scan() if d["date"] in days and d["places_left"] >= party
+                      and ctx.state["tours"].peek(d["tour_code"])["city"] in cities])
     tour = ctx.state["tours"].peek(dep["tour_code"])
     found = ctx.call("search_tours", {"city": tour["city"], "date": dep["date"]})
     pick = next(d for d in found if d["departure_id"] == dep["departure_id"])
@@ -431,7 +431,7 @@ def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood("{{I}} will not need the car after all", "neutral", 1, None)
     if started:
         return draft("rental_started", "cancel_car_rental", args,
-                     [f"cancel {ref.phrase} and get a refund, since {{{{I}}}} barely use the car"], ref,
+                     [f"cancel {ref.phrase} and get a refund, since {{{{I}}}} no longer need the car"], ref,
                      refusal=Refusal("rental_started", "before its pick-up date"), mood=mood)
     return _cancel("cancel_car", "cancel_car_rental", "car_rentals", rental, ref, mood)
 
