@@ -298,8 +298,8 @@ def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
         trip, stay, _, refusal = _stay_challenge(ctx, "cancel_hotel_stay")
         ref = _part_ref(ctx, trip, stay, "stays")
         return draft(refusal.kind, "cancel_hotel_stay", {"stay_id": stay["stay_id"]},
-                     [f"cancel {ref.phrase} and get {{{{my}}}} money back"],
-                     ref, refusal=refusal, mood=mood, on_refusal="transfer" if ctx.rng.random() < 0.3 else "accept",
+                     [f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref, refusal=refusal, mood=mood,
+                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
                      handoff_summary=f"traveller wants stay {stay['stay_id']} cancelled")
     trip, stay = ctx.choose([(t, s) for t, s in _parts(ctx, "stays")
                              if not ctx.violations("cancel_hotel_stay", {"stay_id": s["stay_id"]})])
@@ -354,7 +354,7 @@ def ground_cancel_tour_booking(ctx: GroundingContext) -> IntentDraft | None:
     if late:
         return draft("tour_too_late", "cancel_tour_booking", args, [f"cancel {ref.phrase} and get a refund"], ref,
                      refusal=Refusal("tour_cancellation_window", "48 hours"), mood=mood,
-                     on_refusal="transfer" if ctx.rng.random() < 0.3 else "accept",
+                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
                      handoff_summary=f"traveller wants tour booking {booking['tour_booking_id']} refunded")
     return _cancel("cancel_tour", "cancel_tour_booking", "tour_bookings", booking, ref, mood)
 
