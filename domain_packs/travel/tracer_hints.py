@@ -216,7 +216,8 @@ def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["points_limit", "points_blocks", "trip_closed"]) if ctx.want_challenge else None
     closed = kind == "trip_closed"
     trip = ctx.choose([t for t in _trips(ctx, _CLOSED if closed else _OPEN) if _cities(ctx, t)])
-    city = ctx.rng.choice(_cities(ctx, trip))
+    last = [s["city"] for s in ctx.rows("stays", trip["stay_ids"]) if s["check_out"] == trip["end_date"]]
+    city = last[0] if last else ctx.rng.choice(_cities(ctx, trip))  # more nights where the trip ends
     check_in = max(trip["end_date"], shift_date(TODAY, ctx.rng.randint(4, 30)) if closed else TODAY)
     need(days_until(check_in) >= 1)
     nights = ctx.rng.choice([1, 2, 2, 3])
@@ -388,8 +389,7 @@ def ground_book_car_rental(ctx: GroundingContext) -> IntentDraft | None:
         args, refusal = {"itinerary_id": trip["itinerary_id"], "car_code": car["car_code"], "pickup_city": home,
                          "dropoff_city": drop, "pickup_date": pickup_date, "dropoff_date": dropoff_date,
                          "driver_name": name, "points": 0}, None
-    card, card_choice, card_facts, words = _card(ctx)
-    args["payment_id"] = card
+    args["payment_id"], card_choice, card_facts, words = _card(ctx)
     need(len(ctx.violations("book_car_rental", args)) == int(refusal is not None))
     ref = _trip_ref(ctx, trip)
     young = YOUNG_DRIVER_FEE * n if age_on(dict(_people(traveller))[name], pickup_date) < YOUNG_DRIVER_AGE else 0
