@@ -51,17 +51,17 @@ from tau_emotion.tracer.hints import (
     used_by_earlier_intents,
 )
 
-OCCASIONS = [
-    ("{{I}} {{am}} celebrating {{my}} tenth wedding anniversary on this trip", 2, "positive"),
-    ("this is {{my}} honeymoon", 3, "positive"),
-    ("{{I}} {{am}} taking {{my}} mother on the trip she always dreamed of", 2, "positive"),
-    ("{{I}} saved for two years for this holiday", 2, "positive"),
-    ("{{I}} {{am}} travelling to scatter {{my}} grandmother's ashes where she grew up", 3, "negative"),
-    ("{{I}} {{am}} travelling for {{my}} best friend's wedding", 2, "positive"),
-    ("{{my}} partner and {{I}} need a rest after a hard year of hospital visits", 2, "negative"),
-    ("{{I}} {{am}} travelling with two small children", 1, "neutral"),
-    ("{{I}} lost {{my}} wallet on the trip and money is tight", 2, "negative"),
-    ("it is just a short city break", 0, "neutral"),
+OCCASIONS = [  # circumstances that fit any trip: a trip's own name says honeymoon, work trip or family holiday
+    ("{{I}} {{am}} celebrating {{my}} birthday while away", 2, "positive"),
+    ("{{I}} just got a promotion and want to make the most of {{my}} time off", 2, "positive"),
+    ("{{I}} saved for two years for these trips", 2, "positive"),
+    ("{{I}} finally have some time off after a long, hard project", 1, "positive"),
+    ("{{my}} father fell ill back home and {{I}} worry about him while away", 3, "negative"),
+    ("{{I}} {{am}} still grieving {{my}} grandfather, who died last month", 3, "negative"),
+    ("{{I}} lost {{my}} wallet last week and money is tight", 2, "negative"),
+    ("{{I}} have to fit work calls around everything {{I}} do", 1, "neutral"),
+    ("{{I}} like to have {{my}} travel plans settled early", 1, "neutral"),
+    ("it is just a routine change", 0, "neutral"),
 ]
 
 _CLASS = {"CAR_ECONOMY": "economy car", "CAR_COMPACT": "compact car", "CAR_SUV": "SUV", "CAR_VAN": "van",
@@ -402,7 +402,7 @@ def ground_book_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     what = f"{_a(facts['car_class'])} {'from ' + home}{' to ' + drop if one_way else ''}, " \
         f"{month_day(pickup_date)} to {month_day(dropoff_date)}"
     request = [f"rent {what}, for {ref.phrase}, with {relation} driving",
-               f"add a rental of {what} to {ref.phrase}; {relation} will drive".replace("{{me}} will", "{{I}} will")]
+               f"add a rental of {what}, to {ref.phrase}, with {relation} at the wheel"]
     if args["points"]:
         request = [f"{r}, paying part with {args['points']:,} of {{{{my}}}} points" for r in request]
     choice = Choice.among("car class", car, cars, "car_code", lambda c: {"car_class": _CLASS[c["car_code"]]})
