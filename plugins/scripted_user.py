@@ -8,7 +8,10 @@ intent owns the whole gold, and with several intents the k-th of n counts as han
 the gold's evidence is there. An intent with nothing to check is handled by any statement.
 
 Otherwise a statement is no progress: the user restates what is missing and spends patience. A
-question is answered with the facts asked for (the current intent's first); a choice question
+question is answered with the facts asked for: the current intent's (`meta.intent_gold[i].facts`, with the
+parts Tracer lists there) when one fits, never another request's beside them; else any that fits. With each
+request the user volunteers 0-2 of its facts, chosen and ordered by the trial's seeded rng, so trials differ
+(a volunteered fact asked again is a repeated question); a choice question
 ("which card?") with its preference; a confirmation with "yes" only when the action described
 names what the user asked for (ids, flight numbers, dates, cabins), else with a correction;
 "anything else?" moves it on once the intent is handled. When everything is handled it ends with
@@ -259,7 +262,21 @@ class ScriptedUser:
         self.patience = Patience(self.style, view.end_tokens.give_up)
 
     async def start(self) -> Message:
-        return Message(role="user", content=self.style.opening(self.intents[0]))
+        return Message(role="user", content=self.style.opening(self._with_volunteered(self.intents[0])))
+
+    def _with_volunteered(self, request: str) -> str:
+        """The request, plus 0-2 of its own facts the user volunteers, chosen and ordered by the trial's rng
+        (`view.rng`, seeded by run seed, task and trial): trials of one task differ in what the agent still
+        has to ask, so Pass^k measures something offline. A fact volunteered is told: asking it again is a
+        repeated question."""
+        known = self.task.user.known
+        facts = [k for k in sorted(self._intent_facts()) if k in known and not isinstance(known[k], (dict, list))]
+        rng = self.view.rng
+        chosen = rng.sample(facts, min(len(facts), rng.randrange(3))) if facts else []
+        if not chosen:
+            return request
+        self.told.update(chosen)
+        return f"{request} {' '.join(state_fact(k, known[k]) for k in chosen)}"
 
     # ----------------------------------------------------------------- evidence
 
@@ -312,15 +329,24 @@ class ScriptedUser:
     def _asked_keys(self, text: str) -> list[str]:
         words = {singular(w) for w in _WORD.findall(text.lower())}
         known = [k for k in self.task.user.known if k != "preferences"]
-        keys = [k for k in known if all(terms & words for terms in key_terms(k))]
-        if not keys:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
-            keys = [k for k in known if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
-        request = self.intents[self.position].lower()
-        # the current intent's facts first: those Tracer grouped under it (`meta.intent_gold[i].facts`),
-        # else those its request names
         grouped = self._intent_facts()
-        return sorted(keys, key=lambda k: (k not in grouped,
-                                           not any(str(v).lower() in request for v in leaves(self.task.user.known[k]))))
+
+        def matching(keys: list[str]) -> list[str]:
+            found = [k for k in keys if all(terms & words for terms in key_terms(k))]
+            if not found:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
+                found = [k for k in keys if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
+            return found
+
+        # The current request's facts answer first (Tracer lists them, and the parts an agent asks for, in
+        # `meta.intent_gold[i].facts`): "the zip?" during an address change is the new address's zip, not the
+        # caller's own, and another request's value is not given beside it. Only when none of them fits does the
+        # user look at the rest (an agent asking ahead about a later request gets that request's value).
+        mine = matching([k for k in known if k in grouped]) if grouped else []
+        if mine:
+            return mine
+        keys = matching(known)
+        request = self.intents[self.position].lower()
+        return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
 
     def _intent_facts(self) -> set[str]:
         split = self.task.meta.get("intent_gold")
@@ -368,7 +394,7 @@ class ScriptedUser:
             if self.position >= len(self.intents):
                 done = self.view.end_tokens.done
                 return Message(role="user", content=f"{self.style.done()} {done}" if done else self.style.done())
-            return Message(role="user", content=self.style.next_request(self.intents[self.position]))
+            return Message(role="user", content=self.style.next_request(self._with_volunteered(self.intents[self.position])))
         lower = text.lower()
         if "?" in text and not _ANYTHING_ELSE.search(lower):
             keys = self._asked_keys(text)

@@ -12,6 +12,8 @@ tasks (`meta.source == "tracer"`) are audited; hand-written splits have no desig
 from __future__ import annotations
 
 import math
+import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,16 @@ MIN_KINDS = 4
 #: share times the family's size (1.5 of 12 tasks in a 58-task split; the build keeps each within 1 of the
 #: running share)
 CHALLENGE_TOLERANCE = 1.5
+#: shuffles of the family labels behind each balance check's tolerance (seeded by domain, split and check)
+PERMUTATIONS = 2000
+#: a family spread larger than this share of the shuffles' spreads fails (p < 0.05)
+PERMUTATION_QUANTILE = 0.95
+#: the most tasks one instruction sentence template (its first words, values masked) may appear in: a task has
+#: about two requests, so a frame drawn per request among 4-6 variants is in 30-45% of tasks by construction,
+#: while boilerplate every task repeats ("If the agent needs to know for this, ...") is in 100%
+MAX_TEMPLATE_SHARE = 0.5
+#: masked words that make a sentence's template
+TEMPLATE_WORDS = 5
 
 
 @dataclass
@@ -61,6 +73,14 @@ class Audit:
         out.append("checks:")
         out += [f"  {'ok  ' if p else 'FAIL'} {n:20} {d}" for n, p, d in self.checks]
         return out
+
+
+def _leaves(value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [("", value)]
 
 
 def task_user(task: Task) -> str | None:
@@ -93,14 +113,107 @@ def challenge_kinds(domain: Domain, task: Task) -> list[str]:
     return kinds or ["refusal"]
 
 
+def permutation_tolerance(values: list[Any], labels: list[str], statistic: Any, seed: str) -> tuple[float, float, float]:
+    """(observed, tolerance, p): `statistic(values, labels)` against its PERMUTATION_QUANTILE over PERMUTATIONS
+    shuffles of the labels, i.e. what chance alone gives families of these sizes (p: share of shuffles at least as
+    spread as the split)."""
+    observed = statistic(values, labels)
+    rng = random.Random(seed)
+    shuffled = list(labels)
+    null = []
+    for _ in range(PERMUTATIONS):
+        rng.shuffle(shuffled)
+        null.append(statistic(values, shuffled))
+    null.sort()
+    tolerance = null[min(len(null) - 1, int(PERMUTATION_QUANTILE * len(null)))]
+    p = sum(1 for v in null if v >= observed - 1e-12) / len(null)
+    return observed, tolerance, p
+
+
+def between_families(values: list[float], labels: list[str]) -> float:
+    """Between-family sum of squares of a per-task number (a one-way ANOVA's numerator)."""
+    mean = sum(values) / len(values)
+    groups: dict[str, list[float]] = {}
+    for v, f in zip(values, labels, strict=True):
+        groups.setdefault(f, []).append(v)
+    return sum(len(g) * (sum(g) / len(g) - mean) ** 2 for g in groups.values())
+
+
+def kind_chi2(values: list[list[str]], labels: list[str]) -> float:
+    return kind_contributions(values, labels)[0][0] if values else 0.0
+
+
+def kind_contributions(values: list[list[str]], labels: list[str]) -> list[tuple[float, str]]:
+    """The largest per-kind chi-square of the family x request-kind table (each task counts each of its intents'
+    kinds): one kind piled on or missing from a family (airline train: enjoyment held 2 of 99 compensation
+    requests) shows even when the other kinds are even; the permutation test of a maximum accounts for there
+    being many kinds."""
+    table: dict[tuple[str, str], int] = Counter()
+    for kinds, f in zip(values, labels, strict=True):
+        for k in kinds:
+            table[(f, k)] += 1
+    rows, cols = Counter(), Counter()
+    for (f, k), c in table.items():
+        rows[f] += c
+        cols[k] += c
+    total = sum(rows.values())
+    if not total:
+        return [(0.0, "-")]
+    return sorted(((sum((table.get((f, k), 0) - rows[f] * cols[k] / total) ** 2 / (rows[f] * cols[k] / total)
+                        for f in rows), k) for k in cols), reverse=True)
+
+
+_MASK = re.compile(r"\$?[\d][\d,.:/-]*|#?\b[A-Z0-9]*\d[A-Z0-9_]*\b|\b[A-Z][a-z]+\b")
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.?!])\s+(?=[A-Z])", text.strip()) if s]
+
+
+def sentence_template(sentence: str, values: list[str]) -> str:
+    """A sentence's frame: its known values, numbers, ids and capitalised words masked, first TEMPLATE_WORDS words."""
+    for v in sorted(values, key=len, reverse=True):
+        if len(v) >= 3:
+            sentence = sentence.replace(v, "_")
+    words = _MASK.sub("_", sentence[:1].lower() + sentence[1:]).split()
+    return " ".join(words[:TEMPLATE_WORDS])
+
+
+def id_tails(value: str) -> set[str]:
+    """An internal id and the tail a text could give away ('paypal_1488918' -> {'paypal_1488918', '8918'})."""
+    out = {value}
+    digits = re.search(r"(\d{4,})$", value)
+    if digits:
+        out.add(digits.group(1)[-4:])
+    return out
+
+
+def leaked_ids(task: Task, visible: frozenset[str]) -> list[str]:
+    """Internal ids (arguments of the gold calls whose name the pack does not declare customer-visible) that the
+    instruction states, whole or by their last four digits."""
+    hidden: dict[str, str] = {}
+    for action in task.gold.actions:
+        for k, v in action.arguments.items():
+            if k.endswith("_id") and k not in visible and isinstance(v, str) and any(c.isdigit() for c in v):
+                hidden[v] = k
+    text = task.user.instruction
+    return sorted(f"{k}={v}" + (f" (as {tail!r})" if tail != v else "")
+                  for v, k in hidden.items() for tail in id_tails(v)
+                  if re.search(rf"(?<![\w]){re.escape(tail)}(?![\w])", text))
+
+
 def _bounds(n: int, k: int, low: float, high: float) -> tuple[int, int]:
     mean = n / k
     return max(1, math.floor(mean * low + 0.5)), math.floor(mean * high + 0.5)
 
 
-def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_tool: str | None = None) -> Audit:
+def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_tool: str | None = None,
+                visible_ids: frozenset[str] | None = None) -> Audit:
     """Tables and checks for `split` of `domain` (its tasks as the domain loads them); the tables list every
-    family, emotion and dimension value of `space`, the emotion plugin's condition space."""
+    family, emotion and dimension value of `space`, the emotion plugin's condition space.
+
+    `visible_ids`: the id arguments a customer can know (`TracerHints.visible_ids`); None skips the id-leak check.
+    """
     FAMILIES, EMOTIONS, DIMENSIONS = space.groups, space.labels, space.dimensions
 
     everything = domain.tasks(None)
@@ -164,6 +277,48 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
                for s in sorted({t.split for t in others})}
     result.tables["users"] = {"distinct": len(users), **{f"shared with {s}": v for s, v in overlap.items()}}
 
+    fams = [b["family"] if b else "-" for b in blocks]
+    present = [f for f in FAMILIES if f in fams]
+    balance: list[tuple[str, float, float, float]] = []
+    if len(present) > 1:
+        ruled = [1.0 if t.meta.get("decisions") else 0.0 for t in tasks]
+        result.tables["decision rules by family"] = {
+            "all": f"{with_rule}/{n}", **{f: f"{sum(r for r, g in zip(ruled, fams, strict=True) if g == f):g}/"
+                                             f"{fams.count(f)}" for f in present}}
+        balance.append(("decision rule balance", *permutation_tolerance(
+            ruled, fams, between_families, f"audit/{domain.name}/{split}/rules")))
+        lengths = [float(c) for c in calls]
+        result.tables["gold calls by family"] = {
+            "all": round(sum(lengths) / n, 2),
+            **{f: round(sum(c for c, g in zip(lengths, fams, strict=True) if g == f) / fams.count(f), 2)
+               for f in present}}
+        balance.append(("gold length balance", *permutation_tolerance(
+            lengths, fams, between_families, f"audit/{domain.name}/{split}/length")))
+        kinds_of = [list(t.meta.get("intents", [])) for t in tasks]
+        all_kinds = Counter(k for ks in kinds_of for k in ks)
+        result.tables["request kinds by family"] = {"families": "/".join(present), **{
+            k: "/".join(str(sum(ks.count(k) for ks, g in zip(kinds_of, fams, strict=True) if g == f)) for f in present)
+            for k, _ in all_kinds.most_common()}}
+        balance.append(("request kind balance", *permutation_tolerance(
+            kinds_of, fams, kind_chi2, f"audit/{domain.name}/{split}/kinds")))
+        worst_kind = kind_contributions(kinds_of, fams)[0][1]
+    entity_tasks: dict[tuple[str, str], list[str]] = {}
+    for t in tasks:
+        for pair in written_entities(domain, t):
+            entity_tasks.setdefault(pair, []).append(t.id)
+    rewritten = {f"{k}={v}": ids for (k, v), ids in sorted(entity_tasks.items()) if len(ids) > 1}
+    result.tables["entities written"] = {"distinct": len(entity_tasks), "by more than one task": len(rewritten)}
+    stems: dict[str, set[str]] = {}
+    for t in tasks:
+        values = [str(v) for _, v in _leaves(t.user.known)]
+        for sentence in sentences(t.user.instruction)[1:]:
+            stems.setdefault(sentence_template(sentence, values), set()).add(t.id)
+    common = sorted(((len(ids), stem) for stem, ids in stems.items()), reverse=True)
+    result.tables["sentence templates"] = {"distinct": len(stems),
+                                           **{f"'{stem}'": count for count, stem in common[:3]}}
+    leaks = {t.id: leaked_ids(t, visible_ids) for t in tasks} if visible_ids is not None else {}
+    leaks = {k: v for k, v in leaks.items() if v}
+
     # ---- checks
     result.check("emotion block", len(with_emotion) == n, f"{len(with_emotion)}/{n} tasks carry an emotion block")
     if n >= len(EMOTIONS):
@@ -177,6 +332,32 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     result.check("distinct conditions", max(conditions.values(), default=0) <= limit,
                  f"no condition more than {limit} time(s)")
     result.check("label agreement", agree == n, f"{agree}/{n} feelings read back as the assigned family and emotion")
+    five = sum(1 for b, r in readings if b and r and all(b[k] == r[k] for k in ("family", "emotion", *DIMENSIONS)))
+    result.check("five-label agreement", five == n,
+                 f"{five}/{n} feelings read back as the assigned family, emotion, politeness, urgency and trust")
+    if split != "train":  # train is built for volume (600 tasks from the users test left): the tables say it
+        result.check("distinct users", len(users) == n, f"{len(users)} distinct users in {n} tasks (one task per user)")
+        result.check("entity writes", not rewritten,
+                     "no entity written by two tasks of the split"
+                     + (f"; {len(rewritten)}, e.g. " + "; ".join(f"{k} by {', '.join(v)}" for k, v in
+                                                                  list(rewritten.items())[:3]) if rewritten else ""))
+    for name, observed, tolerance, p in balance:
+        result.check(name, p >= 1 - PERMUTATION_QUANTILE,
+                     f"family spread {observed:.3g}, tolerance {tolerance:.3g} (the {PERMUTATION_QUANTILE:.0%} quantile "
+                     f"of {PERMUTATIONS} seeded shuffles of the family labels), p={p:.3f}"
+                     + (f"; most uneven kind: {worst_kind}" if name == "request kind balance" else ""))
+    limit = MAX_TEMPLATE_SHARE * n
+    over = [(c, stem) for c, stem in common if c > limit]
+    result.check("sentence templates", not over,
+                 f"no instruction sentence frame (first {TEMPLATE_WORDS} words, values masked; the opening 'You are' "
+                 f"sentence aside) in more than {MAX_TEMPLATE_SHARE:.0%} of tasks"
+                 + ("; over: " + "; ".join(f"'{stem}' {c}/{n}" for c, stem in over[:4]) if over else ""))
+    if visible_ids is not None:
+        result.check("id leak", not leaks,
+                     "no instruction states an id the pack does not declare customer-visible "
+                     f"({', '.join(sorted(visible_ids)) or 'none'} are)"
+                     + (f"; {len(leaks)} tasks, e.g. " + "; ".join(f"{k}: {', '.join(v)}" for k, v in
+                                                                    list(leaks.items())[:3]) if leaks else ""))
     shared = {s: v for s, v in overlap.items() if v and {split, s} == {"test", "train"}}
     result.check("user overlap", not shared, "test and train share no user" + (f"; shared: {shared}" if shared else ""))
     if {split} <= {"test", "train"}:

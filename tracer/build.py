@@ -91,7 +91,7 @@ def task_id(domain: str, split: str, k: int, n: int) -> str:
     return f"{domain}-{split}-{k:0{max(3, len(str(n)))}d}"
 
 
-def intent_gold(cand: Candidate) -> list[dict[str, Any]]:
+def intent_gold(cand: Candidate, parts: list[list[str]] | None = None) -> list[dict[str, Any]]:
     """What each of the user's intents needs (its gold calls, outputs and reasons), in the order the refiner
     states them: a refusal the user insists on is two intents, the request and the ask for a human."""
     out: list[dict[str, Any]] = []
@@ -99,7 +99,7 @@ def intent_gold(cand: Candidate) -> list[dict[str, Any]]:
         steps = [(j, s) for j, s in enumerate(cand.steps) if s.intent == i]
         out.append({"actions": [j for j, s in steps if s.role != "handoff"],
                     "outputs": cand.intent_outputs[i], "reasons": cand.intent_reasons[i],
-                    "facts": intent_fact_keys(cand, draft)})
+                    "facts": intent_fact_keys(cand, draft) + list(parts[i] if parts else [])})
         if draft.refused and draft.on_refusal == "transfer":
             out.append({"actions": [j for j, s in steps if s.role == "handoff"], "outputs": [], "reasons": [],
                         "facts": []})
@@ -114,7 +114,7 @@ def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
         "policy_challenge": cand.policy_challenge,
         "intents": [d.kind for d in cand.drafts],
         "refused": [{"name": r.name, "arguments": r.arguments, "after": r.at} for r in cand.refusals],
-        "intent_gold": intent_gold(cand),
+        "intent_gold": intent_gold(cand, getattr(refined, "parts", None)),
         "decisions": [{"intent": i, **d.decision} for i, d in enumerate(cand.drafts) if d.decision],
         "seed": seed,
         "candidate": cand.index,
@@ -169,6 +169,8 @@ def build_tasks(
     apart_users = {task_user(t) for t in keep_apart or []} - {None} - reserved_users
     apart_entities = set().union(set(), *(written_entities(domain, t) for t in keep_apart or [])) - reserved_entities
     sequences: set[tuple[Any, ...]] = set()
+    split_users: set[Any] = set()
+    split_entities: set[tuple[str, str]] = set()
     refiner = refiner or TemplateRefiner(domain)
     occasions = normalise_occasions(hints.occasions)
     design = design_conditions(n, f"{domain.name}/{split}/{seed}", space)
@@ -203,6 +205,13 @@ def build_tasks(
                 raise Reject("duplicate", f"repeats the write sequence of an accepted task: {sequence}")
             if written_entities(domain, cand.task) & reserved_entities:
                 raise Reject("split", "writes an entity another split writes")
+            if split != "train":  # issue 21: one task per user, one write per entity (train reuses users by design)
+                user = task_user(cand.task)
+                if user is not None and user in split_users:
+                    raise Reject("duplicate", f"user {user} already has a task in this split")
+                again = written_entities(domain, cand.task) & split_entities
+                if again:
+                    raise Reject("duplicate", f"writes {sorted(again)[0]}, which an accepted task writes")
             if rollout is not None:
                 rollout(cand)
             feel = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
@@ -217,6 +226,8 @@ def build_tasks(
             continue
         validator.register(cand)
         sequences.add(sequence)
+        split_users.add(task_user(cand.task))
+        split_entities.update(written_entities(domain, cand.task))
         accepted.append(cand)
         readings.append((condition, reading, tries))
         for name, value in stratum(cand).items():

@@ -308,15 +308,22 @@ class Reference:
 
 
 def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], ref: Reference | None = None,
-          refusal: Refusal | None = None, **fields: Any) -> IntentDraft:
+          refusal: Refusal | None = None, verify: dict[str, dict[str, Any]] | None = None, **fields: Any) -> IntentDraft:
     """An `IntentDraft` about `ref`: its facts, choices, reads and evidence come first, then the intent's own.
 
     With `refusal` the intent is a policy challenge: refused, and the refusal's reason comes first among its outputs.
+    `verify` (read tool -> one argument set) are reads the decision rests on: each is added to `reads`, after the
+    ones given there, and to `evidence`. A fact given as a list of one value is that value, so a grounder that
+    handles one item or several states `[i["name"] for i in items]` either way.
 
     Reads of the same tool keep the reference's argument sets first; a tool only the reference reads comes
     after the intent's own tools, or before them with `ref.reads_first`.
     """
     out = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **fields)
+    out.facts = {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in out.facts.items()}
+    for tool, args in (verify or {}).items():
+        out.reads = {**out.reads, tool: [*out.reads.get(tool, []), args]}
+        out.evidence = [*out.evidence, *([] if tool in out.evidence else [tool])]
     if refusal is not None:
         out.refused, out.outputs = True, [*refusal.outputs, *out.outputs]
     if ref is not None:

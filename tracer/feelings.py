@@ -4,9 +4,10 @@ The condition comes from the split's design (`design.py`), never from the task. 
 generator writes the text for it from the situation (the intents' events, the occasion):
 `TemplateFeelings` with cue sentences from `feeling_cues.json` (`feeling.j2`), `LLMFeelings` with a
 model. `build.py` has the emotion pack's classifier read the text back (`EmotionLabeler.read`) and
-keeps it only when the reading agrees on family and emotion (`agrees`); the task records the
-assigned condition, the text and the reading. The vocabulary, lexicon, anchors and classifier come
-from the emotion plugin's condition space, which the core's contract hands out (`condition_space(pm)`).
+keeps it only when the reading agrees on all five labels (family, emotion, politeness, urgency and
+trust: `agrees`); the task records the assigned condition, the text and the reading. The vocabulary,
+lexicon, anchors and classifier come from the emotion plugin's condition space, which the core's
+contract hands out (`condition_space(pm)`).
 """
 
 from __future__ import annotations
@@ -144,6 +145,10 @@ class EmotionLabeler:
         return {**condition, "anchor": self.anchor_for(condition, rng)}
 
 
+#: the labels a feelings text must be read back as: family and emotion, and (issue 21) the three dimensions
+AGREEMENT_LABELS = ("family", "emotion", "politeness", "urgency", "trust")
+
+
 def agrees(condition: dict[str, str], reading: dict[str, str]) -> bool:
-    """Label agreement: the classifier reads the feelings as the assigned family and emotion."""
-    return reading["family"] == condition["family"] and reading["emotion"] == condition["emotion"]
+    """Label agreement: the classifier reads the feelings as the assigned condition on all five labels."""
+    return all(reading.get(k) == condition.get(k) for k in AGREEMENT_LABELS)

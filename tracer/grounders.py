@@ -132,6 +132,16 @@ def day_period(clock: str) -> str:
     return "morning" if hour < 12 else ("afternoon" if hour < 17 else "evening")
 
 
+def difference(one: float | Sequence[float], other: float | Sequence[float], times: int = 1) -> tuple[str, float]:
+    """How much two sums differ, times `times`, and the `calculate` expression for it, the larger sum first so the
+    figure has no sign: (250, 300) -> ("300 - 250", 50); ([100, 80], 150, 2) -> ("(100 + 80 - 150) * 2", 60).
+    A sum of several terms is written term by term: the larger one's joined by "+", the smaller one's each subtracted."""
+    terms = [[one] if isinstance(one, (int, float)) else list(one), [other] if isinstance(other, (int, float)) else list(other)]
+    high, low = sorted(terms, key=sum, reverse=True)
+    text = " + ".join(map(str, high)) + " - " + " - ".join(map(str, low))
+    return (f"({text}) * {times}" if times > 1 else text), (sum(high) - sum(low)) * times
+
+
 def per_database(ctx: GroundingContext, build: Callable[[Any], T]) -> T:
     """`build(database)` computed once per database object (lookups over the initial data)."""
     cache = _indexes.setdefault(build, weakref.WeakKeyDictionary())

@@ -23,8 +23,9 @@ simulated user's lines and in the second person for the instruction.
 Besides `TracerHints`, this module re-exports what goal grounders build (`Persona`, `IntentDraft`,
 `Choice`, `Option`, `Output`, `Mood`, `GroundingContext`, `Reference`, `Refusal`, `draft`), how a grounder
 gives up (`need`, `Ungrounded`, `first_grounded`; `ctx.choose` and `ctx.call` give up too) and the building
-blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges),
-so a pack needs no other Tracer module. `goals_in(globals())` collects a module's `ground_<tool>` functions.
+blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges,
+price differences), so a pack needs no other Tracer module. `goals_in(globals())` collects a module's
+`ground_<tool>` functions.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from tau_emotion.tracer.grounders import (
     Instrument,
     day_period,
     days_between,
+    difference,
     fact_values,
     fact_wording,
     instrument_options,
@@ -82,9 +84,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Choice", "GroundingContext", "HintsError", "Instrument", "INSTRUMENT_ORDERS", "IntentDraft", "Mood", "Option",
-    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "day_period", "days_between", "draft",
-    "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options", "join_and", "money",
-    "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
+    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "day_period", "days_between",
+    "difference", "draft", "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options",
+    "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
     "refused_calls", "settle", "shift_date", "used_by_earlier_intents",
 ]
 
@@ -128,6 +130,14 @@ class TracerHints(BaseModel):
     #: the instruction's wording of one known fact, in the second person; `key` may be the plural a merge made
     #: ("order_ids", with a list). None keeps the generic wording; "" leaves the fact out of the instruction
     fact_phrase: Callable[[str, Any], str | None] | None = None
+    #: the id arguments a customer can know and say (a reservation or order number, a user id the app shows);
+    #: any other id (a PayPal or gift-card record id, a line or bill record) is internal: neither it nor its last
+    #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). None: not declared, unchecked
+    visible_ids: frozenset[str] | None = None
+    #: (state, candidate) -> why the candidate's situation contradicts the database ("would rather not travel" for
+    #: a trip that already started, an occasion on a booking the caller is not on), or None; the validator
+    #: rejects such a candidate as `situation`. None: no check
+    situation: Callable[[Any, Any], str | None] | None = None
 
     @model_validator(mode="after")
     def _every_goal_weighs(self) -> TracerHints:

@@ -395,7 +395,9 @@ def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[s
     from tau_emotion.tracer.hints import load_hints
 
     dom = _domain(domain, extra_plugins)
-    result = audit_split(dom, split, space=condition_space(command_pm()), transfer_tool=load_hints(dom).handoff_tool)
+    hints = load_hints(dom)
+    result = audit_split(dom, split, space=condition_space(command_pm()), transfer_tool=hints.handoff_tool,
+                         visible_ids=hints.visible_ids)
     click.echo(json.dumps(result.to_json(), indent=1) if as_json else "\n".join(result.lines()))
     if not result.ok:
         raise SystemExit(1)

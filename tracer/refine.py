@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from tau_emotion.tracer.decisions import rule_text
-from tau_emotion.tracer.grounders import join_and, plural_key
+from tau_emotion.tracer.grounders import join_and, month_day, plural_key
 from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.hints import load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
@@ -107,6 +107,129 @@ def fact_phrase(key: str, value: Any) -> str:
     return f"{'your' if key.endswith(('_name', '_reason')) else 'the'} {key.replace('_', ' ')} {verb} {describe_value(value)}"
 
 
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DETERMINERS = re.compile(r"^(?:you |your |the |a |an |my |no )+", re.I)
+
+
+def surfaces(value: Any) -> list[str]:
+    """How a value may be said in a sentence ('2024-05-19' -> [..., 'May 19'], 'in_person' -> [..., 'in-person'])."""
+    text = str(value)
+    out = [text, text.replace("_", "-"), text.replace("_", " "), text.replace(" ", "-")]
+    if _ISO_DATE.match(text):
+        out.append(month_day(text))
+    return out
+
+
+def _said_in(form: str, lowered: str) -> bool:
+    form = form.lower()
+    if form.isdigit():  # a count or number said on its own ("5 in total")
+        return re.search(rf"(?<![\w$.,]){form}(?![\w]|[.,]\d)", lowered) is not None
+    if re.fullmatch(r"[a-z][a-z ]+", form) and all(len(w) >= 6 for w in form.split()):
+        # 'physical therapy' is said by 'a physical therapist', 'psychiatry' by '(psychiatrist)'
+        return all(re.search(rf"\b{w[:6]}", lowered) for w in form.split())
+    return len(form) >= 3 and form not in ("yes", "no", "none", "true", "false") and form in lowered
+
+
+def already_said(key: str, value: Any, phrase: str, text: str) -> bool:
+    """Whether `text` (the request's own words) already says this fact, so the instruction need not say it again:
+    the fact's wording (or its clause after 'because' / 'that') appears, or every value in it does (parts too
+    short to tell, 'VT', are left aside; a fact made only of such parts, 'no', never counts as said)."""
+    lowered = text.lower()
+    body = phrase.strip().lower()
+    clauses = [body] + [body.split(sep, 1)[1] for sep in (" because ", " is that ") if sep in body]
+    if any(len(c) >= 8 and c in lowered for c in (_DETERMINERS.sub("", c) for c in clauses)):
+        return True
+    values = [v for _, v in leaves({"v": value})] if isinstance(value, (dict, list)) else [value]
+    usable = [v for v in values if str(v).isdigit() or len(str(v)) >= 3]
+    if not usable or any(str(v).lower() in ("yes", "no", "none", "true", "false") for v in usable):
+        return False
+    return all(any(_said_in(f, lowered) for f in surfaces(v)) for v in usable)
+
+
+def ask_in_request(ask: str, request: str) -> bool:
+    """'the copay' is already asked by 'know my copay for seeing Dr. Park', 'the diagnosis' by 'learn what Dr. Adler
+    diagnosed' (each longer word of the ask, by its first six letters)."""
+    body = _DETERMINERS.sub("", ask.strip().lower())
+    lowered = request.lower()
+    if len(body) >= 4 and body in lowered:
+        return True
+    words = re.findall(r"[a-z]+", body)
+    return bool(words) and all(len(w) >= 5 for w in words) and all(re.search(rf"\b{w[:6]}", lowered) for w in words)
+
+
+def _arg_leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:
+    """(argument name, scalar) pairs of a call's arguments, nested ones under their own name ('dob', 'date')."""
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _arg_leaves(v, k)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _arg_leaves(v, name)]
+    return [(name, value)] if name else []
+
+
+def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]],
+                 tools: Any = None, texts: list[str] | None = None) -> tuple[dict[str, Any], list[list[str]]]:
+    """The parts of the user's facts an agent may ask for, as keys of their own, and which request owns each.
+
+    A fact given whole (an address, a passenger) is also known field by field (`new_address_city`,
+    `companion_dob`); a value the instruction states that a write of the request takes under another name (the
+    `total_baggages` of a booking the user wants '3 bags' on) is also known under that argument's name, and so is
+    a date a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19' for
+    a `date` of 2024-05-19). A part two requests would give different values is left out (the user
+    would answer one request with the other's).
+    Returns the new keys with their values and, per request, the keys it owns.
+    """
+    parts: dict[str, Any] = {}
+    owners: list[list[str]] = [[] for _ in cand.drafts]
+    clash: set[str] = set()
+
+    def add(i: int, key: str, value: Any) -> None:
+        if key in known or key in clash:
+            return
+        if key in parts and parts[key] != value:
+            clash.add(key)
+            parts.pop(key)
+            for own in owners:
+                if key in own:
+                    own.remove(key)
+            return
+        parts[key] = value
+        if key not in owners[i]:
+            owners[i].append(key)
+
+    for i, group in enumerate(groups):
+        for key in group:
+            value = known.get(key)
+            if isinstance(value, dict):
+                for field, v in value.items():
+                    if isinstance(v, (str, int, float)) and not isinstance(v, bool) and v not in ("", None):
+                        add(i, f"{key}_{field}", v)
+        values = {}
+        for key in group:
+            for _, v in leaves({key: known.get(key)}):
+                if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip():
+                    values.setdefault(str(v), v)
+        for step in cand.steps:
+            if step.intent != i or step.role != "goal" or (tools is not None and step.name in tools
+                                                            and not tools[step.name].writes):
+                continue
+            for name, v in _arg_leaves(step.arguments):
+                if name.endswith("_id") or isinstance(v, bool) or str(v) not in values:
+                    continue
+                add(i, name, values[str(v)])
+        if texts is not None:
+            lowered = texts[i].lower()
+            for step in cand.steps:
+                if step.intent != i:
+                    continue
+                for name, v in _arg_leaves(step.arguments):
+                    # dates only: a leg's airport code is not the trip's origin or destination
+                    if name.endswith("_id") or not isinstance(v, str) or not _ISO_DATE.match(v):
+                        continue
+                    if any(_said_in(f, lowered) for f in surfaces(v)):
+                        add(i, name, v)
+    return parts, owners
+
+
 @dataclass
 class Refined:
     instruction: str
@@ -114,6 +237,8 @@ class Refined:
     intents: list[str]
     #: which refiner's wording this is (None: the refiner's own name)
     source: str | None = None
+    #: per request, the keys of `known` that hold parts of its facts (`answer_parts`), for `meta.intent_gold`
+    parts: list[list[str]] | None = None
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]*\d[A-Za-z0-9_]*(?:\.\d+)?")
@@ -154,12 +279,14 @@ class TemplateRefiner:
         return fact_phrase(key, value) if said is None else said
 
     def _intent(self, draft: IntentDraft, person: dict[str, str], variant: dict[str, int]) -> dict[str, Any]:
+        request = say(draft.request[variant["request"] % len(draft.request)], person)
         return {
             "type": intent_type(self.domain, draft),
-            "request": say(draft.request[variant["request"] % len(draft.request)], person),
+            "request": request,
             "context": say(draft.context, person),
             "prefs": [say(p, person) for p in draft.preferences],
-            "asks": [say(o.ask, person) for o in draft.outputs if o.ask],
+            # a question the request already asks ("know my copay") is not asked again ("and the copay")
+            "asks": [a for o in draft.outputs if o.ask if not ask_in_request(a := say(o.ask, person), request)],
             "refused": draft.refused,
             "rule": rule_text(draft.decision, person, say) if draft.decision else None,
             "facts": [],
@@ -177,7 +304,7 @@ class TemplateRefiner:
         persona = cand.persona
         identity = [f"{k.replace('_', ' ')} {v}" for k, v in persona.facts.items() if k not in IDENTITY_SKIP]
         known = dict(cand.known)
-        prefs = [say(p, FIRST) for d in cand.drafts for p in d.preferences]
+        prefs = list(dict.fromkeys(say(p, FIRST) for d in cand.drafts for p in d.preferences))
         if prefs:
             known.setdefault("preferences", "; ".join(prefs))
         # Facts grouped by the intent that needs them; one several intents need with the same value is said
@@ -189,17 +316,42 @@ class TemplateRefiner:
         alike = {k for k in owners if owners[k] > 1 and len({json.dumps(o[k][1], sort_keys=True, default=str)
                                                              for o in own if k in o}) == 1}
         intents = [self._intent(d, SECOND, v) for d, v in zip(cand.drafts, variants, strict=True)]
+        # One voice: each fact is said once, in the request it belongs to, and only when the request's own words
+        # do not say it already (no form-like second pass). A fact several requests share with one value is said
+        # in the first of them.
+        said_by = [" ".join([it["request"], it["context"], *it["prefs"]]) for it in intents]
+        told: set[str] = set()
+        earlier_prefs: list[list[str]] = []
+        for it in intents:  # a preference an earlier request stated word for word is not stated again
+            it["same_prefs"] = bool(it["prefs"]) and it["prefs"] in earlier_prefs
+            earlier_prefs.append(it["prefs"])
+            if it["same_prefs"]:
+                it["prefs"] = []
         for it, group, mine in zip(intents, groups, own, strict=True):
-            it["facts"] = [p for k in group if k not in alike
-                           if (p := self._fact(*(mine[k] if owners[k] > 1 else (k, known[k]))))]
-        shared = [p for k in owners if k in alike if (p := self._fact(k, known[k]))]
+            text = " ".join([it["request"], it["context"], *it["prefs"], *it["asks"], it["rule"] or ""])
+            it["facts"] = []
+            for k in group:
+                if k in alike and k in told:
+                    continue
+                told.add(k)
+                key, value = mine[k] if owners[k] > 1 and k not in alike else (k, known[k])
+                phrase = self._fact(key, value)
+                # a reason is said by the request's own 'because ...' (the context), in the customer's words
+                if key.rstrip("s").endswith("reason") and it["context"]:
+                    continue
+                if phrase and not already_said(key, value, phrase, text):
+                    it["facts"].append(phrase)
+        shared: list[str] = []
         grouped = set(owners)
         rest = [p for k, v in known.items()
                 if k not in persona.facts and k != "preferences" and k not in grouped if (p := self._fact(k, v))]
         instruction = render("instruction.j2", name=persona.name, identity=identity,
                              occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
-                             closing=rng.randrange(3))
-        return Refined(instruction=instruction, known=known, intents=lines)
+                             closing=rng.randrange(720))
+        parts, owners = answer_parts(cand, known, [intent_fact_keys(cand, d) for d in cand.drafts],
+                                     self.domain.toolset, said_by)
+        known.update(parts)
+        return Refined(instruction=instruction, known=known, intents=lines, parts=owners)
 
 
 def hidden_ids(cand: Candidate, known: dict[str, Any]) -> list[str]:
@@ -248,7 +400,7 @@ class LLMRefiner:
             return self.rewrite(cand, draft)
         except Reject as exc:
             return Refined(instruction=draft.instruction, known=draft.known, intents=draft.intents,
-                           source=f"template (llm rewrite refused: {exc.detail[:120]})")
+                           source=f"template (llm rewrite refused: {exc.detail[:120]})", parts=draft.parts)
 
     def rewrite(self, cand: Candidate, draft: Refined) -> Refined:
         prompt = render("refine_prompt.j2", instruction=draft.instruction, intents=draft.intents,
@@ -279,7 +431,9 @@ class LLMRefiner:
         for text in [instruction, *intents]:
             for token in grounded_tokens([text]) - allowed:
                 raise Reject("refine", f"the rewrite states {token!r}, a number or id the grounded task does not have")
-        return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents], source="llm")
+        parts = [[k for k in own if k in known] for own in draft.parts or []] or None
+        return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents], source="llm",
+                       parts=parts)
 
     async def _ask(self, prompt: str) -> str | None:
         message = await self.client.complete([{"role": "user", "content": prompt}])

@@ -14,6 +14,9 @@ Each check raises `Reject(check, detail)`; `tau tracer build` counts rejections 
   an output, or a handover.
 - `leak`: the instruction and the user's lines name no id the user does not know.
 - `duplicate`: the task is not a near-duplicate of an accepted task (same goal calls).
+- `situation`: the pack's `TracerHints.situation` finds nothing in the request's reasons or the task's occasion
+  that the database contradicts (a change of mind about a trip already flown, an occasion on someone else's
+  booking).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     from tau_emotion.core.models import Task
 
 CHECKS = ("ungroundable", "length", "refine", "replay", "provenance", "ambiguous", "policy", "trivial", "leak",
-          "consistency", "duplicate", "split", "rollout", "feelings", "balance")
+          "consistency", "situation", "duplicate", "split", "rollout", "feelings", "balance")
 _ID = re.compile(r"^[A-Za-z0-9_\-]{5,}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]")
@@ -123,6 +126,7 @@ class Validator:
         self.check_trivial(cand)
         self.check_leak(cand, knowledge)
         self.check_consistency(cand)
+        self.check_situation(cand)
         self.check_duplicate(cand)
 
     def register(self, cand: Candidate) -> None:
@@ -276,6 +280,16 @@ class Validator:
                 if key.endswith("_id") and born.get(str(value), i) < i:
                     raise Reject("consistency", f"{draft.goal} asks about {value}, which "
                                                 f"{created[str(value)]} just created")
+
+    def check_situation(self, cand: Candidate) -> None:
+        from tau_emotion.tracer.hints import HintsError, load_hints
+
+        try:
+            judge = load_hints(self.domain).situation
+        except HintsError:  # hints not resolved: a validator used without the command's plugin manager
+            return
+        if judge is not None and (why := judge(self.domain.database.state(), cand)):
+            raise Reject("situation", why)
 
     def check_duplicate(self, cand: Candidate) -> None:
         sig = candidate_signature(self.domain, cand)

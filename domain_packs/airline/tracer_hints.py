@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau_emotion.domain_packs.airline.tools import BAG_FEE, FLOWN, FREE_BAGS, INSURANCE_PER_PASSENGER, NOW
+from tau_emotion.domain_packs.airline.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -804,4 +805,7 @@ HINTS = TracerHints(
                       "add_bags", "remove_bag", "add_passenger", "fix_passenger", "replace_passenger", "compensation",
                       "compensation_not_eligible", "book", "book_two_certificates", "flight_status"],
     fact_phrase=fact_phrase,
+    # a customer knows their user id and reservation codes; payment records (gift_card_6014963) are internal
+    visible_ids=frozenset({"user_id", "reservation_id"}),
+    situation=situation,
 )

@@ -18,14 +18,15 @@ from typing import Any
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
+    Instrument,
     IntentDraft,
     Mood,
-    Option,
     Output,
     Persona,
     Reference,
     Refusal,
     TracerHints,
+    difference,
     draft,
     fact_wording,
     goals_in,
@@ -50,19 +51,19 @@ OCCASIONS = [
     ("it is just a little treat", 0, "positive"),
 ]
 
+# a new address is one fact, said as one address; each field is a leaf the address tools' arguments come from
 NEW_ADDRESSES = [
-    {"address1": "48 Harbor View Rd", "address2": "", "city": "Portland", "state": "ME", "country": "USA", "zip": "04101"},
+    {"address1": "48 Harbor View Rd", "city": "Portland", "state": "ME", "country": "USA", "zip": "04101"},
     {"address1": "912 Aspen Ct", "address2": "Apt 3", "city": "Boulder", "state": "CO", "country": "USA", "zip": "80302"},
-    {"address1": "77 Magnolia St", "address2": "", "city": "Savannah", "state": "GA", "country": "USA", "zip": "31401"},
+    {"address1": "77 Magnolia St", "city": "Savannah", "state": "GA", "country": "USA", "zip": "31401"},
     {"address1": "2301 Lakeshore Dr", "address2": "Unit 12", "city": "Madison", "state": "WI", "country": "USA", "zip": "53703"},
-    {"address1": "5 Canyon Pass", "address2": "", "city": "Tucson", "state": "AZ", "country": "USA", "zip": "85701"},
+    {"address1": "5 Canyon Pass", "city": "Tucson", "state": "AZ", "country": "USA", "zip": "85701"},
     {"address1": "130 Birch Hollow", "address2": "Suite 8", "city": "Burlington", "state": "VT", "country": "USA", "zip": "05401"},
 ]
 
 
-class _Index:
-    def __init__(self, db: Any):
-        self.users = [uid for uid, u in db.tables["users"].items() if u["orders"]]
+def _users(db: Any) -> list[str]:
+    return [uid for uid, u in db.tables["users"].items() if u["orders"]]
 
 
 def _user(ctx: GroundingContext) -> dict:
@@ -73,13 +74,9 @@ def _orders(ctx: GroundingContext, *status: str) -> list[dict]:
     return [o for o in ctx.rows("orders", _user(ctx)["orders"]) if o["status"] in status]
 
 
-def _pick(ctx: GroundingContext, orders: list[dict]) -> dict | None:
-    return pick_fresh(ctx, orders, "order_id", "order")
-
-
-def _addr_facts(a: dict) -> dict:
-    # one fact, said as one address; each field is a leaf the address tools' arguments come from
-    return {"new_address": {k: v for k, v in a.items() if v}}
+def _pick(ctx: GroundingContext, *status: str) -> dict:
+    """An order in one of `status` that no earlier intent of the task used (else the grounder gives up)."""
+    return need(pick_fresh(ctx, _orders(ctx, *status), "order_id", "order"))
 
 
 def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
@@ -87,13 +84,12 @@ def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
     for earlier in ctx.history:
         said = earlier.facts.get("new_address")
         if said is not None:
-            new = next(a for a in NEW_ADDRESSES if {k: v for k, v in a.items() if v} == said)
-            return None if new == current else new
-    return ctx.rng.choice([a for a in NEW_ADDRESSES if a != current])
+            return None if _addr_args(said) == _addr_args(current) else said
+    return ctx.rng.choice([a for a in NEW_ADDRESSES if _addr_args(a) != _addr_args(current)])
 
 
 def _addr_args(a: dict) -> dict:
-    return {("state_code" if k == "state" else k): v for k, v in a.items()}
+    return {("state_code" if k == "state" else k): a.get(k, "") for k in ("address1", "address2", "city", "state", "country", "zip")}
 
 
 def _order(order: dict) -> Reference:
@@ -104,40 +100,32 @@ def _order(order: dict) -> Reference:
 
 
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
-             allowed: set[str] | None = None) -> tuple[str, Choice, str] | None:
-    """A payment method able to pay `charge`: (id, choice, words), named so it is the only fit."""
+             allowed: set[str] | None = None) -> Instrument:
+    """A payment method able to pay `charge`, named so it is the only fit."""
     options = instrument_options(_user(ctx)["payment_methods"], {"paypal": "PayPal account"})
-    pay = pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
-        allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge))
-    return None if pay is None else (pay.value, pay.choice, pay.words)
+    return need(pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
+        allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge)))
 
 
-def _item(ctx: GroundingContext, order: dict) -> dict | None:
-    """An item of `order` whose product appears once in it (so the product's name picks it)."""
+def _once(order: dict) -> list[dict]:
+    """The items of `order` whose product appears once in it (so the product's name picks each)."""
     names = [i["name"] for i in order["items"]]
-    once = [i for i in order["items"] if names.count(i["name"]) == 1]
-    return ctx.rng.choice(once) if once else None
+    return [i for i in order["items"] if names.count(i["name"]) == 1]
 
 
-# how a person names a variant's options: "navy, size small", "large room size, HEPA filter"
+# how a person names a variant's options: "navy, size small", "large room size, HEPA filter"; an option's
+# value said in words of its own ("water-resistant") comes first, else its option's wording, else the value alone
 _OPTION_WORDS = {"size": "size {}", "power source": "{} power", "battery life": "{} battery life",
                  "deck": "{} deck", "room size": "{} room size", "filter": "{} filter", "strap": "{} strap",
                  "dial": "{} dial", "frame": "{} frame", "lens": "{} lenses", "cover": "{} cover", "paper": "{} paper",
                  "switch": "{} switches", "layout": "{} layout", "backlight": "{} backlight"}
-_YES_NO = {"water resistance": ("water-resistant", "not water-resistant"), "adjustable": ("adjustable", "fixed"),
-           "waterproof": ("waterproof", "not waterproof")}
+_VALUE_WORDS = {("water resistance", "yes"): "water-resistant", ("water resistance", "no"): "not water-resistant",
+                ("adjustable", "yes"): "adjustable", ("adjustable", "no"): "fixed", ("waterproof", "yes"): "waterproof",
+                ("waterproof", "no"): "not waterproof", ("backlight", "none"): "no backlight"}
 
 
 def _options(options: dict[str, str]) -> str:
-    words = []
-    for k, v in options.items():
-        if k in _YES_NO:
-            words.append(_YES_NO[k][0 if v == "yes" else 1])
-        elif k == "backlight" and v == "none":
-            words.append("no backlight")
-        else:
-            words.append(_OPTION_WORDS.get(k, "{}").format(v))
-    return ", ".join(words)
+    return ", ".join(_VALUE_WORDS.get((k, v)) or _OPTION_WORDS.get(k, "{}").format(v) for k, v in options.items())
 
 
 def _plural(name: str) -> bool:
@@ -150,11 +138,6 @@ def _a(name: str) -> str:
     return f"a pair of {name}" if _plural(name) else f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
 
 
-def _item_words(item: dict) -> str:
-    opts = _options(item["options"])
-    return f"{item['name']} ({opts})"
-
-
 def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | None:
     """An available other variant of the item's product and the choice its stated options settle."""
     product = ctx.state["products"].peek(item["product_id"])
@@ -164,8 +147,8 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
     dearer = [v for v in others if v["price"] - item["price"] >= 20]
     # most people who swap want something better, which costs more: that is where a decision rule fits
     new = ctx.rng.choice(dearer if dearer and ctx.rng.random() < 0.95 else others)
-    options = [Option(v["item_id"], dict(v["options"])) for v in product["variants"].values() if v["available"]]
-    return new, Choice("item", new["item_id"], options, dict(new["options"]))
+    available = [v for v in product["variants"].values() if v["available"]]
+    return new, Choice.among("item", new, available, "item_id", lambda v: dict(v["options"]))
 
 
 def _address(a: dict) -> str:
@@ -177,28 +160,18 @@ _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "
 _THE, _VERSION = "the {}".format, "the {} version".format
 
 
-def _each(said: list[str]) -> str:
-    """Two intents, two methods: named in the intents' order ("credit card and your PayPal account respectively")."""
-    return " and your ".join(said) + (" respectively" if len(said) > 1 else "")
-
-
 #: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
 fact_phrase = fact_wording({
     "order_id": ("your order number is {}", "your order numbers are {}"),
     "new_address": ("your new address is {}", _address),
-    "refund_to": lambda said: f"the refund{'s go' if len(said) > 1 else ' goes'} to your {_each(said)}",
-    "payment_method": lambda said: f"the payment method{'s are' if len(said) > 1 else ' is'} your {_each(said)}",
-    "new_payment_method": lambda said: f"you want to pay with your {_each(said)} instead",
+    # two intents, two methods: named in the intents' order
+    "refund_to": ("the refund goes to your {}", "the refunds go to your {} respectively"),
+    "payment_method": ("the payment method is your {}", "the payment methods are your {} respectively"),
+    "new_payment_method": ("you want to pay with your {} instead", "you want to pay with your {} respectively instead"),
     "cancellation_reason": ("you are cancelling because {}", _REASONS),
     "item_to_return": ("you are sending back {}", _THE),
-    "first_item_to_return": ("you are sending back {}", _THE),
-    "second_item_to_return": ("you are also sending back {}", _THE),
     "item_to_change": ("the item is {}", "the items are {}", _THE),
-    "first_item_to_change": ("the first item is {}", "the first items are {}", _THE),
-    "second_item_to_change": ("the second item is {}", "the second items are {}", _THE),
     "wanted_options": ("you want {}", "you want {} respectively", _VERSION),
-    "wanted_options_for_first": ("you want {}", "you want {} respectively", _VERSION),
-    "wanted_options_for_second": ("you want {}", "you want {} respectively", _VERSION),
     "options": ("you want {}", "you want {} respectively", _VERSION),
     "product": ("you are asking about {}", _THE),
 })
@@ -208,17 +181,15 @@ fact_phrase = fact_wording({
 
 
 def persona(ctx: GroundingContext) -> Persona | None:
-    uid = ctx.rng.choice(per_database(ctx, _Index).users)
+    uid = ctx.rng.choice(per_database(ctx, _users))
     user = ctx.state["users"].peek(uid)
     name = user["name"]
-    facts: dict[str, Any] = {"first_name": name["first_name"], "last_name": name["last_name"]}
+    facts = {"first_name": name["first_name"], "last_name": name["last_name"]}
     if ctx.rng.random() < 0.6:
-        facts["email"] = user["email"]
         reads = {"find_user_id_by_email": [{"email": user["email"]}]}
     else:
-        facts["zip"] = user["address"]["zip"]
-        reads = {"find_user_id_by_name_zip": [{"first_name": name["first_name"], "last_name": name["last_name"],
-                                               "zip": user["address"]["zip"]}]}
+        reads = {"find_user_id_by_name_zip": [{**facts, "zip": user["address"]["zip"]}]}
+    facts.update(next(iter(reads.values()))[0])  # what the user says is what the lookup takes
     # no user id among the facts: the agent must find it (the policy's authentication)
     reads["get_user_details"] = [{"user_id": uid}]
     return Persona(name=f"{name['first_name']} {name['last_name']}", facts=facts, reads=reads, entity=uid)
@@ -227,22 +198,15 @@ def persona(ctx: GroundingContext) -> Persona | None:
 # --------------------------------------------------------------------------- pending orders
 
 
-def _not_pending(ctx: GroundingContext, kind: str, goal: str, arguments_for: Any, words: str) -> IntentDraft | None:
-    order = need(_pick(ctx, _orders(ctx, "processed", "delivered")))
-    oid = order["order_id"]
-    return draft(kind, goal, arguments_for(order), [f"{words} order {oid}"], _order(order),
-                 refusal=Refusal("not_pending", "processed"),
-                 mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
-
-
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     reason = ctx.rng.choice(["no longer needed", "ordered by mistake"])
     if ctx.want_challenge:
-        if ctx.rng.random() < 0.85:  # keep 'not pending' from crowding out the other challenge kinds
-            return None
-        return _not_pending(ctx, "cancel_not_pending", "cancel_pending_order",
-                            lambda o: {"order_id": o["order_id"], "reason": reason}, "cancel")
-    order = need(_pick(ctx, _orders(ctx, "pending")))
+        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
+        order = _pick(ctx, "processed", "delivered")
+        return draft("cancel_not_pending", "cancel_pending_order", {"order_id": order["order_id"], "reason": reason},
+                     [f"cancel order {order['order_id']}"], _order(order), refusal=Refusal("not_pending", "processed"),
+                     mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
+    order = _pick(ctx, "pending")
     oid = order["order_id"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
     said = "{{I}} no longer need it" if reason == "no longer needed" else "{{I}} ordered it by mistake"
@@ -255,88 +219,75 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
-    order = need(_pick(ctx, _orders(ctx, "pending")))
+    order = _pick(ctx, "pending")
     oid = order["order_id"]
     new = need(_new_address(ctx, order["address"]))
     return draft("modify_address", "modify_pending_order_address", {"order_id": oid, **_addr_args(new)},
                  [f"ship order {oid} to {_address(new)} instead",
                   f"change the shipping address of order {oid} to {_address(new)}"], _order(order),
-                 facts=_addr_facts(new),
+                 facts={"new_address": dict(new)},
                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
 
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
-    challenge = ctx.want_challenge
-    orders = _orders(ctx, "pending")
-    orders = [o for o in orders if sum(p["transaction_type"] == "payment" for p in o["payment_history"]) == 1]
-    order = need(_pick(ctx, orders))
+    order = need(pick_fresh(ctx, [o for o in _orders(ctx, "pending") if sum(
+        p["transaction_type"] == "payment" for p in o["payment_history"]) == 1], "order_id", "order"))
     oid = order["order_id"]
-    total = order["payment_history"][0]["amount"]
-    current = order["payment_history"][0]["payment_id"]
+    total, current = order["payment_history"][0]["amount"], order["payment_history"][0]["payment_id"]
     methods = _user(ctx)["payment_methods"]
-    if challenge:
+    if ctx.want_challenge:
         short = need([pid for pid, m in methods.items() if m["source"] == "gift_card" and m["balance"] < total and pid != current])
-        options = [Option(pid, {"kind": m["source"].replace("_", " ")}) for pid, m in methods.items()]
-        need(sum(o.attrs["kind"] == "gift card" for o in options) == 1)
+        need(sum(m["source"] == "gift_card" for m in methods.values()) == 1)
         return draft("gift_card_short", "modify_pending_order_payment",
                      {"order_id": oid, "payment_method_id": short[0]},
                      [f"pay for order {oid} with {{{{my}}}} gift card instead"], _order(order),
                      evidence=["get_user_details"], refusal=Refusal("gift_card_balance", "balance"),
                      mood=Mood("{{I}} want to use up {{my}} gift card", "neutral", 1))
-    pid, choice, words = need(_payment(ctx, total, exclude=current))
-    return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pid},
-                 [f"pay for order {oid} with {{{{my}}}} {words} instead"],
-                 _order(order), facts={"new_payment_method": words},
-                 choices=[choice], outputs=[Output(money(total), "the order total")],
+    pay = _payment(ctx, total, exclude=current)
+    return draft("modify_payment", "modify_pending_order_payment", {"order_id": oid, "payment_method_id": pay.value},
+                 [f"pay for order {oid} with {{{{my}}}} {pay.words} instead"],
+                 _order(order), facts={"new_payment_method": pay.words},
+                 choices=[pay.choice], outputs=[Output(money(total), "the order total")],
                  decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
 
 
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
-    order = need(_pick(ctx, _orders(ctx, *statuses)))
-    names = [i["name"] for i in order["items"]]
-    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
+    order = _pick(ctx, *statuses)
+    once = need(_once(order))
     # often two items at once: the policy wants every item collected before the one call
-    count = 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1
-    items = ctx.rng.sample(once, count)
+    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
     swaps = [_variant_swap(ctx, item) for item in items]
     need(None not in swaps)
     news = [sw[0] for sw in swaps]
     diff = round(sum(n["price"] for n in news) - sum(i["price"] for i in items), 2)
-    pid, pay_choice, pay_words = need(_payment(ctx, max(diff, 0)))
+    pay = _payment(ctx, max(diff, 0))
     oid = order["order_id"]
     wanted = [_options(n["options"]) for n in news]
-    pairs = " and ".join(f"the {_item_words(i)} for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
+    pairs = " and ".join(f"the {i['name']} ({_options(i['options'])}) for the {w} {'pair' if _plural(i['name']) else 'one'}" for i, w in zip(items, wanted, strict=True))
     short = " and ".join(f"{{{{my}}}} {i['name']} for the {w} version" for i, w in zip(items, wanted, strict=True))
-    new_sum = " + ".join(str(n["price"]) for n in news)
-    old_sum = " + ".join(str(i["price"]) for i in items)
-    expression = f"({new_sum}) - ({old_sum})" if diff >= 0 else f"({old_sum}) - ({new_sum})"
-    outputs = [Output(money(abs(diff)), "the price difference")] if diff else []
-    facts: dict[str, Any] = {"payment_method": pay_words}
-    if count == 1:
-        facts.update(item_to_change=items[0]["name"], wanted_options=wanted[0])
-    else:
-        facts.update(first_item_to_change=items[0]["name"], wanted_options_for_first=wanted[0],
-                     second_item_to_change=items[1]["name"], wanted_options_for_second=wanted[1])
+    expression = difference([n["price"] for n in news], [i["price"] for i in items])[0]
+    # two items: the names and the options in the same order ("you want ... respectively")
+    facts = {"payment_method": pay.words, "item_to_change": [i["name"] for i in items], "wanted_options": wanted}
     what = " and ".join(i["name"] for i in items)
+    many = len(items) > 1 or _plural(what)
     return draft(kind, goal,
                  {"order_id": oid, "item_ids": [i["item_id"] for i in items], "new_item_ids": [n["item_id"] for n in news],
-                  "payment_method_id": pid},
+                  "payment_method_id": pay.value},
                  [f"{verb} {pairs} in order {oid}", f"{verb} {short} from order {oid}"], _order(order),
-                 facts=facts,
+                 facts=facts, outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
                  reads={"get_product_details": [{"product_id": i["product_id"]} for i in items],
                         "calculate": [{"expression": expression}]},
-                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay_choice], outputs=outputs,
-                 preferences=[f"settle any difference with {{{{my}}}} {pay_words}"],
-                 decline=f"keep {{{{my}}}} {what} as {'it is' if count == 1 and not _plural(what) else 'they are'}"
-                 if diff > 0 else None,
-                 mood=Mood(f"the {what} {'is' if count == 1 and not _plural(what) else 'are'} not quite what {{{{I}}}} wanted", "neutral", 1))
+                 evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay.choice],
+                 preferences=[f"settle any difference with {{{{my}}}} {pay.words}"],
+                 decline=f"keep {{{{my}}}} {what} as {'they are' if many else 'it is'}" if diff > 0 else None,
+                 mood=Mood(f"the {what} {'are' if many else 'is'} not quite what {{{{I}}}} wanted", "neutral", 1))
 
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
-        order = _pick(ctx, _orders(ctx, "processed"))
-        item = need(_item(ctx, order) if order else None)
+        order = _pick(ctx, "processed")
+        item = ctx.choose(_once(order))
         return draft("modify_items_not_pending", "modify_pending_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
@@ -352,15 +303,13 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
 
 def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraft | None:
     """A second return or exchange on an order that already has one."""
-    order = need(_pick(ctx, _orders(ctx, "return requested", "exchange requested")))
+    order = _pick(ctx, "return requested", "exchange requested")
     done = order.get("return") or order.get("exchange")
-    item = next((i for i in order["items"] if i["item_id"] not in done["item_ids"]), None)
-    if item is None or [i["name"] for i in order["items"]].count(item["name"]) != 1:
-        return None
-    args: dict[str, Any] = {"order_id": order["order_id"], "item_ids": [item["item_id"]]}
-    if goal == "exchange_delivered_order_items":
-        args["new_item_ids"] = [item["item_id"]]
-    args["payment_method_id"] = order["payment_history"][0]["payment_id"]
+    item = need(next((i for i in order["items"] if i["item_id"] not in done["item_ids"]), None))
+    need(item in _once(order))
+    again = {"new_item_ids": [item["item_id"]]} if goal == "exchange_delivered_order_items" else {}
+    args = {"order_id": order["order_id"], "item_ids": [item["item_id"]], **again,
+            "payment_method_id": order["payment_history"][0]["payment_id"]}
     return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
                  context="{{I}} already sent other items from that order back",
                  refusal=Refusal("one_return_or_exchange", "one return"),
@@ -369,15 +318,14 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
 
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
-    methods = _user(ctx)["payment_methods"]
-    order = _pick(ctx, _orders(ctx, "delivered"))
-    item = need(_item(ctx, order) if order else None)
-    original = order["payment_history"][0]["payment_id"]
-    wrong = need([p for p, m in methods.items() if p != original and m["source"] != "gift_card"])
-    options = instrument_options(methods, {"paypal": "PayPal account"})
-    named = need(name_instrument("payment method", next(o for o in options if o.value == wrong[0]), options))
+    order = _pick(ctx, "delivered")
+    item = ctx.choose(_once(order))
+    paid = order["payment_history"][0]["payment_id"]
+    options = instrument_options(_user(ctx)["payment_methods"], {"paypal": "PayPal account"})
+    wrong = need([o for o in options if o.value != paid and o.attrs["kind"] != "gift card"])[0]  # the first of them
+    named = need(name_instrument("payment method", wrong, options))
     return draft("return_wrong_refund", "return_delivered_order_items",
-                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong[0]},
+                 {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": wrong.value},
                  [f"return the {item['name']} from order {order['order_id']} and get the money on {{{{my}}}} {named[1]}"],
                  _order(order),
                  choices=[named[0]], facts={"refund_to": named[1]}, refusal=Refusal("refund_destination", "original payment"),
@@ -385,48 +333,37 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
-    kind = ctx.rng.choice(["early", "again", "wrong"]) if ctx.want_challenge else ""
-    if ctx.want_challenge and kind == "early":
-        order = _pick(ctx, _orders(ctx, "pending", "processed"))
-        item = need(_item(ctx, order) if order else None)
+    if ctx.want_challenge:
+        kind = ctx.rng.choice(["early", "again", "wrong"])
+        if kind != "early":
+            return _again(ctx, "return_again", "return_delivered_order_items", "return") if kind == "again" else _wrong_refund(ctx)
+        order = _pick(ctx, "pending", "processed")
+        item = ctx.choose(_once(order))
         return draft("return_not_delivered", "return_delivered_order_items",
                      {"order_id": order["order_id"], "item_ids": [item["item_id"]],
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
                      [f"return the {item['name']} from order {order['order_id']}"], _order(order),
                      refusal=Refusal("not_delivered", "delivered"),
                      mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
-    if ctx.want_challenge and kind == "again":
-        return _again(ctx, "return_again", "return_delivered_order_items", "return")
-    if ctx.want_challenge:
-        return _wrong_refund(ctx)
-    order = need(_pick(ctx, _orders(ctx, "delivered")))
-    names = [i["name"] for i in order["items"]]
-    once = need([i for i in order["items"] if names.count(i["name"]) == 1])
+    order = _pick(ctx, "delivered")
+    once = need(_once(order))
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
     items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
-    original = order["payment_history"][0]["payment_id"]
-    methods = _user(ctx)["payment_methods"]
-    allowed = {original} | {p for p, m in methods.items() if m["source"] == "gift_card"}
-    pid, choice, words = need(_payment(ctx, 0, allowed=allowed))
+    # a refund goes to the method that paid or to a gift card
+    gift_cards = {p for p, m in _user(ctx)["payment_methods"].items() if m["source"] == "gift_card"}
+    pay = _payment(ctx, 0, allowed={order["payment_history"][0]["payment_id"], *gift_cards})
     oid = order["order_id"]
     what = " and ".join(i["name"] for i in items)
     refund = round(sum(i["price"] for i in items), 2)
-    facts: dict[str, Any] = {"refund_to": words}
-    reads: dict[str, list[dict[str, Any]]] = {}
-    if len(items) == 1:
-        facts["item_to_return"] = items[0]["name"]
-        outputs = [Output(money(refund), "the refund amount", from_goal=True)]
-    else:
-        facts.update(first_item_to_return=items[0]["name"], second_item_to_return=items[1]["name"])
-        # the total is confirmed with the customer before the return is made (policy: amounts before writes)
-        reads["calculate"] = [{"expression": " + ".join(str(i["price"]) for i in items)}]
-        outputs = [Output(money(refund), "the total refund")]
+    # two items: the total is confirmed with the customer before the return is made (policy: amounts before writes)
+    reads = {"calculate": [{"expression": " + ".join(str(i["price"]) for i in items)}]} if len(items) > 1 else {}
+    outputs = [Output(money(refund), "the refund amount" if len(items) == 1 else "the total refund", from_goal=len(items) == 1)]
     return draft("return", "return_delivered_order_items",
-                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pid},
+                 {"order_id": oid, "item_ids": [i["item_id"] for i in items], "payment_method_id": pay.value},
                  [f"return the {what} from order {oid}", f"send back {{{{my}}}} {what} from order {oid}"],
                  _order(order),
-                 facts=facts, choices=[choice], reads=reads,
-                 preferences=[f"get the refund on {{{{my}}}} {words}"], outputs=outputs,
+                 facts={"refund_to": pay.words, "item_to_return": [i["name"] for i in items]}, choices=[pay.choice], reads=reads,
+                 preferences=[f"get the refund on {{{{my}}}} {pay.words}"], outputs=outputs,
                  mood=Mood(f"the {what} did not work out", "negative", 1))
 
 
@@ -441,10 +378,9 @@ def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft 
 
 def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     """An exchange for an item of another product type, which the policy does not allow."""
-    order = _pick(ctx, _orders(ctx, "delivered"))
-    item = need(_item(ctx, order) if order else None)
-    products = [p for _pid, p in ctx.state["products"].scan() if p["product_id"] != item["product_id"]]
-    product = ctx.rng.choice(products)
+    order = _pick(ctx, "delivered")
+    item = ctx.choose(_once(order))
+    product = ctx.choose([p for _pid, p in ctx.state["products"].scan() if p["product_id"] != item["product_id"]])
     new = need(next((v for v in product["variants"].values() if v["available"]), None))
     return draft("exchange_other_product", "exchange_delivered_order_items",
                  {"order_id": order["order_id"], "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]],
@@ -462,28 +398,21 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     need(all(d.goal != "modify_user_address" for d in ctx.history))
     new = need(_new_address(ctx, user["address"]))
-    return IntentDraft(kind="user_address", goal="modify_user_address", arguments={"user_id": user["user_id"], **_addr_args(new)},
-                       request=[f"change {{{{my}}}} default address to {_address(new)}",
-                                f"update the address on {{{{my}}}} account to {_address(new)}"],
-                       facts=_addr_facts(new),
-                       mood=Mood("{{I}} just moved", "positive", 1))
+    return draft("user_address", "modify_user_address", {"user_id": user["user_id"], **_addr_args(new)},
+                 [f"change {{{{my}}}} default address to {_address(new)}", f"update the address on {{{{my}}}} account to {_address(new)}"],
+                 facts={"new_address": dict(new)}, mood=Mood("{{I}} just moved", "positive", 1))
 
 
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
-    products = list(ctx.state["products"].scan())
-    pid, product = ctx.rng.choice(products)
-    variants = need([v for v in product["variants"].values() if v["available"]])
-    v = ctx.rng.choice(variants)
+    pid, product = ctx.rng.choice(list(ctx.state["products"].scan()))
+    v = ctx.choose([v for v in product["variants"].values() if v["available"]])
     wanted = _options(v["options"])
-    options = [Option(x["item_id"], dict(x["options"])) for x in product["variants"].values()]
-    return IntentDraft(kind="product_price", goal="get_product_details", arguments={"product_id": pid},
-                       request=[f"find out the price of the {product['name']} in {wanted}",
-                                f"check what the {product['name']} costs in {wanted}"],
-                       facts={"product": product["name"], "options": wanted},
-                       reads={"list_all_product_types": [{}]},
-                       choices=[Choice("item", v["item_id"], options, dict(v["options"]))],
-                       outputs=[Output(money(v["price"]), "the price", from_goal=True)],
-                       mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
+    return draft("product_price", "get_product_details", {"product_id": pid},
+                 [f"find out the price of the {product['name']} in {wanted}", f"check what the {product['name']} costs in {wanted}"],
+                 facts={"product": product["name"], "options": wanted}, reads={"list_all_product_types": [{}]},
+                 choices=[Choice.among("item", v, product["variants"].values(), "item_id", lambda x: dict(x["options"]))],
+                 outputs=[Output(money(v["price"]), "the price", from_goal=True)],
+                 mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
 
 
 HINTS = TracerHints(
@@ -501,4 +430,6 @@ HINTS = TracerHints(
     occasions=OCCASIONS,
     occasion_intents=["modify_items", "exchange", "modify_address", "modify_payment", "product_price", "user_address"],
     fact_phrase=fact_phrase,
+    # a customer knows their order numbers; user, product and payment records (paypal_1488918) are internal
+    visible_ids=frozenset({"order_id"}),
 )

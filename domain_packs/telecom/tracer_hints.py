@@ -14,26 +14,23 @@ overdue bill, a suspension beyond its maximum, a credit over the limit or outsid
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any
 
-from tau_emotion.domain_packs.telecom.rules import (
-    CREDIT_LIMIT,
-    CREDIT_WINDOW_DAYS,
-    MAX_SUSPENSION_DAYS,
-)
+from tau_emotion.domain_packs.telecom.rules import CREDIT_WINDOW_DAYS, MAX_SUSPENSION_DAYS
 from tau_emotion.domain_packs.telecom.tools import DEDUCTIBLE, PROTECTION_ADDON, TODAY
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
+    Instrument,
     IntentDraft,
     Mood,
-    Option,
     Output,
     Persona,
     Reference,
     Refusal,
     TracerHints,
+    days_between,
+    difference,
     draft,
     fact_wording,
     goals_in,
@@ -70,20 +67,12 @@ def _customers(db: Any) -> list[str]:
     return [cid for cid, c in db.tables["customers"].items() if c["account_ids"]]
 
 
-def _customer(ctx: GroundingContext) -> dict:
-    return ctx.state["customers"].peek(ctx.persona.entity)
+def _accounts(ctx: GroundingContext, cid: str | None = None) -> list[dict]:
+    return ctx.rows("accounts", ctx.peek("customers", cid or ctx.persona.entity)["account_ids"])
 
 
-def _accounts(ctx: GroundingContext) -> list[dict]:
-    return [ctx.state["accounts"].peek(a) for a in _customer(ctx)["account_ids"]]
-
-
-def _lines(ctx: GroundingContext) -> list[dict]:
-    return [ctx.state["lines"].peek(lid) for a in _accounts(ctx) for lid in a["line_ids"]]
-
-
-def _plan(ctx: GroundingContext, plan_id: str) -> dict:
-    return ctx.state["plans"].peek(plan_id)
+def _lines(ctx: GroundingContext, cid: str | None = None) -> list[dict]:
+    return [ctx.peek("lines", lid) for a in _accounts(ctx, cid) for lid in a["line_ids"]]
 
 
 def _catalogue_choice(ctx: GroundingContext, table: str, key: str, value: str, what: str) -> Choice:
@@ -101,18 +90,14 @@ def _line_ref(ctx: GroundingContext, line: dict) -> Reference:
                             "get_line_details": [{"line_id": line["line_id"]}]}, evidence=["get_line_details"])
 
 
-def _pick(ctx: GroundingContext, lines: list[dict]) -> dict | None:
-    return pick_fresh(ctx, lines, "line_id", "line")
+def _fresh_line(ctx: GroundingContext, lines: list[dict]) -> dict:
+    return need(pick_fresh(ctx, lines, "line_id", "line"))
 
 
-def _payment(ctx: GroundingContext) -> tuple[str, Choice, dict, str] | None:
-    """A payment method of the caller, worded so it is the only fit: (id, choice, facts, words)."""
-    pay = need(pick_instrument(ctx, "payment method", instrument_options(_customer(ctx)["payment_methods"])))
-    return pay.value, pay.choice, pay.facts("payment_last_four_digits"), pay.words
-
-
-def _days_to_cycle_end() -> int:
-    return (_dt.date(2025, 3, 31) - _dt.date.fromisoformat(TODAY)).days
+def _payment(ctx: GroundingContext) -> Instrument:
+    """A payment method of the caller, worded so it is the only fit."""
+    methods = ctx.peek("customers", ctx.persona.entity)["payment_methods"]
+    return need(pick_instrument(ctx, "payment method", instrument_options(methods)))
 
 
 # --------------------------------------------------------------------------- wording of facts
@@ -150,9 +135,7 @@ fact_phrase = fact_wording({
 def persona(ctx: GroundingContext) -> Persona | None:
     cid = ctx.rng.choice(per_database(ctx, _customers))
     customer = ctx.state["customers"].peek(cid)
-    lines = [ctx.state["lines"].peek(lid) for a in customer["account_ids"]
-             for lid in ctx.state["accounts"].peek(a)["line_ids"]]
-    phone = ctx.choose(lines)["phone_number"]
+    phone = ctx.choose(_lines(ctx, cid))["phone_number"]
     name = customer["name"]
     return Persona(name=f"{name['first_name']} {name['last_name']}",
                    facts={"first_name": name["first_name"], "last_name": name["last_name"], "phone_number": phone},
@@ -184,27 +167,22 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                      [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to {plan['name']}"], ref,
                      facts={"new_plan": plan["name"]}, refusal=refusal,
                      mood=Mood("{{I}} want a plan that suits {{me}} better", "neutral", 1, None))
-    items = []
-    for line in lines:
-        if ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_BASIC5"}) and \
-                ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": "PLAN_UNLPREM"}):
-            continue
-        items.append(line)
-    line = need(_pick(ctx, items))
+    # a line that may move to the cheapest or the dearest plan
+    line = _fresh_line(ctx, [line for line in lines if not all(ctx.violations(
+        "change_line_plan", {"line_id": line["line_id"], "plan_code": p}) for p in ("PLAN_BASIC5", "PLAN_UNLPREM"))])
     allowed = [p for p in plans if p["plan_id"] != line["plan_id"]
                and not ctx.violations("change_line_plan", {"line_id": line["line_id"], "plan_code": p["plan_id"]})]
     plan = ctx.choose(allowed)
-    old = _plan(ctx, line["plan_id"])["monthly_price"]
-    new = plan["monthly_price"]
-    high, low = max(old, new), min(old, new)
+    old, new = ctx.peek("plans", line["plan_id"])["monthly_price"], plan["monthly_price"]
+    expression, change = difference(old, new)
     ref = _line_ref(ctx, line)
     more = new > old
     return draft("change_plan", "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
                  [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to the {plan['name']} plan"],
                  ref, facts={"new_plan": plan["name"]},
-                 reads={"get_catalogue": [{}], "calculate": [{"expression": f"{high} - {low}"}]},
+                 reads={"get_catalogue": [{}], "calculate": [{"expression": expression}]},
                  choices=[_catalogue_choice(ctx, "plans", "plan_id", plan["plan_id"], "plan")],
-                 outputs=[Output(money(high - low), "how much the monthly price changes")],
+                 outputs=[Output(money(change), "how much the monthly price changes")],
                  decline="keep {{my}} current plan" if more else None,
                  mood=Mood("{{I}} need " + ("more data" if more else "to spend less each month"),
                            "neutral", 1 if more else 2, None))
@@ -246,17 +224,14 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
-    lines = [line for line in _lines(ctx) if line["addons"]]
-    line = need(_pick(ctx, lines))
+    line = _fresh_line(ctx, [line for line in _lines(ctx) if line["addons"]])
     addon_id = ctx.rng.choice(line["addons"])
     addon = ctx.state["addons"].peek(addon_id)
     ref = _line_ref(ctx, line)
-    options = [Option(a, {"name": ctx.state["addons"].peek(a)["name"]}) for a in line["addons"]]
     return draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_code": addon_id},
                  [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
-                 ref, facts={"add_on_to_remove": addon["name"]}, reads={"get_catalogue": [{}]},
-                 evidence=["get_catalogue"],
-                 choices=[Choice("add-on", addon_id, options, {"name": addon["name"]})],
+                 ref, facts={"add_on_to_remove": addon["name"]}, verify={"get_catalogue": {}},
+                 choices=[Choice.among("add-on", addon, ctx.rows("addons", line["addons"]), "addon_id", "name")],
                  mood=Mood("{{I}} no longer use " + addon["name"], "neutral", 0, None))
 
 
@@ -270,29 +245,23 @@ _SUSPEND = {
 
 
 def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
-    lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = need(_pick(ctx, lines))
+    line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "active"])
     reason = ctx.rng.choice(sorted(MAX_SUSPENSION_DAYS))
     limit = MAX_SUSPENSION_DAYS[reason]
     event, said, valence, stakes = _SUSPEND[reason]
     ref = _line_ref(ctx, line)
-    if ctx.want_challenge:
-        days = ctx.rng.choice([limit + 15, limit + 30, 2 * limit])
-        return draft("suspend_too_long", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
-                     [f"suspend {ref.phrase} for {days} days"], ref,
-                     facts={"suspension_reason": said, "suspension_days": days}, refused=True, context=event,
-                     outputs=[Output("maximum duration", reason="suspension_too_long")], policy_values=[reason],
-                     mood=Mood(event, valence, stakes, None))
-    days = ctx.rng.choice(sorted({7, 14, limit // 2, limit}))
-    return draft("suspend", "suspend_line", {"line_id": line["line_id"], "reason": reason, "days": days},
-                 [f"suspend {ref.phrase} for {days} days", f"put {ref.phrase} on hold for {days} days"], ref,
-                 facts={"suspension_reason": said, "suspension_days": days}, context=event, policy_values=[reason],
+    too_long = ctx.want_challenge
+    days = ctx.rng.choice([limit + 15, limit + 30, 2 * limit] if too_long else sorted({7, 14, limit // 2, limit}))
+    return draft("suspend_too_long" if too_long else "suspend", "suspend_line",
+                 {"line_id": line["line_id"], "reason": reason, "days": days},
+                 [f"suspend {ref.phrase} for {days} days", f"put {ref.phrase} on hold for {days} days"][:1 if too_long else 2],
+                 ref, facts={"suspension_reason": said, "suspension_days": days}, context=event, policy_values=[reason],
+                 refusal=Refusal("suspension_too_long", "maximum duration") if too_long else None,
                  mood=Mood(event, valence, stakes, None))
 
 
 def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
-    lines = [line for line in _lines(ctx) if line["status"] == "suspended"]
-    line = need(_pick(ctx, lines))
+    line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "suspended"])
     ref = _line_ref(ctx, line)
     return draft("resume", "resume_line", {"line_id": line["line_id"]},
                  [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
@@ -303,25 +272,24 @@ def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
-    lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = need(_pick(ctx, lines))
+    line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "active"])
     current = ctx.state["devices"].peek(line["device_id"])["model_id"] if line["device_id"] else None
     models = [m for _, m in ctx.state["device_models"].scan() if m["model_id"] != current]
     model = ctx.rng.choice(models)
     protected = PROTECTION_ADDON in line["addons"]
     charge = min(DEDUCTIBLE, model["price"]) if protected else model["price"]
-    pid, pay_choice, pay_facts, words = need(_payment(ctx))
+    pay = _payment(ctx)
     ref = _line_ref(ctx, line)
     return draft("replace_device", "replace_device",
-                 {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pid},
+                 {"line_id": line["line_id"], "model_code": model["model_id"], "payment_id": pay.value},
                  [f"replace the phone on {ref.phrase} with {'an' if model['name'][0] in 'AEIOUi' else 'a'} {model['name']}",
                   f"get a new {model['name']} for {ref.phrase}"], ref,
-                 facts={"new_phone_model": model["name"], **pay_facts}, reads={"get_catalogue": [{}]},
+                 facts={"new_phone_model": model["name"], **pay.facts("payment_last_four_digits")}, reads={"get_catalogue": [{}]},
                  choices=[_catalogue_choice(ctx, "device_models", "model_id", model["model_id"], "device model"),
-                          pay_choice],
+                          pay.choice],
                  outputs=[Output(money(charge), "what the new phone costs {{me}}")],
                  policy_values=[DEDUCTIBLE] if protected and charge == DEDUCTIBLE else [],
-                 preferences=[f"pay with {{{{my}}}} {words}"], decline="keep {{my}} current phone",
+                 preferences=[f"pay with {{{{my}}}} {pay.words}"], decline="keep {{my}} current phone",
                  mood=Mood("{{my}} phone broke", "negative", 2, None))
 
 
@@ -341,16 +309,15 @@ def _bill_choice(ctx: GroundingContext, bill: dict) -> Choice:
 def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
     bills = [b for b in _bills(ctx) if b["balance"] > 0]
     bill = need(pick_fresh(ctx, bills, "bill_id", "bill"))
-    pid, pay_choice, pay_facts, words = need(_payment(ctx))
+    pay = _payment(ctx)
     month = MONTHS[bill["period"]]
-    return draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pid, "amount": bill["balance"]},
+    return draft("pay_bill", "pay_bill", {"bill_id": bill["bill_id"], "payment_id": pay.value, "amount": bill["balance"]},
                  [f"pay {{{{my}}}} {month} bill in full", f"settle what {{{{I}}}} owe on {{{{my}}}} {month} bill"],
-                 facts={"bill_month": month, **pay_facts},
-                 reads={"get_account_details": [{"account_id": bill["account_id"]}],
-                        "get_bills": [{"account_id": bill["account_id"]}]},
-                 evidence=["get_bills"], choices=[_bill_choice(ctx, bill), pay_choice],
+                 facts={"bill_month": month, **pay.facts("payment_last_four_digits")},
+                 reads={"get_account_details": [{"account_id": bill["account_id"]}]},
+                 verify={"get_bills": {"account_id": bill["account_id"]}}, choices=[_bill_choice(ctx, bill), pay.choice],
                  outputs=[Output(money(bill["balance"]), "the amount due")],
-                 preferences=[f"pay with {{{{my}}}} {words}"], decline="pay it later",
+                 preferences=[f"pay with {{{{my}}}} {pay.words}"], decline="pay it later",
                  mood=Mood("{{I}} want to clear {{my}} " + month + " bill", "neutral",
                            2 if bill["status"] == "overdue" else 1, 0 if bill["status"] == "overdue" else 7))
 
@@ -374,39 +341,34 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
     month = MONTHS[bill["period"]]
     words = _DISPUTES[item["description"]][1]
     request = [f"get a refund of {words} on {{{{my}}}} {month} bill", f"have {words} on {{{{my}}}} {month} bill credited back"]
-    reads = {"get_account_details": [{"account_id": bill["account_id"]}], "get_bills": [{"account_id": bill["account_id"]}]}
-    mood = Mood("{{I}} think {{I}} was charged unfairly on {{my}} " + month + " bill", "negative", 1, None)
-    if ctx.want_challenge:
-        old = (_dt.date.fromisoformat(TODAY) - _dt.date.fromisoformat(bill["issue_date"])).days > CREDIT_WINDOW_DAYS
-        reason, keyword, kind = ("credit_window", "credit window", "credit_too_old") if old else (
-            "credit_limit", "credit limit", "credit_over_limit")
-        if not old and item["amount"] <= CREDIT_LIMIT:
-            return None
-        return draft(kind, "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                     reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)],
-                     refusal=Refusal(reason, keyword), mood=mood)
-    return draft("bill_credit", "issue_bill_credit", args, request, facts={"bill_month": month, "disputed_charge": words},
-                 reads=reads, evidence=["get_bills"], choices=[_bill_choice(ctx, bill)], policy_values=[args["reason"]],
-                 outputs=[Output(money(item["amount"]), "how much is credited")], mood=mood)
+    # a challenge breaks the one rule on the window or else the limit (the bill has no credits yet)
+    refusal = None if not ctx.want_challenge else Refusal("credit_window", "credit window", "credit_too_old") if days_between(
+        bill["issue_date"], TODAY) > CREDIT_WINDOW_DAYS else Refusal("credit_limit", "credit limit", "credit_over_limit")
+    return draft(refusal.kind if refusal else "bill_credit", "issue_bill_credit", args, request,
+                 facts={"bill_month": month, "disputed_charge": words},
+                 reads={"get_account_details": [{"account_id": bill["account_id"]}]},
+                 verify={"get_bills": {"account_id": bill["account_id"]}}, choices=[_bill_choice(ctx, bill)],
+                 refusal=refusal, policy_values=[] if refusal else [args["reason"]],
+                 outputs=[] if refusal else [Output(money(item["amount"]), "how much is credited")],
+                 mood=Mood("{{I}} think {{I}} was charged unfairly on {{my}} " + month + " bill", "negative", 1, None))
 
 
 # --------------------------------------------------------------------------- network faults and usage
 
 
 def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None:
-    line = need(_pick(ctx, [line for line in _lines(ctx) if line.get("issue")]))
+    line = _fresh_line(ctx, [line for line in _lines(ctx) if line.get("issue")])
     issue = line["issue"]
     ref = _line_ref(ctx, line)
     return draft("troubleshoot", "run_troubleshooting_step", {"line_id": line["line_id"], "step": issue["fix"]},
                  [f"fix {ref.phrase}: {issue['symptom']}", f"sort out a problem with {ref.phrase} ({issue['symptom']})"],
-                 ref, facts={"problem": issue["symptom"]}, reads={"diagnose_line": [{"line_id": line["line_id"]}]},
-                 evidence=["diagnose_line"], outputs=[Output("fault cleared", "whether the problem is fixed", from_goal=True)],
+                 ref, facts={"problem": issue["symptom"]}, verify={"diagnose_line": {"line_id": line["line_id"]}},
+                 outputs=[Output("fault cleared", "whether the problem is fixed", from_goal=True)],
                  mood=Mood("{{my}} phone service is not working properly", "negative", 2, 0))
 
 
 def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
-    lines = [line for line in _lines(ctx) if line["status"] == "active"]
-    line = need(_pick(ctx, lines))
+    line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "active"])
     usage = ctx.call("get_data_usage", {"line_id": line["line_id"]})
     ref = _line_ref(ctx, line)
     return draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
@@ -414,7 +376,7 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
                   f"check the data {{{{I}}}} have left on {ref.phrase}"], ref,
                  outputs=[Output(str(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
                  mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
-                           _days_to_cycle_end()))
+                           days_between(TODAY, "2025-03-31")))
 
 
 HINTS = TracerHints(
@@ -432,4 +394,6 @@ HINTS = TracerHints(
     occasion_intents=["change_plan", "downgrade_under_contract", "plan_changed_this_cycle", "add_addon",
                       "roaming_overdue", "replace_device", "data_usage", "troubleshoot", "pay_bill"],
     fact_phrase=fact_phrase,
+    # customer, account, line, bill and payment records are internal: a customer says phone numbers and months
+    visible_ids=frozenset(),
 )

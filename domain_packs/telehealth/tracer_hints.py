@@ -70,9 +70,6 @@ OCCASIONS = [
     ("it is just a routine question", 0, "neutral"),
 ]
 
-SPECIALTY_WORDS = {"family_medicine": "family medicine", "pediatrics": "pediatrics", "dermatology": "dermatology",
-                   "cardiology": "cardiology", "psychiatry": "psychiatry", "physical_therapy": "physical therapy",
-                   "nutrition": "nutrition"}
 SPECIALIST = {"family_medicine": "family doctor", "pediatrics": "pediatrician", "dermatology": "dermatologist",
               "cardiology": "cardiologist", "psychiatry": "psychiatrist", "physical_therapy": "physical therapist",
               "nutrition": "nutritionist"}
@@ -138,13 +135,8 @@ class _Who(Reference):
 def _family(ctx: GroundingContext, scope: str, valid: bool = True) -> list[_Who]:
     """Family members the caller holds a consent for: valid for `scope`, or (valid=False) not valid for it."""
     caller = _caller(ctx)
-    out = []
-    for cid in caller["held_consent_ids"]:
-        c = ctx.state["consents"].peek(cid)
-        ok = active_consent(ctx.state, c["patient_id"], caller["patient_id"], scope) is not None
-        if ok == valid:
-            out.append(_Who(ctx, ctx.state["patients"].peek(c["patient_id"]), c))
-    return out
+    return [_Who(ctx, ctx.peek("patients", c["patient_id"]), c) for c in ctx.rows("consents", caller["held_consent_ids"])
+            if (active_consent(ctx.state, c["patient_id"], caller["patient_id"], scope) is not None) == valid]
 
 
 def _who(ctx: GroundingContext, scope: str) -> _Who:
@@ -156,19 +148,14 @@ def _who(ctx: GroundingContext, scope: str) -> _Who:
 
 
 def _appointments(ctx: GroundingContext, who: _Who) -> list[dict]:
-    rows = [ctx.state["appointments"].peek(a) for a in who.patient["appointment_ids"]]
-    return [a for a in rows if a["status"] == "scheduled" and _start(a) > NOW]
-
-
-def _provider(ctx: GroundingContext, pid: str) -> dict:
-    return ctx.state["providers"].peek(pid)
+    return [a for a in ctx.rows("appointments", who.patient["appointment_ids"]) if a["status"] == "scheduled" and _start(a) > NOW]
 
 
 def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tuple[Choice, dict, str] | None:
     """How the caller names an appointment: by its provider, and the date when that is not enough."""
     choice = need(Choice.fewest("appointment", appointment, _appointments(ctx, who), "appointment_id", lambda a: {
-        "provider": _provider(ctx, a["provider_id"])["name"], "date": a["date"]}, (("provider",), ("provider", "date"))))
-    provider = _provider(ctx, appointment["provider_id"])["name"]
+        "provider": ctx.peek("providers", a["provider_id"])["name"], "date": a["date"]}, (("provider",), ("provider", "date"))))
+    provider = ctx.peek("providers", appointment["provider_id"])["name"]
     when = f"on {month_day(appointment['date'])} at {appointment['time']}"
     return choice, {"appointment_provider": provider, "appointment_date": appointment["date"]}, \
         f"{who.my} appointment with {provider} {when}"
@@ -240,12 +227,9 @@ def persona(ctx: GroundingContext) -> Persona | None:
     pid = ctx.rng.choice(lapsed if roll < 0.15 else carers if roll < 0.4 else adults)
     patient = ctx.state["patients"].peek(pid)
     name = patient["name"]
-    return Persona(name=_name(patient),
-                   facts={"first_name": name["first_name"], "last_name": name["last_name"],
-                          "date_of_birth": patient["date_of_birth"]},
-                   reads={"verify_patient_identity": [{"first_name": name["first_name"], "last_name": name["last_name"],
-                                                       "date_of_birth": patient["date_of_birth"]}],
-                          "get_patient_details": [{"patient_id": pid}]},
+    facts = {"first_name": name["first_name"], "last_name": name["last_name"], "date_of_birth": patient["date_of_birth"]}
+    return Persona(name=_name(patient), facts=facts,
+                   reads={"verify_patient_identity": [dict(facts)], "get_patient_details": [{"patient_id": pid}]},
                    entity=pid, identified={"session": {"current": {"caller_id": pid}}})
 
 
@@ -253,22 +237,18 @@ def persona(ctx: GroundingContext) -> Persona | None:
 
 
 def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
-    """A request for a family member whose consent is lapsed, revoked or narrower than the request."""
-    scope = SCOPE[goal]
+    """A refill, reschedule or cancellation for a family member whose consent is lapsed, revoked or narrower
+    than the request."""
     options = []
-    for who in _family(ctx, scope, valid=False):
+    for who in _family(ctx, SCOPE[goal], valid=False):
         if goal == "request_refill":
-            rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
-            options += [(who, r) for r in rows
-                        if sum(x["medication"] == r["medication"] for x in rows) == 1]
-        elif goal == "book_appointment":
-            continue
+            rows = ctx.rows("prescriptions", who.patient["prescription_ids"])
+            options += [(who, r) for r in rows if sum(x["medication"] == r["medication"] for x in rows) == 1]
         else:
             options += [(who, a) for a in _appointments(ctx, who)]
     who, row = ctx.choose([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
     caller = _caller(ctx)
-    consent = next(ctx.state["consents"].peek(c) for c in caller["held_consent_ids"]
-                   if ctx.state["consents"].peek(c)["patient_id"] == who.pid)
+    consent = next(c for c in ctx.rows("consents", caller["held_consent_ids"]) if c["patient_id"] == who.pid)
     why = ("expired" if consent["expires_on"] < TODAY else "revoked" if consent["status"] == "revoked"
            else "out_of_scope")
     if goal == "request_refill":
@@ -277,16 +257,17 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
         facts = {"medication": row["medication"]}
     else:
         args = {"appointment_id": row["appointment_id"]}
+        provider = ctx.peek("providers", row["provider_id"])["name"]
         if goal == "reschedule_appointment":
             later = [s for s in _open_slots(ctx, row["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
                      and s["date"] != row["date"]]
             slot = ctx.choose(later)
             args["new_slot_id"] = slot["slot_id"]
-            what = f"move {who.my} appointment with {_provider(ctx, row['provider_id'])['name']} to {month_day(slot['date'])} at {slot['time']}"
+            what = f"move {who.my} appointment with {provider} to {month_day(slot['date'])} at {slot['time']}"
         else:
-            what = f"cancel {who.my} appointment with {_provider(ctx, row['provider_id'])['name']}"
+            what = f"cancel {who.my} appointment with {provider}"
         request = [what]
-        facts = {"appointment_provider": _provider(ctx, row["provider_id"])["name"]}
+        facts = {"appointment_provider": provider}
     need(len(ctx.violations(goal, args)) == 1)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
     return draft(f"consent_{why}", goal, args, request, who, facts=facts,
@@ -298,8 +279,11 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
 # --------------------------------------------------------------------------- appointments
 
 
-_BOOK_REASONS = {"book_out_of_network": ("out_of_network", "network"), "book_not_covered": ("service_not_covered", "covered"),
-                 "book_age": ("age_restriction", "age"), "book_duplicate": ("duplicate_booking", "already")}
+#: a refused booking's kind -> its reason and the reads the refusal rests on
+_BOOK_REASONS = {"book_out_of_network": ("out_of_network", ["search_providers", "check_coverage"]),
+                 "book_not_covered": ("service_not_covered", ["search_providers", "check_coverage"]),
+                 "book_age": ("age_restriction", ["search_providers", "get_provider_details"]),
+                 "book_duplicate": ("duplicate_booking", ["get_appointment_details"])}
 
 
 def _book_kind(msg: str) -> str:
@@ -344,7 +328,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     when = f"on {month_day(slot['date'])} at {slot['time']}"
     request = [f"book {mode} appointment{who.for_} with {provider['name']} ({SPECIALIST[specialty]}) {when}",
                f"see {provider['name']}, a {SPECIALIST[specialty]}, {when}{who.for_}, as {mode} visit"]
-    facts = {"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"], "appointment_date": slot["date"],
+    facts = {"specialty": specialty.replace("_", " "), "provider": provider["name"], "appointment_date": slot["date"],
              "appointment_time": slot["time"], "visit_mode": args["mode"].replace("_", " ")}
     reads = {"search_providers": [{"specialty": specialty}],
              "get_provider_details": [{"provider_id": provider["provider_id"]}],
@@ -352,22 +336,17 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
              "check_coverage": [{"patient_id": who.pid, "provider_id": provider["provider_id"]}]}
     if ctx.want_challenge:
         kind = _book_kind(found[0].reason)
-        reason, _ = _BOOK_REASONS[kind]
-        evidence = {"book_age": ["search_providers", "get_provider_details"],
-                    "book_out_of_network": ["search_providers", "check_coverage"],
-                    "book_not_covered": ["search_providers", "check_coverage"],
-                    "book_duplicate": ["get_appointment_details"]}[kind]
+        reason, evidence = _BOOK_REASONS[kind]
         if kind == "book_duplicate":
             dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
         return draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
                      choices=[provider_choice], refusal=Refusal(reason, KEYWORDS[reason]),
                      mood=Mood(_wish(who, specialty), "neutral", 2, None))
-    cost = coverage(ctx.state, who.patient, provider)
     return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
                  facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
                  choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
-                 outputs=[Output(money(cost["copay"]), "the copay of the visit")],
+                 outputs=[Output(money(coverage(ctx.state, who.patient, provider)["copay"]), "the copay of the visit")],
                  decline="not book the appointment after all",
                  mood=Mood(_wish(who, specialty), "neutral", 2,
                            days_between(TODAY, slot["date"])))
@@ -420,11 +399,10 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
-    outputs = [Output(money(fee), "the cancellation fee")] if fee else []
     return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
                  [f"cancel {phrase}", f"call off {phrase}"], who, facts=facts,
-                 reads={"get_appointment_details": [{"appointment_id": a["appointment_id"]}]},
-                 evidence=["get_appointment_details"], choices=[choice], outputs=outputs,
+                 verify={"get_appointment_details": {"appointment_id": a["appointment_id"]}}, choices=[choice],
+                 outputs=[Output(money(fee), "the cancellation fee")] if fee else [],
                  policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
                  mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
 
@@ -460,38 +438,31 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "prescriptions")
     rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
     options = []
-    for rx in rows:
-        if rx["prescription_id"] in used_by_earlier_intents(ctx, "prescription_id", reads=True):
-            continue
-        if sum(x["medication"] == rx["medication"] for x in rows) != 1:
-            continue
+    for rx in rows:  # one no earlier intent touched, the only one of its medication, failing what a challenge wants
         problems = _refill_problem(ctx, rx)
-        if len(problems) == (1 if ctx.want_challenge else 0):
-            if len(ctx.violations("request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
-                options.append((rx, problems))
+        if rx["prescription_id"] not in used_by_earlier_intents(ctx, "prescription_id", reads=True) and sum(
+                x["medication"] == rx["medication"] for x in rows) == 1 and len(problems) == (1 if ctx.want_challenge else 0) \
+                and len(ctx.violations("request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
+            options.append((rx, problems))
     need(options)
     if ctx.want_challenge:  # spread the challenge kinds: draw the kind first
-        kinds = sorted({p[0] for _, p in options})
-        kind = ctx.rng.choice(kinds)
+        kind = ctx.rng.choice(sorted({p[0] for _, p in options}))
         options = [o for o in options if o[1][0] == kind]
     rx, problems = ctx.rng.choice(options)
     med = rx["medication"]
     choice = Choice.among("prescription", rx, rows, "prescription_id", "medication")
     request = [f"get a refill of {who.my} {med}", f"refill {who.my} {med} prescription"]
     args = {"prescription_id": rx["prescription_id"]}
-    reads = {"get_prescription_details": [args]}
-    evidence = ["get_prescription_details"]
-    if rx["controlled"]:
-        reads["list_visit_records"] = [{"patient_id": who.pid}]
-        evidence.append("list_visit_records")
+    # a controlled substance: the visits show whether a recent one allows the refill
+    verify = {"get_prescription_details": args, **({"list_visit_records": {"patient_id": who.pid}} if rx["controlled"] else {})}
     mood = Mood(("{{I}} will run out of " + med + " soon") if who.self else
                 (who.patient["name"]["first_name"] + " will run out of " + med + " soon"), "negative", 2, 3)
     if ctx.want_challenge:
         reason = problems[0]
         return draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
-                     reads=reads, evidence=evidence, choices=[choice], refusal=Refusal(reason, KEYWORDS[reason]), mood=mood)
-    return draft("refill", "request_refill", args, request, who, facts={"medication": med}, reads=reads,
-                 evidence=evidence, choices=[choice],
+                     verify=verify, choices=[choice], refusal=Refusal(reason, KEYWORDS[reason]), mood=mood)
+    return draft("refill", "request_refill", args, request, who, facts={"medication": med}, verify=verify,
+                 choices=[choice],
                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
                  mood=mood)
 
@@ -504,9 +475,8 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     age = patient_age(who.patient["date_of_birth"])
     providers = []
     for _, p in ctx.state["providers"].scan():
-        if p["specialty"] == "pediatrics" or not p["patient_ages"][0] <= age <= p["patient_ages"][1]:
-            continue
-        if p["provider_id"] in used_by_earlier_intents(ctx, "provider_id") or p["name"] in used_by_earlier_intents(ctx, "provider"):
+        if p["specialty"] == "pediatrics" or not p["patient_ages"][0] <= age <= p["patient_ages"][1] or \
+                p["provider_id"] in used_by_earlier_intents(ctx, "provider_id") or p["name"] in used_by_earlier_intents(ctx, "provider"):
             continue
         cost = coverage(ctx.state, who.patient, p)
         if cost["covered"] and cost["copay"] > 0:
@@ -516,7 +486,7 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
                   f"know {{{{my}}}} copay for seeing {provider['name']}, a {SPECIALIST[specialty]}"], who,
-                 facts={"specialty": SPECIALTY_WORDS[specialty], "provider": provider["name"]},
+                 facts={"specialty": specialty.replace("_", " "), "provider": provider["name"]},
                  reads={"search_providers": [{"specialty": specialty}]},
                  choices=[Choice.among("provider", provider, _peers(ctx, specialty), "provider_id", "name")],
                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
@@ -528,7 +498,7 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
     visits = [ctx.state["visits"].peek(v) for v in who.patient["visit_ids"]]
     visit = ctx.choose([v for v in visits if sum(x["date"] == v["date"] for x in visits) == 1])
-    provider = _provider(ctx, visit["provider_id"])
+    provider = ctx.peek("providers", visit["provider_id"])
     return draft("visit_diagnosis", "list_visit_records", {"patient_id": who.pid},
                  [f"find out the diagnosis from {who.my} visit with {provider['name']} on {month_day(visit['date'])}",
                   f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
@@ -576,10 +546,9 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     rep = ctx.state["patients"].peek(consent["representative_id"])
     choice = need(Choice.fewest("consent", consent, granted, "consent_id",
                                 lambda c: {"name": _name(ctx.state["patients"].peek(c["representative_id"]))}, (("name",),)))
-    who = _Who(ctx, caller)
     return draft("revoke_consent", "revoke_consent", {"consent_id": consent["consent_id"]},
                  [f"withdraw the permission {_name(rep)} has to act for {{{{me}}}}",
-                  f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], who,
+                  f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], _Who(ctx, caller),
                  facts={"representative": _name(rep)}, choices=[choice],
                  mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
 
@@ -599,4 +568,6 @@ HINTS = TracerHints(
     occasion_intents=["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
                       "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"],
     fact_phrase=fact_phrase,
+    # patient, provider, slot, prescription, appointment and consent records are internal
+    visible_ids=frozenset(),
 )

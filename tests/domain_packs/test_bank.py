@@ -302,3 +302,58 @@ def test_graph_has_the_papers_size(domain):
     graph = build_graph(domain, TracerHints(), use_cache=False)
     assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 99
     assert graph.entry_tools == ["verify_identity"]
+
+
+# --------------------------------------------------------------------------- Tracer hints and the built splits
+
+
+def test_the_packs_tracer_hints_keep_the_graph_at_the_papers_size(domain):
+    from tau_emotion.domain_packs.bank.tracer_hints import HINTS
+    from tau_emotion.tracer.graph import build_graph
+
+    graph = build_graph(domain, HINTS, use_cache=False)
+    assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 99
+    writes = {name for name, tool in domain.toolset.tools.items() if tool.writes}
+    assert set(HINTS.goals) == writes  # a grounder for every write, none for a read
+
+
+def test_tracer_built_test_split_meets_the_targets_obeys_the_rules_and_refuses_what_they_forbid(domain):
+    tasks = domain.tasks("test")
+    assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
+    assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
+    challenged = [t for t in tasks if t.meta.get("refused")]
+    assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
+    assert sum(bool(t.meta.get("decisions")) for t in tasks) >= 0.2 * len(tasks)
+    edges = set(domain.graph_edges)
+    for task in tasks:
+        names = [a.name for a in task.gold.actions]
+        assert names[0] == "verify_identity" and set(zip(names, names[1:], strict=False)) <= edges, task.id
+        state = domain.database.state()
+        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        for i, action in enumerate([*task.gold.actions, None]):
+            if i in refused:
+                assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id
+            if action is None:
+                break
+            if domain.toolset[action.name].writes:
+                assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+            domain.toolset.call(state, action.name, action.arguments)
+
+
+def test_a_repeat_payment_copies_the_callers_latest_payment_to_that_payee(domain):
+    state, checked = domain.database.state(), 0
+    for task in domain.tasks("test"):
+        for kind, part in zip(task.meta["intents"], task.meta["intent_gold"], strict=False):
+            goal = task.gold.actions[part["actions"][-1]]
+            if kind not in ("pay_same", "standing_order_same") or goal.name not in ("pay_payee", "create_standing_order"):
+                continue  # another intent, or the caller's decision rule declined it
+            payee = goal.arguments["payee_id"]
+            customer = state["customers"].peek(state["payees"].peek(payee)["customer_id"])
+            paid = [t for a in customer["account_ids"] for tid in state["accounts"].peek(a)["transaction_ids"]
+                    if (t := state["transactions"].peek(tid)).get("payee_id") == payee]
+            latest = max(paid, key=lambda t: t["sent_on"])
+            assert [t["sent_on"] for t in paid].count(latest["sent_on"]) == 1, task.id
+            assert (goal.arguments["amount"], goal.arguments["from_account_id"]) == \
+                (-latest["amount"], latest["account_id"]), task.id
+            checked += 1
+    assert checked >= 3

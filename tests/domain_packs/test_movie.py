@@ -276,3 +276,43 @@ def test_hand_tasks_score_one_and_refusals_are_grounded(domain):
     assert len({r for t in refusals for r in t.gold.reasons}) >= 3
     for task in hand:  # the user names bookings by confirmation code, never by internal id
         assert not any(b in task.user.instruction for b in domain.database.tables["bookings"])
+
+
+# --------------------------------------------------------------------------- Tracer hints and splits
+
+
+def test_graph_size_is_the_same_with_and_without_the_packs_tracer_hints(domain):
+    from tau_emotion.domain_packs.movie.tracer_hints import HINTS
+    from tau_emotion.tracer.graph import build_graph
+    from tau_emotion.tracer.hints import TracerHints
+
+    bare, hinted = build_graph(domain, TracerHints(), use_cache=False), build_graph(domain, HINTS, use_cache=False)
+    for graph in (bare, hinted):
+        assert graph.graph.number_of_nodes() == 14 and graph.graph.number_of_edges() == 62
+        assert 0.25 <= graph.density <= 0.43
+    assert set(hinted.graph.edges) == set(bare.graph.edges)
+    assert set(HINTS.goals) == {"book_tickets", "exchange_tickets", "refund_booking", "add_concessions",
+                                "change_membership_tier"}
+
+
+def test_tracer_built_test_split_meets_its_targets_obeys_the_rules_and_refuses_what_they_forbid(domain):
+    tasks = domain.tasks("test")
+    assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
+    assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
+    challenged = [t for t in tasks if t.meta.get("refused")]
+    assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
+    assert sum(bool(t.meta.get("decisions")) for t in tasks) >= 0.2 * len(tasks)
+    assert not {t.meta["user"] for t in tasks} & {t.meta["user"] for t in domain.tasks("train")}
+    bookings = domain.database.tables["bookings"]
+    for task in tasks:
+        assert not any(b in task.user.instruction for b in bookings)  # confirmation codes, never internal ids
+        state = domain.database.state()
+        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        for i, action in enumerate([*task.gold.actions, None]):
+            if i in refused:
+                assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id
+            if action is None:
+                break
+            if domain.toolset[action.name].writes:
+                assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+            domain.toolset.call(state, action.name, action.arguments)

@@ -270,3 +270,31 @@ def test_graph_has_the_papers_size(domain):
     graph = build_graph(domain, TracerHints(), use_cache=False)
     assert graph.graph.number_of_nodes() == 9 and graph.graph.number_of_edges() == 24
     assert 0.25 <= graph.density <= 0.43
+
+
+def test_the_packs_tracer_hints_keep_the_graph_at_the_papers_size(domain):
+    from tau_emotion.domain_packs.restaurant.tracer_hints import HINTS
+    from tau_emotion.tracer.graph import build_graph
+
+    graph = build_graph(domain, HINTS, use_cache=False)
+    assert graph.graph.number_of_nodes() == 9 and graph.graph.number_of_edges() == 24
+    assert set(HINTS.goals) == {"book_table", "modify_booking", "cancel_booking", "join_waitlist"}
+
+
+def test_tracer_built_test_split_obeys_the_rules_and_refuses_what_they_forbid(domain):
+    tasks = domain.tasks("test")
+    assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
+    assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
+    challenged = [t for t in tasks if t.meta.get("refused")]
+    assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
+    for task in tasks:
+        state = domain.database.state()
+        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        for i, action in enumerate([*task.gold.actions, None]):
+            if i in refused:
+                assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id
+            if action is None:
+                break
+            if domain.toolset[action.name].writes:
+                assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+            domain.toolset.call(state, action.name, action.arguments)

@@ -316,3 +316,46 @@ def test_graph_size_and_density(domain):
     graph = build_graph(domain, TracerHints(), use_cache=False)
     assert graph.graph.number_of_nodes() == 14 and graph.graph.number_of_edges() == 61
     assert 0.25 <= graph.density <= 0.43 and graph.entry_tools == ["verify_caller"]
+
+
+# --------------------------------------------------------------------------- Tracer hints and the built splits
+
+
+def test_the_packs_tracer_hints_keep_the_graph(domain):
+    from tau_emotion.domain_packs.school.tracer_hints import HINTS
+    from tau_emotion.tracer.graph import build_graph
+
+    graph = build_graph(domain, HINTS, use_cache=False)
+    assert graph.graph.number_of_nodes() == 14 and graph.graph.number_of_edges() == 61
+    assert graph.entry_tools == ["verify_caller"]
+    writes = {name for name, tool in domain.toolset.tools.items() if tool.writes}
+    assert set(HINTS.goals) == writes  # every write is a goal the Tracer grounds
+
+
+@pytest.mark.parametrize("split", ["test", "train"])
+def test_tracer_built_splits_obey_the_rules_and_refuse_what_they_forbid(domain, split):
+    tasks = domain.tasks(split)
+    assert all(t.meta["source"] == "tracer" for t in tasks)
+    if split == "test":
+        assert len(tasks) == 58 and sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
+        challenged = [t for t in tasks if t.meta.get("refused")]
+        assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
+        assert sum(bool(t.meta.get("decisions")) for t in tasks) >= 0.2 * len(tasks)
+    else:
+        assert len(tasks) >= 600
+    for task in tasks[:: 1 if split == "test" else 10]:
+        state = domain.database.state()
+        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        for i, action in enumerate([*task.gold.actions, None]):
+            if i in refused:
+                assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id
+            if action is None:
+                break
+            if domain.toolset[action.name].writes:
+                assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+            domain.toolset.call(state, action.name, action.arguments)
+
+
+def test_test_and_train_share_no_user(domain):
+    users = {split: {t.meta["user"] for t in domain.tasks(split)} for split in ("test", "train")}
+    assert users["test"] and users["train"] and not users["test"] & users["train"]

@@ -262,3 +262,57 @@ def test_hand_tasks_score_one_and_refusals_are_grounded(domain):
     internal = [*tables["itineraries"], *tables["travellers"], *tables["stays"], *tables["tour_bookings"]]
     for task in hand:  # the traveller names trips by trip number, never by internal id
         assert not any(key in task.user.instruction for key in internal)
+
+
+# --------------------------------------------------------------------------- Tracer hints and built splits
+
+
+def test_the_packs_tracer_hints_keep_the_graph_and_ground_every_write(domain):
+    from tau_emotion.domain_packs.travel.tracer_hints import HINTS
+    from tau_emotion.tracer.graph import build_graph
+
+    graph = build_graph(domain, HINTS, use_cache=False)
+    assert graph.graph.number_of_nodes() == 15 and graph.graph.number_of_edges() == 62
+    writes = {name for name, t in domain.toolset.tools.items() if t.writes}
+    assert set(HINTS.goals) == writes
+
+
+def test_every_refusal_the_hints_ask_for_quotes_the_policy_and_names_a_declared_reason(domain):
+    from tau_emotion.domain_packs.travel import tracer_hints
+    from tau_emotion.tracer.provenance import phrase_in
+
+    source = open(tracer_hints.__file__, encoding="utf-8").read()
+    told = [r for table in (tracer_hints._STAY_REFUSALS, tracer_hints._CAR_REFUSALS) for r in table.values()]
+    keywords = [r.keyword for r in told] + list(tracer_hints._POINTS_WORDS.values())
+    keywords += ["completed or cancelled trip", "48 hours", "before its pick-up date"]
+    for keyword in keywords:  # the Tracer finds a refusal's keyword in the written policy, or drops the task
+        assert phrase_in(keyword, domain.policy) and f'"{keyword}"' in source, keyword
+    named = {r.reason for r in told} | set(tracer_hints._POINTS_WORDS) | {"trip_closed", "tour_cancellation_window",
+                                                                        "rental_started"}
+    assert named == set(domain.refusal_reasons)  # every declared reason can be challenged
+
+
+def test_tracer_built_test_split_meets_its_targets_and_obeys_the_rules(domain):
+    tasks = domain.tasks("test")
+    assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
+    assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
+    challenged = [t for t in tasks if t.meta.get("refused")]
+    assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
+    assert sum(bool(t.meta.get("decisions")) for t in tasks) >= 0.2 * len(tasks)
+    tables = domain.database.tables
+    internal = [*tables["itineraries"], *tables["travellers"], *tables["stays"], *tables["tour_bookings"],
+                *tables["car_rentals"]]
+    for task in tasks:
+        assert not any(key in task.user.instruction for key in internal), task.id
+        state = domain.database.state()
+        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        for i, action in enumerate([*task.gold.actions, None]):
+            if i in refused:
+                assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id
+            if action is None:
+                break
+            if domain.toolset[action.name].writes:
+                assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+            domain.toolset.call(state, action.name, action.arguments)
+    train = domain.tasks("train") if "train" in domain.splits else []
+    assert not {t.meta["user"] for t in tasks} & {t.meta["user"] for t in train}

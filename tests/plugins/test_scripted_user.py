@@ -126,3 +126,51 @@ def test_a_question_in_the_singular_finds_its_fact(pack, key, question):
     values = task.user.known[key]
     assert any(str(v) in reply for v in (values if isinstance(values, list) else [values])), reply
     assert "don't know" not in reply and "do not know" not in reply
+
+
+def test_the_current_requests_part_answers_before_the_callers_own():
+    """Issue 21: during an address change 'the zip?' is the new address's zip (a part Tracer lists under the
+    request), not the caller's own identifying zip; before a request owns it the caller's zip is the answer."""
+    pm, domain = _loaded(("retail",))
+    task = next(t for t in domain.tasks("test") if isinstance(t.user.known.get("new_address"), dict)
+                and "zip" in t.user.known and t.meta.get("intent_gold"))
+    address = task.user.known["new_address"]
+    gold = [dict(g) for g in task.meta["intent_gold"]]
+    owner = next(i for i, g in enumerate(gold) if "new_address" in g["facts"])
+    gold[owner]["facts"] = [*gold[owner]["facts"], "new_address_zip"]
+    known = {**task.user.known, "new_address_zip": address["zip"]}
+    task = task.model_copy(update={"user": task.user.model_copy(update={"known": known}),
+                                   "meta": {**task.meta, "intent_gold": gold}})
+    assert address["zip"] != known["zip"]
+    episode, view = bare_episode(pm, domain, task)
+    user = ScriptedUser(view)
+    asyncio.run(user.start())
+    user.position = owner
+    reply = _say(user, episode, "What is the zip?")
+    assert address["zip"] in reply and known["zip"] not in reply, reply
+    if owner > 0:
+        user.position = 0
+        assert known["zip"] in _say(user, episode, "And your zip code?")
+
+
+def test_what_the_user_volunteers_varies_by_trial_and_is_seeded():
+    """Issue 21: the scripted user volunteers 0-2 of the current request's facts, chosen by the trial's rng, so
+    trials of one task differ (Pass^k measures something offline) and a trial repeats itself exactly."""
+    pm, domain = _loaded(("retail",))
+    tasks = [t for t in domain.tasks("test") if t.meta.get("intent_gold")][:10]
+
+    def opening(task, trial):
+        episode, view = bare_episode(pm, domain, task, trial=trial)
+        user = ScriptedUser(view)
+        return asyncio.run(user.start()).content, set(user.told)
+
+    varied = 0
+    for task in tasks:
+        seen = {opening(task, trial)[0] for trial in range(4)}
+        assert opening(task, 1) == opening(task, 1)
+        varied += len(seen) > 1
+        for trial in range(4):
+            text, told = opening(task, trial)
+            assert all(k in task.meta["intent_gold"][0]["facts"] for k in told)
+            assert all(str(task.user.known[k]) in text for k in told)
+    assert varied >= 3

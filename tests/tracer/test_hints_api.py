@@ -9,6 +9,7 @@ from tau_emotion.tracer.hints import (
     Option,
     Reference,
     TracerHints,
+    difference,
     draft,
     fact_wording,
     load_hints,
@@ -58,6 +59,27 @@ def test_draft_puts_the_reference_first():
     again = draft("cancel", "cancel_order", {}, ["x"], ref, reads={"calc": [{}]})
     assert list(again.reads) == ["get_order", "get_user", "calc"]
     assert draft("x", "y", {}, ["z"]).facts == {}
+
+
+def test_verify_adds_a_read_and_its_evidence_after_the_reads_given():
+    out = draft("pay", "pay_bill", {}, ["pay"], reads={"get_account": [{"a": 1}], "get_bills": [{"a": 0}]},
+                evidence=["get_account"], verify={"get_bills": {"a": 1}, "diagnose": {}})
+    assert out.reads == {"get_account": [{"a": 1}], "get_bills": [{"a": 0}, {"a": 1}], "diagnose": [{}]}
+    assert out.evidence == ["get_account", "get_bills", "diagnose"]
+    assert draft("x", "y", {}, ["z"], verify={"get_bills": {}}, evidence=["get_bills"]).evidence == ["get_bills"]
+
+
+def test_a_fact_listing_one_value_is_that_value():
+    out = draft("swap", "modify_items", {}, ["swap"], facts={"item": ["Lamp"], "items": ["Lamp", "Kettle"], "none": []})
+    assert out.facts == {"item": "Lamp", "items": ["Lamp", "Kettle"], "none": []}
+
+
+def test_difference_puts_the_larger_sum_first_with_no_sign():
+    assert difference(250, 300) == ("300 - 250", 50)
+    assert difference(300, 250) == ("300 - 250", 50)
+    assert difference([100, 80], 150, 2) == ("(100 + 80 - 150) * 2", 60)
+    assert difference(150, [100, 80]) == ("100 + 80 - 150", 30)
+    assert difference([120], [50, 20]) == ("120 - 50 - 20", 50)
 
 
 def test_fact_wording_finds_a_merged_plural_and_leaves_unsaid_keys_out():

@@ -59,22 +59,60 @@ def test_template_refiner_writes_one_line_per_intent_and_varies(airline, candida
 
 
 def test_a_pack_words_the_instruction_facts(airline, candidate, monkeypatch):
-    """`fact_phrase` in the hints: a pack's own wording, the generic one on None, nothing said on ''."""
+    """`fact_phrase` in the hints: a pack's own wording, the generic one on None, nothing said on ''; a fact the
+    request's own words already say is not said again either way."""
+    from tau_emotion.tracer.refine import already_said
+
     hints = load_hints(airline)
     monkeypatch.setattr(hints, "fact_phrase", None)  # a pack without fact_phrase: the Tracer's generic wording
     generic = TemplateRefiner(airline).refine(candidate, random.Random(1))
-    assert "If the agent needs to know" in generic.instruction
     keys = [k for k in generic.known if k not in candidate.persona.facts and k != "preferences"]
     assert keys
     monkeypatch.setattr(hints, "fact_phrase", lambda key, value: f"<{key}>")
     worded = TemplateRefiner(airline).refine(candidate, random.Random(1))
-    assert all(f"<{k}>" in worded.instruction for k in keys) and worded.known == generic.known
+    assert worded.known == generic.known
+    body = re.sub(r"<\w+>", "", worded.instruction)
+    for k in keys:  # worded by the pack, or already said in the request's own words
+        assert f"<{k}>" in worded.instruction or already_said(k, generic.known[k], f"<{k}>", body), (k, worded)
     monkeypatch.setattr(hints, "fact_phrase", lambda key, value: None)
     assert TemplateRefiner(airline).refine(candidate, random.Random(1)).instruction == generic.instruction
     monkeypatch.setattr(hints, "fact_phrase", lambda key, value: "")
     unsaid = TemplateRefiner(airline).refine(candidate, random.Random(1))
-    assert "If the agent needs to know" not in unsaid.instruction and " , " not in unsaid.instruction
+    assert "<" not in unsaid.instruction and " , " not in unsaid.instruction and ". ." not in unsaid.instruction
     assert unsaid.known == generic.known
+
+
+def test_one_voice_each_fact_once_and_no_form_block(airline):
+    """Issue 21: no restatement block, no 'For more than one of these requests', no sentence said twice, a fact the
+    request already says is not said again; the user's lines keep the user as the subject."""
+    from tau_emotion.tracer.refine import _DETERMINERS, already_said, surfaces
+
+    grounder = Grounder(airline, build_graph(airline), load_hints(airline), profile_for("test"))
+    seen = 0
+    for i in range(80):
+        try:
+            cand = grounder.ground(random.Random(i), i, "test")
+        except Reject:
+            continue
+        refined = TemplateRefiner(airline).refine(cand, random.Random(i))
+        text = refined.instruction
+        assert "If the agent needs to know" not in text and "more than one of these" not in text, text
+        sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z])", text)
+        assert len(sentences) == len(set(sentences)), text
+        assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text.split(").", 1)[-1]), text
+        for line in refined.intents:
+            assert not re.match(r"(Could you please|Please) (see|book|cancel|change|know)\b", line), line
+        for key in (k for k in refined.known if k not in cand.persona.facts and k != "preferences"):
+            value = refined.known[key]
+            # every fact the user knows is said somewhere in the instruction (in the request or on its own)
+            # (ids, numbers and dates: free wording such as 'the whole gift card, the rest on ...' is the pack's)
+            if not isinstance(value, (dict, list)) and re.fullmatch(r"#?[A-Z0-9][\w-]{2,}", str(value)) \
+                    and any(c.isdigit() for c in str(value)):
+                assert any(_DETERMINERS.sub("", f.lower()) in text.lower() for f in surfaces(value)) \
+                    or already_said(key, value, "", text) \
+                    or key.endswith("reason"), (key, value, text)
+        seen += 1
+    assert seen >= 20
 
 
 def test_a_fact_whose_values_differ_by_request_is_said_in_each_request(airline, monkeypatch):
@@ -94,7 +132,9 @@ def test_a_fact_whose_values_differ_by_request_is_said_in_each_request(airline, 
         for key, value in draft.facts.items():
             plural = plural_key(key)
             if plural != key and isinstance(cand.known.get(plural), list) and key not in cand.persona.facts:
-                assert f"<{key}={value}>" in instruction, (key, value, instruction)
+                # its own value: said by its own request's words, or in its own fact phrase
+                assert f"<{key}={value}>" in instruction or str(value) in re.sub(r"<[^>]*>", "", instruction), \
+                    (key, value, instruction)
                 assert f"<{plural}=" not in instruction, instruction
                 checked += 1
     assert checked >= 2
@@ -199,3 +239,82 @@ def test_llm_feelings_and_labeler(airline, candidate, openai_server, space):
     assert seen == [text] and agrees(condition, reading) and reading["trust"] == "skeptical"
     block = labeler.block(condition, random.Random(0))
     assert block["family"] == "fear" and block["urgency"] == "high" and block["anchor"].startswith("anxiety anchor")
+
+
+def test_known_holds_the_parts_an_agent_asks_for(airline):
+    """Issue 21 item 5: a fact given whole (a companion, a new passenger) is known field by field, and a value the
+    instruction states that a write takes under another name is known under that name (a booking's
+    `total_baggages`); each part belongs to the request that states it (`meta.intent_gold[i].facts`)."""
+    def whole(c):
+        return any(isinstance(c.known.get(k), dict) for d in c.drafts for k in d.facts)
+
+    cand = _grounded(airline, whole)
+    refined = TemplateRefiner(airline).refine(cand, random.Random(3))
+    checked = 0
+    for i, draft in enumerate(cand.drafts):
+        for key in draft.facts:
+            if isinstance(cand.known.get(key), dict):
+                for field, value in cand.known[key].items():
+                    assert refined.known[f"{key}_{field}"] == value
+                    assert f"{key}_{field}" in refined.parts[i]
+                    checked += 1
+    assert checked
+    cand.task = make_task(cand, refined, "template", 0)
+    facts = [set(g["facts"]) for g in cand.task.meta["intent_gold"]]
+    assert all(set(p) <= f for p, f in zip(refined.parts, facts, strict=False))
+    Validator(airline).check(cand)
+
+    booking = _grounded(airline, lambda c: any(d.goal == "book_reservation" and not d.refused for d in c.drafts))
+    known = TemplateRefiner(airline).refine(booking, random.Random(3)).known
+    book = next(s for s in booking.steps if s.name == "book_reservation")
+    bags = book.arguments["total_baggages"]
+    if any(str(v) == str(bags) for v in booking.known.values() if not isinstance(v, (dict, list))):
+        assert known["total_baggages"] == bags
+    assert not any(k.endswith("_id") and k not in booking.known for k in known)  # no internal id becomes a fact
+
+
+def test_a_part_two_requests_disagree_on_is_left_out():
+    from types import SimpleNamespace
+
+    from tau_emotion.tracer.grounding import Step
+    from tau_emotion.tracer.refine import answer_parts
+
+    drafts = [SimpleNamespace(), SimpleNamespace()]
+    steps = [Step("update_bags", {"total_baggages": 3}, "{}", 0, "goal"),
+             Step("update_bags", {"total_baggages": 1}, "{}", 1, "goal"),
+             Step("update_address", {"address": {"city": "Tucson", "zip": "85701"}}, "{}", 1, "goal")]
+    cand = SimpleNamespace(drafts=drafts, steps=steps)
+    known = {"bags_a": 3, "bags_b": 1, "new_address": {"city": "Tucson", "zip": "85701"}}
+    parts, owners = answer_parts(cand, known, [["bags_a"], ["bags_b", "new_address"]])
+    assert "total_baggages" not in parts  # 3 for one request, 1 for the other: neither
+    assert parts == {"new_address_city": "Tucson", "new_address_zip": "85701", "city": "Tucson", "zip": "85701"}
+    assert owners == [[], ["new_address_city", "new_address_zip", "city", "zip"]]
+
+
+def test_agreement_takes_all_five_labels():
+    condition = {"family": "fear", "emotion": "anxiety", "politeness": "warm", "urgency": "high", "trust": "cautious"}
+    assert agrees(condition, dict(condition))
+    for label, other in (("politeness", "cold"), ("urgency", "low"), ("trust", "skeptical"), ("emotion", "panic")):
+        assert not agrees(condition, {**condition, label: other}), label
+
+
+def test_a_date_the_request_says_is_known_under_its_argument_name():
+    from types import SimpleNamespace
+
+    from tau_emotion.tracer.grounding import Step
+    from tau_emotion.tracer.refine import answer_parts
+
+    steps = [Step("search", {"origin": "JFK", "destination": "PDX", "date": "2024-05-19"}, "[]", 0, "read"),
+             Step("status", {"flight_number": "SKY1", "date": "2024-05-02"}, "{}", 0, "read")]
+    cand = SimpleNamespace(drafts=[SimpleNamespace()], steps=steps)
+    parts, owners = answer_parts(cand, {}, [[]], texts=["move your New York JFK to Portland trip to May 19"])
+    assert parts == {"date": "2024-05-19"} and owners == [["date"]]  # not May 2 (unsaid), no airport codes
+
+
+def test_a_question_the_request_already_asks_is_not_asked_again():
+    from tau_emotion.tracer.refine import ask_in_request
+
+    assert ask_in_request("the copay", "know my copay for seeing Dr. Hannah Park")
+    assert ask_in_request("the diagnosis", "learn what Dr. Kevin Adler diagnosed at my December 9 visit")
+    assert not ask_in_request("the price difference", "exchange the Electric Kettle for the steel one")
+    assert not ask_in_request("how many GB of data are left", "check the data I have left on my line")

@@ -1,12 +1,13 @@
 """The validator rejects a hand-made bad candidate for each rule, and accepts the repaired one."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from tau_emotion.domain_packs.airline.tools import FREE_BAGS
 from tau_emotion.tracer.grounding import Refusal, Reject
-from tau_emotion.tracer.hints import Choice, IntentDraft, Option, Output
+from tau_emotion.tracer.hints import Choice, IntentDraft, Option, Output, Persona
 from tau_emotion.tracer.validate import Validator
 from tests.tracer.candidates import make_candidate
 
@@ -201,3 +202,58 @@ def test_a_write_on_what_the_task_just_created_is_rejected(domains):
         Validator(telehealth).check_consistency(make_candidate(telehealth, {}, calls))
     problem = info.value
     assert problem.check == "consistency" and "book_appointment just created" in problem.detail
+
+
+def _reservation(airline, want):
+    tables = airline.database.tables
+    for rid, res in tables["reservations"].items():
+        user = tables["users"][res["user_id"]]
+        if res["status"] == "active" and want(res, user):
+            return rid, res, user
+    raise AssertionError("no such reservation in the airline database")
+
+
+def _on_board(res, user):
+    return any(p["first_name"] == user["name"]["first_name"] and p["last_name"] == user["name"]["last_name"]
+               for p in res["passengers"])
+
+
+def test_situation_rejects_what_the_database_contradicts(airline):
+    """Issue 21 (airline-017, -005, -053): a change of mind about a trip already flown, a sick caller or an
+    occasion on a booking the caller is not on are `situation` rejections; the same reasons on a fitting
+    reservation pass."""
+    from tau_emotion.domain_packs.airline.tracer_situation import TODAY, situation
+
+    def cand_for(rid, user, context, occasion=None):
+        persona = Persona(name="x", facts={"user_id": user["user_id"], "first_name": user["name"]["first_name"],
+                                           "last_name": user["name"]["last_name"]})
+        d = IntentDraft(kind="cancel", goal="cancel_reservation", arguments={"reservation_id": rid}, request=["x"],
+                        context=context)
+        return SimpleNamespace(persona=persona, drafts=[d], occasion=occasion)
+
+    state = airline.database.state()
+    flown_rid, _, flown_user = _reservation(airline, lambda r, u: any(leg["date"] < TODAY for leg in r["flights"]))
+    ahead_rid, _, ahead_user = _reservation(airline, lambda r, u: all(leg["date"] >= TODAY for leg in r["flights"])
+                                            and _on_board(r, u))
+    other_rid, _, other_user = _reservation(airline, lambda r, u: not _on_board(r, u))
+    why = situation(state, cand_for(flown_rid, flown_user, "{{I}} would rather not travel after all"))
+    assert why and "started" in why and flown_rid in why
+    assert situation(state, cand_for(ahead_rid, ahead_user, "{{I}} would rather not travel after all")) is None
+    why = situation(state, cand_for(other_rid, other_user, "{{I}} {{am}} sick and {{my}} doctor says {{I}} should not fly"))
+    assert why and "does not fly on" in why
+    assert situation(state, cand_for(ahead_rid, ahead_user, "{{I}} {{am}} sick")) is None
+    why = situation(state, cand_for(other_rid, other_user, None, occasion="this trip is {{my}} honeymoon"))
+    assert why and "honeymoon" in why
+    assert situation(state, cand_for(ahead_rid, ahead_user, None, occasion="this trip is {{my}} honeymoon")) is None
+
+
+def test_validator_applies_the_packs_situation_check(airline, monkeypatch):
+    from tau_emotion.tracer.hints import load_hints
+
+    calls = [("get_user_details", AMELIA), ("get_reservation_details", {"reservation_id": "VRSB5Q"})]
+    cand = make_candidate(airline, {**AMELIA, "reservation_id": "VRSB5Q"}, calls, outputs=["DFW"],
+                          evidence=["get_user_details"])
+    Validator(airline).check(cand)
+    monkeypatch.setattr(load_hints(airline), "situation", lambda state, c: "the trip already flew")
+    problem = rejected(Validator(airline), cand)
+    assert problem.check == "situation" and problem.detail == "the trip already flew"
