@@ -67,6 +67,9 @@ def test_deleting_a_run_that_is_running_is_refused(tau, tmp_path):
         assert holder.stdout.readline().strip() == "held"
         refused = tau("runs", "--delete", run_id, "--db", db)
         assert refused.exit_code == 1 and f"process {holder.pid}" in refused.output
+        for reference in ("latest", run_id.rsplit("-", 1)[-1][:4]):  # a run reference names the live run too
+            refused = tau("runs", "--delete", reference, "--db", db)
+            assert refused.exit_code == 1 and f"run '{run_id}' is running now" in refused.output
         assert run_id in tau("runs", "--json", "--db", db).output
     finally:
         holder.kill()

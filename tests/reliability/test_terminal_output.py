@@ -34,3 +34,31 @@ def test_runs_shows_a_markup_model_name_literally_and_show_escapes_stored_text(t
     shown = tau("show", run_id, "--db", db)
     assert "\x1b" not in shown.output and "\x07" not in shown.output
     assert "\nFAKE LINE" not in shown.output and "\\x1b[2J" in shown.output
+
+
+def test_plugin_given_summary_rows_and_header_lines_are_shown_literally(capsys):
+    """Main moved the summary table and `tau show`'s header into plugins (hooks): the core still renders
+    what they give through the sanitiser, so a scope named `[/]` or holding escapes is shown, not run."""
+    from tau_emotion.core import hookimpl
+    from tau_emotion.core.cli import print_summary
+    from tau_emotion.core.manager import get_plugin_manager
+    from tau_emotion.plugins.report.meta import run_header
+
+    class Rows:
+        @hookimpl
+        def tau_summary_rows(self, summary):
+            return [(f"[/]{ESCAPES}", {"n": 1})]
+
+        @hookimpl
+        def tau_summary_columns(self, summary):
+            return [("[bold]n", lambda g: f"[link=http://x]{g['n']}")]
+
+    pm = get_plugin_manager(["mock"], ["metrics"])
+    pm.register(Rows(), name="rows")
+    print_summary({"run_id": "r[/]", "terminations": {}}, pm)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "[/]\\x1b[2J" in out and "[bold]n" in out and "[link=http://x]1" in out and "r[/]" in out
+    lines = run_header({"run_id": "r1", "meta": {"status": "complete", "agent": f"a{ESCAPES}\nFAKE LINE"}})
+    assert lines and all("\x1b" not in line and "\n" not in line for line in lines)
+    assert "\\x1b[2J" in " ".join(lines)
