@@ -193,14 +193,15 @@ def instrument_options(methods: dict[str, dict[str, Any]], kinds: dict[str, str]
     """A user's payment methods (id -> row) as the options of a choice, each described as a person names it.
 
     `kind` is the row's `source` in words ("credit_card" -> "credit card", or as `kinds` says: {"paypal":
-    "PayPal account"}); `brand` is the row's `brand` or `bank`; `last_four` the row's own, else the last four
-    characters of its id (a gift card's number); `balance` (the row's `balance` or `amount`) is there for a
+    "PayPal account"}); `brand` is the row's `brand` or `bank`; `last_four` the row's own (a card's
+    printed digits) and nothing else: the tail of an internal id (`paypal_1488918`, `gift_card_7412`) is no
+    number a customer knows, so an instrument without one is named by kind and brand alone; `balance` (the row's `balance` or `amount`) is there for a
     `usable` test only: it changes during a task, so no words name it.
     """
     options = []
     for pid, m in methods.items():
         attrs = {"kind": (kinds or {}).get(m["source"], m["source"].replace("_", " ")),
-                 "brand": m.get("brand") or m.get("bank"), "last_four": m.get("last_four") or pid[-4:],
+                 "brand": m.get("brand") or m.get("bank"), "last_four": m.get("last_four"),
                  "balance": m.get("balance", m.get("amount"))}
         options.append(Option(pid, {k: v for k, v in attrs.items() if v is not None}))
     return options

@@ -127,7 +127,7 @@ def _card(ctx: GroundingContext) -> tuple[str, Choice, dict, str] | None:
     picked = pick_instrument(ctx, "card", options)
     if picked is None:
         return None
-    pick, choice, words = picked
+    pick, choice, words = picked.option, picked.choice, picked.words
     words = words.replace("Amex", "American Express")
     if len(options) == 1:
         choice = Choice("card", pick.value, options, {})

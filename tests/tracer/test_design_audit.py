@@ -61,17 +61,18 @@ def test_no_positive_feelings_beside_a_misfortune(domains, pack):
         assert not [m for m in MISFORTUNES if m in text], (task.id, task.blocks["emotion"]["emotion"], text)
 
 
-#: issue 21's checks, which the committed splits were built before: the lead rebuilds the splits with the generator
-#: that passes them and then empties this set (until then the tests below hold every other check)
-PROMISED_CHECKS = {"five-label agreement", "distinct users", "entity writes", "sentence templates", "id leak",
-                   "decision rule balance", "gold length balance", "request kind balance"}
+#: the one (split, check) a committed split still fails, named so that nothing else may: airline's train split
+#: gives its families unequal shares of compensation requests (p ~ 0.003), because an enjoyment condition takes no
+#: task whose request states a misfortune; choosing the situation to fit the designed condition (issue 21, item 4)
+#: is what removes it. Every other check holds on every committed split.
+KNOWN_FAILURES = {("airline", "train"): {"request kind balance"}}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["test", "train"])
 def test_committed_airline_splits_pass_the_audit(airline, split, space):
     result = audit_split(airline, split, space=space, transfer_tool="transfer_to_human_agents")
-    assert not [c for c in result.checks if not c[1] and c[0] not in PROMISED_CHECKS]
+    assert not [c for c in result.checks if not c[1] and c[0] not in KNOWN_FAILURES.get(("airline", split), set())]
     assert result.tables["label agreement"]["family+emotion"] == f"{result.tables['tasks']['n']}/" \
                                                                  f"{result.tables['tasks']['n']}"
     assert result.tables["users"][f"shared with {'train' if split == 'test' else 'test'}"] == 0
@@ -90,7 +91,7 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains, space):
             result = audit_split(domain, split, space=space, transfer_tool=load_hints(domain).handoff_tool)
             audited.append(f"{name}/{split}")
             problems += [f"{name}/{split}: {check}: {detail}" for check, ok, detail in result.checks
-                         if not ok and check not in PROMISED_CHECKS]
+                         if not ok and check not in KNOWN_FAILURES.get((name, split), set())]
     assert not problems, problems
     assert {f"{p}/{s}" for p in ("airline", "retail", "telecom", "telehealth") for s in ("test", "train")} <= set(audited)
 
@@ -98,11 +99,8 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains, space):
 @pytest.mark.slow
 def test_audit_command_prints_tables_and_fails_on_a_broken_split(airline, monkeypatch, space):
     done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test"])
-    failing = {line.split()[1] if len(line.split()) > 1 else "" for line in done.output.splitlines()
-               if line.startswith("  FAIL")}
-    assert done.exit_code == (1 if failing else 0), done.output
-    assert not [line for line in done.output.splitlines() if line.startswith("  FAIL")
-                and not any(line[7:].startswith(c) for c in PROMISED_CHECKS)], done.output
+    assert done.exit_code == 0, done.output  # the committed test split passes every check
+    assert not [line for line in done.output.splitlines() if line.startswith("  FAIL")], done.output
     assert "label agreement" in done.output and "challenge kinds" in done.output
     assert "gold calls by family" in done.output and "id leak" in done.output  # the pack declares visible ids
     tasks = airline.tasks(None)
@@ -266,7 +264,7 @@ def test_audit_fails_a_split_whose_families_differ_in_intents(airline, monkeypat
     assert "challenge balance" not in failed
 
 
-# ---- issue 21's checks: what was promised (the committed splits predate them; see PROMISED_CHECKS)
+# ---- issue 21's checks: what was promised (every committed split passes them but one: see KNOWN_FAILURES)
 
 def _patched(monkeypatch, domain, tasks):
     monkeypatch.setattr(type(domain), "tasks", lambda self, split=None: tasks if split is None else
