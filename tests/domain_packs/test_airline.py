@@ -426,5 +426,11 @@ def test_instructions_are_worded_as_a_traveller_would(domain):
 
 
 def test_pack_import_is_light():
-    heavy = {"torch", "transformers", "trl", "vllm", "ray"}
-    assert not heavy & set(sys.modules)
+    """Importing the pack and its tools loads no heavy library (in a fresh interpreter: this process's
+    modules depend on which tests ran before)."""
+    import subprocess
+
+    code = ("import sys, tau_emotion.domain_packs.airline, tau_emotion.domain_packs.airline.tools; "
+            "print(sorted({'torch', 'transformers', 'trl', 'vllm', 'ray'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

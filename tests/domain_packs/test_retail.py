@@ -89,4 +89,4 @@ def test_splits_are_rich_and_worded_as_a_customer_would(domain):
             assert mechanical not in words, (task.id, mechanical)
         if "new_address" in task.user.known:
             address = task.user.known["new_address"]
-            assert f"your new address is {address['address1']}" in words, task.id
+            assert f"{address['address1']}, " in words and address['zip'] in words, task.id  # said once, whole
