@@ -242,6 +242,29 @@ def test_refused_calls_are_those_exactly_one_named_rule_forbids(domains):
     assert refused_calls(ctx, "change_line_plan", calls, {"contract_term": frozen}) == []  # a rule not named
 
 
+def test_refused_calls_tell_one_rules_reasons_apart_by_their_words(domains):
+    from tau_emotion.tracer.hints import Persona, Refusal, refused_calls
+
+    telehealth = domains.get("telehealth")
+    patients = [p for _, p in telehealth.database.state()["patients"].scan()]
+    adult = patients[0]  # the caller books for themself: identified, so only booking_rules can forbid
+    ctx = _ctx(telehealth, persona=Persona("caller", {}, identified={"session": {"current": {"caller_id": adult["patient_id"]}}}))
+    slots = [s for _, s in ctx.state["slots"].scan() if s["status"] == "open"]
+    calls = [(s["slot_id"], {"patient_id": adult["patient_id"], "slot_id": s["slot_id"], "mode": "video"}) for s in slots]
+    # booking_rules is one rule with four reasons: the words of each reason pick its refusal
+    table = {"out of network": Refusal("out_of_network", "out of network", "book_out_of_network"),
+             "sees patients aged": Refusal("age_restriction", "the ages they see", "book_age")}
+    found = refused_calls(ctx, "book_appointment", calls, table)
+    kinds = {r.kind for *_, r in found}
+    assert kinds == {"book_out_of_network", "book_age"}
+    for _, args, refusal in found:
+        (broken,) = ctx.violations("book_appointment", args)
+        assert broken.rule == "booking_rules" and ("out of network" in broken.reason) == (refusal.kind == "book_out_of_network")
+    # a reason no key's words name is left out; a call no rule forbids is never among them
+    assert len(found) < sum(len(ctx.violations("book_appointment", a)) == 1 for _, a in calls)
+    assert all(ctx.violations("book_appointment", a) for _, a, _ in found)
+
+
 def test_goals_in_finds_the_grounders_by_name_in_the_order_defined():
     from tau_emotion.tracer.hints import goals_in
 
