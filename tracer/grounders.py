@@ -142,6 +142,15 @@ def difference(one: float | Sequence[float], other: float | Sequence[float], tim
     return (f"({text}) * {times}" if times > 1 else text), (sum(high) - sum(low)) * times
 
 
+def bill(*lines: tuple[float | Sequence[float], int]) -> tuple[str, float]:
+    """What a bill comes to and the `calculate` expression for it: each line is a price (or several, added) times a
+    count, and a line counted 0 times is left out: (([120, 80], 2), (30, 2), (50, 0)) -> ("(120 + 80) * 2 + 30 * 2", 460)."""
+    kept = [([p] if isinstance(p, (int, float)) else list(p), count) for p, count in lines if count]
+    text = " + ".join(f"({' + '.join(map(str, prices))}) * {count}" if len(prices) > 1 else f"{prices[0]} * {count}"
+                      for prices, count in kept)
+    return text, sum(sum(prices) * count for prices, count in kept)
+
+
 def per_database(ctx: GroundingContext, build: Callable[[Any], T]) -> T:
     """`build(database)` computed once per database object (lookups over the initial data)."""
     cache = _indexes.setdefault(build, weakref.WeakKeyDictionary())

@@ -9,6 +9,7 @@ from tau_emotion.tracer.hints import (
     Option,
     Reference,
     TracerHints,
+    bill,
     difference,
     draft,
     fact_wording,
@@ -80,6 +81,22 @@ def test_difference_puts_the_larger_sum_first_with_no_sign():
     assert difference([100, 80], 150, 2) == ("(100 + 80 - 150) * 2", 60)
     assert difference(150, [100, 80]) == ("100 + 80 - 150", 30)
     assert difference([120], [50, 20]) == ("120 - 50 - 20", 50)
+
+
+def test_bill_adds_each_line_and_leaves_out_a_line_counted_zero_times():
+    assert bill(([120, 80], 2), (30, 2), (50, 0)) == ("(120 + 80) * 2 + 30 * 2", 460)
+    assert bill(([328], 1)) == ("328 * 1", 328)  # one price: no brackets, and the count is said even when 1
+    assert bill((25, 0)) == ("", 0)
+
+
+def test_a_refusal_the_user_insists_on_owes_the_handover_not_the_reason():
+    from tau_emotion.tracer.hints import Refusal
+
+    flown = Refusal("already_flown", "flown")
+    told = draft("cancel_after_departure", "cancel_reservation", {}, ["cancel"], refusal=flown)
+    handed = draft("cancel_after_departure", "cancel_reservation", {}, ["cancel"], refusal=flown, on_refusal="transfer")
+    assert told.refused and [o.reason for o in told.outputs] == ["already_flown"]
+    assert handed.refused and handed.on_refusal == "transfer" and handed.outputs == []
 
 
 def test_fact_wording_finds_a_merged_plural_and_leaves_unsaid_keys_out():
