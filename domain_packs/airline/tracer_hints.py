@@ -398,8 +398,9 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                   "payment_id": pid},
                  [f"add {bags} to {ref.phrase}" + (f", {total} in total" if total != added else ""),
                   f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
-                 ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice], policy_values=[nonfree],
+                 ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
                  outputs=[Output(money(fee), "the bag fee")] if fee else [], preferences=[pay_phrase] if fee else [],
+                 policy_values=[nonfree],
                  decline="travel with the bags {{I}} already {{have}}" if fee else None,
                  mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0, _days(res)))
 
@@ -541,12 +542,11 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     origin, destination = rng.sample(airports, 2)
     date = shift_date("2024-05-16", rng.randrange(12))
     cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
-    companions = [dict(p) for p in user["saved_passengers"]]
     party = [{"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}]
     facts: dict[str, Any] = {}
     if rng.random() < 0.45:
-        if companions and rng.random() < 0.6:
-            other = rng.choice(companions)
+        if user["saved_passengers"] and rng.random() < 0.6:
+            other = dict(rng.choice(user["saved_passengers"]))
             facts["companion_name"] = f"{other['first_name']} {other['last_name']}"
         else:
             first, last, dob = rng.choice(_NEW_PEOPLE)

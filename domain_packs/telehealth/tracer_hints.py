@@ -239,8 +239,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
         rows = ctx.rows("prescriptions", who.patient["prescription_ids"]) if refill else _appointments(ctx, who)
         options += [(who, r) for r in rows if not refill or sum(x["medication"] == r["medication"] for x in rows) == 1]
     who, row = ctx.choose([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
-    caller = _caller(ctx)
-    consent = next(c for c in ctx.rows("consents", caller["held_consent_ids"]) if c["patient_id"] == who.pid)
+    consent = next(c for c in ctx.rows("consents", _caller(ctx)["held_consent_ids"]) if c["patient_id"] == who.pid)
     why = ("expired" if consent["expires_on"] < TODAY else "revoked" if consent["status"] == "revoked"
            else "out_of_scope")
     if refill:
@@ -265,12 +264,13 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
 # --------------------------------------------------------------------------- appointments
 
 
-#: a refused booking: words of the booking rule's reason -> the refusal; a refusal's kind -> the reads it rests on
-_BOOK_REFUSALS = {words: Refusal(reason, KEYWORDS[reason], kind) for words, reason, kind in (
-    ("sees patients aged", "age_restriction", "book_age"), ("out of network", "out_of_network", "book_out_of_network"),
-    ("does not cover", "service_not_covered", "book_not_covered"), ("already has", "duplicate_booking", "book_duplicate"))}
-_BOOK_EVIDENCE = {"book_out_of_network": ["search_providers", "check_coverage"], "book_duplicate": ["get_appointment_details"],
-                  "book_not_covered": ["search_providers", "check_coverage"], "book_age": ["search_providers", "get_provider_details"]}
+#: a refused booking: words of the booking rule's reason, the refusal's reason and kind, and the reads it rests on
+_BOOKINGS = [("sees patients aged", "age_restriction", "book_age", ["search_providers", "get_provider_details"]),
+             ("out of network", "out_of_network", "book_out_of_network", ["search_providers", "check_coverage"]),
+             ("does not cover", "service_not_covered", "book_not_covered", ["search_providers", "check_coverage"]),
+             ("already has", "duplicate_booking", "book_duplicate", ["get_appointment_details"])]
+_BOOK_REFUSALS = {words: Refusal(reason, KEYWORDS[reason], kind) for words, reason, kind, _ in _BOOKINGS}
+_BOOK_EVIDENCE = {kind: reads for _, _, kind, reads in _BOOKINGS}
 
 
 def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
@@ -364,8 +364,9 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _consent_challenge(ctx, "cancel_appointment")
     who = _who(ctx, "appointments")
-    rows = need([a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(
-        ctx, "appointment_id", reads=True) and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})])
+    used = used_by_earlier_intents(ctx, "appointment_id", reads=True)
+    rows = need([a for a in _appointments(ctx, who) if a["appointment_id"] not in used
+                 and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})])
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
@@ -432,9 +433,10 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     who = _Who(ctx, _caller(ctx))
     age = patient_age(who.patient["date_of_birth"])
     used = used_by_earlier_intents(ctx, "provider_id") | used_by_earlier_intents(ctx, "provider")
-    provider, cost = ctx.choose([(p, cost) for _, p in ctx.state["providers"].scan() if p["specialty"] != "pediatrics"
-                                 and p["patient_ages"][0] <= age <= p["patient_ages"][1] and p["provider_id"] not in used
-                                 and p["name"] not in used and (cost := coverage(ctx.state, who.patient, p))["covered"] and cost["copay"] > 0])
+    fits = [p for _, p in ctx.state["providers"].scan() if p["specialty"] != "pediatrics"
+            and p["patient_ages"][0] <= age <= p["patient_ages"][1] and used.isdisjoint((p["provider_id"], p["name"]))]
+    costs = [(p, coverage(ctx.state, who.patient, p)) for p in fits]
+    provider, cost = ctx.choose([(p, c) for p, c in costs if c["covered"] and c["copay"] > 0])
     specialty = provider["specialty"]
     return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
