@@ -311,8 +311,7 @@ def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], r
           refusal: Refusal | None = None, verify: dict[str, dict[str, Any]] | None = None, **fields: Any) -> IntentDraft:
     """An `IntentDraft` about `ref`: its facts, choices, reads and evidence come first, then the intent's own.
 
-    With `refusal` the intent is a policy challenge: refused, and the refusal's reason comes first among its outputs,
-    unless the user insists and is handed over (`on_refusal="transfer"`): then the handover, not the reason, is told.
+    With `refusal` the intent is a policy challenge: refused, and the refusal's reason comes first among its outputs.
     `verify` (read tool -> one argument set) are reads the decision rests on: each is added to `reads`, after the
     ones given there, and to `evidence`. A fact given as a list of one value is that value, so a grounder that
     handles one item or several states `[i["name"] for i in items]` either way.
@@ -326,9 +325,7 @@ def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], r
         out.reads = {**out.reads, tool: [*out.reads.get(tool, []), args]}
         out.evidence = [*out.evidence, *([] if tool in out.evidence else [tool])]
     if refusal is not None:
-        out.refused = True
-        if out.on_refusal != "transfer":
-            out.outputs = [*refusal.outputs, *out.outputs]
+        out.refused, out.outputs = True, [*refusal.outputs, *out.outputs]
     if ref is not None:
         out.facts = {**ref.facts, **out.facts}
         out.choices = [*ref.choices, *out.choices]

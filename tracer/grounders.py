@@ -180,20 +180,21 @@ def pick_fresh(ctx: GroundingContext, items: Sequence[dict], key: str, what: str
 
 
 def refused_calls(ctx: GroundingContext, goal: str, calls: Iterable[tuple[T, dict[str, Any]]],
-                  refusals: dict[str, Refusal]) -> list[tuple[T, dict[str, Any], Refusal]]:
+                  refusals: dict[str, Refusal | dict[str, Refusal]]) -> list[tuple[T, dict[str, Any], Refusal]]:
     """The calls of `goal` that exactly one policy rule forbids, a rule `refusals` names: (item, arguments, refusal).
 
     `calls` pairs what the pack picks among (a line and a plan) with the goal call's arguments; `refusals` maps a
     rule's name (`@rule` in the pack's rules.py) to how that refusal is told. A rule that forbids for several
-    reasons is told apart by words of its reason instead: a key found in the violation's reason ("out of
-    network") names its refusal. A policy challenge picks among them.
+    reasons maps to a dict instead, from words of each reason to its refusal: {"booking_rules": {"out of
+    network": ..., "sees patients aged": ...}}; a reason none of them is in is left out. A policy challenge picks
+    among them.
     """
     out = []
     for item, arguments in calls:
         found = ctx.violations(goal, arguments)
-        if len(found) != 1:
-            continue
-        refusal = refusals.get(found[0].rule) or next((r for words, r in refusals.items() if words in found[0].reason), None)
+        refusal = refusals.get(found[0].rule) if len(found) == 1 else None
+        if isinstance(refusal, dict):
+            refusal = next((r for words, r in refusal.items() if words in found[0].reason), None)
         if refusal is not None:
             out.append((item, arguments, refusal))
     return out

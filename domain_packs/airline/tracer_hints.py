@@ -225,13 +225,13 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
     return pay.value, pay.choice, pay.facts("card_last_four_digits"), phrase
 
 
-#: a change or a refund of a trip partly flown
-_FLOWN = Refusal("already_flown", "flown")
-
-
-def _insists(ctx: GroundingContext) -> str:
-    """What a refused user does: insists and is handed over (only as the task's last request), or accepts."""
-    return "transfer" if ctx.is_last and ctx.rng.random() < 0.6 else "accept"
+def _after_departure(ctx: GroundingContext, res: dict, summary: str) -> dict[str, Any]:
+    """A refused change or refund of a trip partly flown, as draft fields: the flown flight's status is the evidence;
+    as the task's last request the user may insist and be handed over, and is then owed the handover, not the reason."""
+    transfer = ctx.is_last and ctx.rng.random() < 0.6
+    return {"refused": True, "on_refusal": "transfer" if transfer else "accept", "handoff_summary": summary,
+            "outputs": [] if transfer else [Output("flown", reason="already_flown")],
+            "verify": {"get_flight_status": _flight(_leg(ctx, res, FLOWN))}}
 
 
 def _pick(ctx: GroundingContext, items: list[dict]) -> dict:
@@ -292,7 +292,8 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     leg = res["flights"][which]
     new_date = shift_date(leg["date"], ctx.rng.choice([-2, -1, 1, 2, 3]))
     other = res["flights"][1 - which]["date"] if len(res["flights"]) == 2 else None
-    need("2024-05-16" <= new_date <= "2024-05-30" and not (other and (new_date >= other if which == 0 else new_date <= other)))
+    need("2024-05-16" <= new_date <= "2024-05-30"
+         and not (other and (new_date >= other if which == 0 else new_date <= other)))  # the legs stay in order
     search = {"origin": leg["origin"], "destination": leg["destination"], "date": new_date}
     flight, choice, prefs = need(_flight_choice(ctx, search, res["cabin"], n))
     flights = [_flight(f) for f in res["flights"]]
@@ -330,11 +331,10 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
         res = _pick(ctx, items)
         ref = _ref(ctx, res)
         return draft("upgrade_after_departure", "update_reservation_flights",
-                     {"reservation_id": res["reservation_id"], "cabin": "business", "flights": [_flight(f) for f in res["flights"]],
-                      "payment_id": next(iter(_user(ctx)["payment_methods"]))},
+                     {"reservation_id": res["reservation_id"], "cabin": "business",
+                      "flights": [_flight(f) for f in res["flights"]], "payment_id": next(iter(_user(ctx)["payment_methods"]))},
                      [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
-                     refusal=_FLOWN, on_refusal=_insists(ctx), verify={"get_flight_status": _flight(_leg(ctx, res, FLOWN))},
-                     handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
+                     **_after_departure(ctx, res, f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown."),
                      mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
     res = _pick(ctx, [r for r in _reservations(ctx) if _future(ctx, r)])
     cabin = ctx.rng.choice([c for c in ("economy", "business") if c != res["cabin"]])
@@ -476,9 +476,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         if res in flown:
             return draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
-                         refusal=_FLOWN, on_refusal=_insists(ctx), context=reason,
-                         verify={"get_flight_status": _flight(_leg(ctx, res, FLOWN))},
-                         handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
+                         context=reason, **_after_departure(ctx, res, f"User wants to cancel reservation {res['reservation_id']}, partly flown."),
                          mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
@@ -506,8 +504,9 @@ _COMPENSATION = {"cancelled": 100, "delayed": 50}
 def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
     # a disrupted flight, on a reservation that qualifies for compensation (or, for a challenge, does not)
-    wanted = [(res, leg) for res in _reservations(ctx) if (leg := _leg(ctx, res, ("cancelled", "delayed"))) and (
-        user["membership"] in ("silver", "gold") or res["insurance"] == "yes" or res["cabin"] == "business") != ctx.want_challenge]
+    wanted = [(res, leg) for res in _reservations(ctx) if (leg := _leg(ctx, res, ("cancelled", "delayed")))
+              and (user["membership"] in ("silver", "gold") or res["insurance"] == "yes" or res["cabin"] == "business")
+              != ctx.want_challenge]
     used = used_by_earlier_intents(ctx, "reservation_id", "reservation")
     res, leg = ctx.choose([w for w in wanted if w[0]["reservation_id"] in used] or wanted)
     ref, n, status = _ref(ctx, res), len(res["passengers"]), _status(ctx, leg)

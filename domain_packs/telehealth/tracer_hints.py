@@ -264,7 +264,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
 # --------------------------------------------------------------------------- appointments
 
 
-#: a refused booking: words of the booking rule's reason, the refusal's reason and kind, and the reads it rests on
+#: a refused booking (one rule, several reasons): words of its reason, the refusal's reason and kind, its evidence
 _BOOKINGS = [("sees patients aged", "age_restriction", "book_age", ["search_providers", "get_provider_details"]),
              ("out of network", "out_of_network", "book_out_of_network", ["search_providers", "check_coverage"]),
              ("does not cover", "service_not_covered", "book_not_covered", ["search_providers", "check_coverage"]),
@@ -288,7 +288,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             calls.append(((provider, slot), {"patient_id": who.pid, "slot_id": slot["slot_id"],
                                              "mode": ctx.rng.choice(provider["visit_modes"])}))
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
-        candidates = need(refused_calls(ctx, "book_appointment", calls, _BOOK_REFUSALS))
+        candidates = need(refused_calls(ctx, "book_appointment", calls, {"booking_rules": _BOOK_REFUSALS}))
         kinds = sorted({r.kind for *_, r in candidates})
         # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
         kind = ctx.rng.choices(kinds, weights=[0.25 if k == "book_out_of_network" else 1 for k in kinds])[0]

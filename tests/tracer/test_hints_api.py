@@ -89,16 +89,6 @@ def test_bill_adds_each_line_and_leaves_out_a_line_counted_zero_times():
     assert bill((25, 0)) == ("", 0)
 
 
-def test_a_refusal_the_user_insists_on_owes_the_handover_not_the_reason():
-    from tau_emotion.tracer.hints import Refusal
-
-    flown = Refusal("already_flown", "flown")
-    told = draft("cancel_after_departure", "cancel_reservation", {}, ["cancel"], refusal=flown)
-    handed = draft("cancel_after_departure", "cancel_reservation", {}, ["cancel"], refusal=flown, on_refusal="transfer")
-    assert told.refused and [o.reason for o in told.outputs] == ["already_flown"]
-    assert handed.refused and handed.on_refusal == "transfer" and handed.outputs == []
-
-
 def test_fact_wording_finds_a_merged_plural_and_leaves_unsaid_keys_out():
     phrase = fact_wording({"order_id": ("your order is {}", "your orders are {}"),
                            "passenger_to_add": ("add {}", "add {}"),
@@ -271,7 +261,7 @@ def test_refused_calls_tell_one_rules_reasons_apart_by_their_words(domains):
     # booking_rules is one rule with four reasons: the words of each reason pick its refusal
     table = {"out of network": Refusal("out_of_network", "out of network", "book_out_of_network"),
              "sees patients aged": Refusal("age_restriction", "the ages they see", "book_age")}
-    found = refused_calls(ctx, "book_appointment", calls, table)
+    found = refused_calls(ctx, "book_appointment", calls, {"booking_rules": table})
     kinds = {r.kind for *_, r in found}
     assert kinds == {"book_out_of_network", "book_age"}
     for _, args, refusal in found:
@@ -280,6 +270,7 @@ def test_refused_calls_tell_one_rules_reasons_apart_by_their_words(domains):
     # a reason no key's words name is left out; a call no rule forbids is never among them
     assert len(found) < sum(len(ctx.violations("book_appointment", a)) == 1 for _, a in calls)
     assert all(ctx.violations("book_appointment", a) for _, a, _ in found)
+    assert refused_calls(ctx, "book_appointment", calls, table) == []  # the words are keyed by their rule's name
 
 
 def test_goals_in_finds_the_grounders_by_name_in_the_order_defined():
