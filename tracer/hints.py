@@ -59,6 +59,7 @@ from tau_emotion.tracer.drafts import (
 from tau_emotion.tracer.grounders import (
     INSTRUMENT_ORDERS,
     Instrument,
+    bill,
     day_period,
     days_between,
     difference,
@@ -84,7 +85,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Choice", "GroundingContext", "HintsError", "Instrument", "INSTRUMENT_ORDERS", "IntentDraft", "Mood", "Option",
-    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "day_period", "days_between",
+    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "bill", "day_period", "days_between",
     "difference", "draft", "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options",
     "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
     "refused_calls", "settle", "shift_date", "used_by_earlier_intents",
