@@ -133,8 +133,9 @@ class TracerHints(BaseModel):
     fact_phrase: Callable[[str, Any], str | None] | None = None
     #: the id arguments a customer can know and say (a reservation or order number, a user id the app shows);
     #: any other id (a PayPal or gift-card record id, a line or bill record) is internal: neither it nor its last
-    #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). None: not declared, unchecked
-    visible_ids: frozenset[str] | None = None
+    #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). Default: none is, so every
+    #: pack's instructions are checked; a pack lists the ids its customers do know
+    visible_ids: frozenset[str] = frozenset()
     #: (state, candidate) -> why the candidate's situation contradicts the database ("would rather not travel" for
     #: a trip that already started, an occasion on a booking the caller is not on), or None; the validator
     #: rejects such a candidate as `situation`. None: no check

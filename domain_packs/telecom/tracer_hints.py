@@ -394,6 +394,4 @@ HINTS = TracerHints(
     occasion_intents=["change_plan", "downgrade_under_contract", "plan_changed_this_cycle", "add_addon",
                       "roaming_overdue", "replace_device", "data_usage", "troubleshoot", "pay_bill"],
     fact_phrase=fact_phrase,
-    # customer, account, line, bill and payment records are internal: a customer says phone numbers and months
-    visible_ids=frozenset(),
 )

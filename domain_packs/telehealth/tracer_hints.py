@@ -522,6 +522,4 @@ HINTS = TracerHints(
     occasion_intents=["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
                       "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"],
     fact_phrase=fact_phrase,
-    # patient, provider, slot, prescription, appointment and consent records are internal
-    visible_ids=frozenset(),
 )
