@@ -514,7 +514,6 @@ HINTS = TracerHints(
                   "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
                   "update_contact_info": 0.5, "revoke_consent": 0.4},
     entry_tools=["verify_patient_identity"],
-    handoff_tool="transfer_to_human_agents",
     # the policy: verify first, read the appointment before changing it, the prescription before a refill
     policy_edges=[("get_appointment_details", "reschedule_appointment"), ("get_appointment_details", "cancel_appointment"),
                   ("get_prescription_details", "request_refill"), ("check_coverage", "book_appointment")],
