@@ -157,7 +157,7 @@ fact_phrase = fact_wording({
     "quantity": ("you want {}", _n),
     "recipient": ("the tickets go to {}", "the tickets go to {}"),
     "recipient_email": ("their email is {}", "their emails are {}"),
-    "price_each": ("you want to ask {} a ticket", money),
+    "price_each": "",  # the request says it
     "member_number": ("your member number is {}", "your member numbers are {}"),
     "player": ("the player is {}", "the players are {}"),
     "program": ("the program is the {}", "the programs are the {}"),
@@ -284,8 +284,8 @@ def ground_list_tickets_for_resale(ctx: GroundingContext) -> IntentDraft | None:
         (face if ctx.rng.random() < 0.5 else float(max(5, int(face * 0.8) // 5 * 5)))
     args = {"order_id": order["order_id"], "price_each": price}
     ref = _order_ref(ctx, order)
-    request = [f"list {ref.phrase} for resale at {money(price)} each", f"put {ref.phrase} up for resale at "
-               f"{money(price)} a ticket"]
+    request = [f"list {ref.phrase} for resale at ${money(price)} each", f"put {ref.phrase} up for resale at "
+               f"${money(price)} a ticket"]
     facts = {"price_each": price}
     mood = Mood("{{I}} cannot make the " + game["opponent"] + " game and want some money back", "negative", 1, days)
     if ctx.want_challenge:
@@ -303,7 +303,7 @@ def ground_relocate_membership_seat(ctx: GroundingContext) -> IntentDraft | None
     member = ctx.state["memberships"].peek(need(fan["membership_id"]))
     need(member["membership_id"] not in used_by_earlier_intents(ctx, "membership_id", reads=True))
     calls = [(s, {"membership_id": member["membership_id"], "section_code": s["section_code"]})
-             for s in _sections(ctx) if s["section_code"] != member["section_code"]]
+             for s in _sections(ctx) if s["season_price"] != _section(ctx, member["section_code"])["season_price"]]
     if ctx.want_challenge:
         section, args, refusal = _refused(ctx, "relocate_membership_seat", calls)
     else:
