@@ -151,8 +151,6 @@ fact_phrase = fact_wording({
     "order_number": ("the order number is {}", "the order numbers are {}"),
     "game": ("the game is against the {}", "the games are against the {}"),
     "game_date": ("the game is on {}", "the games are on {}", month_day),
-    "opponent": ("the game you want is against the {}", "the games you want are against the {}"),
-    "date": ("the game you want is on {}", "the games you want are on {}", month_day),
     "section": ("the section you want is {}", "the sections you want are {}"),
     "quantity": ("you want {}", _n),
     "recipient": ("the tickets go to {}", "the tickets go to {}"),
@@ -196,7 +194,7 @@ def ground_buy_tickets(ctx: GroundingContext) -> IntentDraft | None:
             "quantity": qty, "payment_id": card}
     when = f"the {game['opponent']} game on {_day(game['date'])}"
     request = [f"buy {_n(qty)} in {section['name']} for {when}", f"get {_n(qty)} in {section['name']} for {when}"]
-    facts = {"opponent": game["opponent"], "date": game["date"], "section": section["name"], "quantity": qty,
+    facts = {"game": game["opponent"], "game_date": game["date"], "section": section["name"], "quantity": qty,
              **card_facts}
     choices = [_game_choice(ctx, game), _section_choice(ctx, section), card_choice]
     reads = {"get_game_schedule": [{}], "get_seat_availability": [{"game_code": game["game_code"]}]}
