@@ -220,6 +220,10 @@ def _ticket_orders(ctx: GroundingContext, goal: str, statuses: tuple[str, ...] =
             out.append(o)
     return out
 
+def _today(refusal: Refusal) -> dict:
+    """A game-day refusal rests on the game's date, which only the schedule gives."""
+    return {"get_game_schedule": {}} if refusal.reason == "game_day_cutoff" else {}
+
 def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     order = ctx.choose(_ticket_orders(ctx, "upgrade_tickets"))
     game, n = _game(ctx, order["game_code"]), len(order["seats"])
@@ -240,7 +244,7 @@ def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     if refusal:
         looks = ["get_seat_availability"] if refusal.reason == "no_downgrade" else []
         return draft(refusal.kind or "upgrade_game_day", "upgrade_tickets", args, request, ref, refusal=refusal,
-                     facts=facts, choices=choices, reads=reads, evidence=looks, mood=mood)
+                     facts=facts, choices=choices, reads=reads, evidence=looks, mood=mood, verify=_today(refusal))
     new = ticket_price(ctx.state, game["game_code"], section["section_code"])
     fee = 0 if active_membership(ctx.state, _fan(ctx)) else UPGRADE_FEE
     cost = money((new - order["face_value"]) * n + fee * n)
@@ -267,7 +271,8 @@ def ground_transfer_tickets(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         _, args, refusal = _refused(ctx, "transfer_tickets", [(order, args)])
         return draft(refusal.kind or "transfer_game_day", "transfer_tickets", args, request, ref, refusal=refusal,
-                     facts=facts, mood=mood, on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
+                     facts=facts, mood=mood, verify=_today(refusal),
+                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
                      handoff_summary=f"fan wants ticket order {order['order_number']} transferred to {friend['email']}")
     need(not ctx.violations("transfer_tickets", args))
     return draft("transfer", "transfer_tickets", args, request, ref, facts=facts, mood=mood)
@@ -289,7 +294,7 @@ def ground_list_tickets_for_resale(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         _, args, refusal = _refused(ctx, "list_tickets_for_resale", [(order, args)])
         return draft(refusal.kind or "resale_game_day", "list_tickets_for_resale", args, request, ref,
-                     refusal=refusal, facts=facts, mood=mood)
+                     refusal=refusal, facts=facts, mood=mood, verify=_today(refusal))
     need(not ctx.violations("list_tickets_for_resale", args))
     return draft("resell", "list_tickets_for_resale", args, request, ref, facts=facts, mood=mood,
                  reads={"calculate": [{"expression": f"{price} * {n}"}]},
