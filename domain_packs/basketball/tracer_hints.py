@@ -413,7 +413,7 @@ def ground_return_merch_order(ctx: GroundingContext) -> IntentDraft | None:
     else:
         order, args = ctx.choose([c for c in calls if not ctx.violations("return_merch_order", c[1])])
         refusal = None
-    items = [i["name"].lower() for i in order["items"]]
+    items = [i["name"] if i["name"].startswith("Herons") else i["name"][0].lower() + i["name"][1:] for i in order["items"]]
     what = " and ".join(items)
     request = [f"return {{{{my}}}} shop order {order['order_number']} (the {what})",
                f"send back {{{{my}}}} shop order {order['order_number']}, the {what}"]
