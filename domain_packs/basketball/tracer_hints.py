@@ -357,11 +357,10 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
         refusal = None
     args["payment_id"], card_choice, card_facts, words = _card(ctx)
     need(len(ctx.violations("register_player", args)) == int(refusal is not None))
-    relation = "grandchild" if player["guardian_fan_id"] != fan["fan_id"] else \
-        ctx.rng.choice(["child", "kid"])
+    kid = ctx.rng.choice(["child", "kid"])  # a contact (a grandparent, a neighbour) names the player in full
     first = player["name"].split()[0]
-    request = [f"sign {{{{my}}}} {relation} {first} up for the {program['name']}",
-               f"register {{{{my}}}} {relation} {first} for the {program['name']}"]
+    who = f"{{{{my}}}} {kid} {first}" if player["guardian_fan_id"] == fan["fan_id"] else player["name"]
+    request = [f"sign {who} up for the {program['name']}", f"register {who} for the {program['name']}"]
     facts = {"player": player["name"], "program": program["name"], **card_facts}
     choices = [_program_choice(ctx, program), card_choice]
     reads = {"get_player_details": [{"player_id": player["player_id"]}], "list_youth_programs": [{}]}
