@@ -152,7 +152,7 @@ fact_phrase = fact_wording({
     "game": ("the game is against the {}", "the games are against the {}"),
     "game_date": ("the game is on {}", "the games are on {}", month_day),
     "section": ("the section you want is {}", "the sections you want are {}"),
-    "quantity": ("you want {}", _n),
+    "quantity": "",  # the request says it
     "recipient": ("the tickets go to {}", "the tickets go to {}"),
     "recipient_email": ("their email is {}", "their emails are {}"),
     "price_each": "",  # the request says it
