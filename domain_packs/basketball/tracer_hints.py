@@ -430,7 +430,6 @@ HINTS = TracerHints(
                   "cancel_registration": 1.5, "return_merch_order": 1.2, "transfer_tickets": 1.0,
                   "list_tickets_for_resale": 0.8},
     entry_tools=["find_fan_by_email"],
-    handoff_tool="transfer_to_human_agents",
     occasions=OCCASIONS,
     occasion_intents=["buy", "upgrade", "register", "buy_over_limit", "upgrade_down", "register_age"],
     fact_phrase=fact_phrase,
