@@ -207,7 +207,7 @@ def run_command(**kw: Any) -> None:
 
 def suite_split_check(pm: PluginManager, suite: str, plugins: list[str], config: RunConfig, skip_missing: bool) -> None:
     """A suite whose packs lack the split is refused in one line naming them, or run without them (--skip-missing)."""
-    from tau_emotion.plugins.suites import missing_split, suite_domains
+    from tau_emotion.core.suites import missing_split, suite_domains
 
     domains = suite_domains(pm, plugins)
     missing = missing_split(domains, config.split)
@@ -358,7 +358,7 @@ def domains_command(as_json: bool, extra_plugins: tuple[str, ...]) -> None:
 @guarded
 def suites_command(as_json: bool) -> None:
     """List suites (named plugin lists for `tau run --suite`) with their tasks per split and domain."""
-    from tau_emotion.plugins.suites import split_counts, suite_domains
+    from tau_emotion.core.suites import split_counts, suite_domains
 
     pm = command_pm()
     rows = []

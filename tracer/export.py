@@ -26,8 +26,7 @@ from typing import Any
 
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import EpisodeResult, Message
-from tau_emotion.plugins.suites import SEEN, UNSEEN
-from tau_emotion.tracer.collect import FAMILY_TAG, NO_FAMILY, TrajectoryStats, kept_keys
+from tau_emotion.tracer.collect import FAMILY_TAG, NO_FAMILY, SEEN, UNSEEN, TrajectoryStats, kept_keys
 
 FORMATS = ("sft", "dpo")
 META_COLUMNS = ("run_id", "task_id", "trial", "domain", "emotion_family", "emotion_condition")

@@ -142,6 +142,15 @@ def difference(one: float | Sequence[float], other: float | Sequence[float], tim
     return (f"({text}) * {times}" if times > 1 else text), (sum(high) - sum(low)) * times
 
 
+def bill(*lines: tuple[float | Sequence[float], int]) -> tuple[str, float]:
+    """What a bill comes to and the `calculate` expression for it: each line is a price (or several, added) times a
+    count, and a line counted 0 times is left out: (([120, 80], 2), (30, 2), (50, 0)) -> ("(120 + 80) * 2 + 30 * 2", 460)."""
+    kept = [([p] if isinstance(p, (int, float)) else list(p), count) for p, count in lines if count]
+    text = " + ".join(f"({' + '.join(map(str, prices))}) * {count}" if len(prices) > 1 else f"{prices[0]} * {count}"
+                      for prices, count in kept)
+    return text, sum(sum(prices) * count for prices, count in kept)
+
+
 def per_database(ctx: GroundingContext, build: Callable[[Any], T]) -> T:
     """`build(database)` computed once per database object (lookups over the initial data)."""
     cache = _indexes.setdefault(build, weakref.WeakKeyDictionary())
@@ -171,17 +180,23 @@ def pick_fresh(ctx: GroundingContext, items: Sequence[dict], key: str, what: str
 
 
 def refused_calls(ctx: GroundingContext, goal: str, calls: Iterable[tuple[T, dict[str, Any]]],
-                  refusals: dict[str, Refusal]) -> list[tuple[T, dict[str, Any], Refusal]]:
+                  refusals: dict[str, Refusal | dict[str, Refusal]]) -> list[tuple[T, dict[str, Any], Refusal]]:
     """The calls of `goal` that exactly one policy rule forbids, a rule `refusals` names: (item, arguments, refusal).
 
     `calls` pairs what the pack picks among (a line and a plan) with the goal call's arguments; `refusals` maps a
-    rule's name (`@rule` in the pack's rules.py) to how that refusal is told. A policy challenge picks among them.
+    rule's name (`@rule` in the pack's rules.py) to how that refusal is told. A rule that forbids for several
+    reasons maps to a dict instead, from words of each reason to its refusal: {"booking_rules": {"out of
+    network": ..., "sees patients aged": ...}}; a reason none of them is in is left out. A policy challenge picks
+    among them.
     """
     out = []
     for item, arguments in calls:
         found = ctx.violations(goal, arguments)
-        if len(found) == 1 and found[0].rule in refusals:
-            out.append((item, arguments, refusals[found[0].rule]))
+        refusal = refusals.get(found[0].rule) if len(found) == 1 else None
+        if isinstance(refusal, dict):
+            refusal = next((r for words, r in refusal.items() if words in found[0].reason), None)
+        if refusal is not None:
+            out.append((item, arguments, refusal))
     return out
 
 

@@ -59,6 +59,7 @@ from tau_emotion.tracer.drafts import (
 from tau_emotion.tracer.grounders import (
     INSTRUMENT_ORDERS,
     Instrument,
+    bill,
     day_period,
     days_between,
     difference,
@@ -84,7 +85,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Choice", "GroundingContext", "HintsError", "Instrument", "INSTRUMENT_ORDERS", "IntentDraft", "Mood", "Option",
-    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "day_period", "days_between",
+    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "bill", "day_period", "days_between",
     "difference", "draft", "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options",
     "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
     "refused_calls", "settle", "shift_date", "used_by_earlier_intents",
@@ -132,8 +133,9 @@ class TracerHints(BaseModel):
     fact_phrase: Callable[[str, Any], str | None] | None = None
     #: the id arguments a customer can know and say (a reservation or order number, a user id the app shows);
     #: any other id (a PayPal or gift-card record id, a line or bill record) is internal: neither it nor its last
-    #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). None: not declared, unchecked
-    visible_ids: frozenset[str] | None = None
+    #: four digits may appear in an instruction (`tau tracer audit` check `id leak`). Default: none is, so every
+    #: pack's instructions are checked; a pack lists the ids its customers do know
+    visible_ids: frozenset[str] = frozenset()
     #: (state, candidate) -> why the candidate's situation contradicts the database ("would rather not travel" for
     #: a trip that already started, an occasion on a booking the caller is not on), or None; the validator
     #: rejects such a candidate as `situation`. None: no check
@@ -228,5 +230,9 @@ def load_hints(domain: Domain, pm: Any = None) -> TracerHints:
     if unknown:
         raise HintsError(f"tracer hints of pack '{_pack(domain, pm)}' (domain '{domain.name}'): goals name "
                          f"unknown tools: {', '.join(unknown)}")
+    if hints.handoff_tool is None:  # the documented default, resolved once for every reader: the only terminal tool
+        terminal = [name for name, tool in domain.toolset.tools.items() if tool.terminal]
+        if len(terminal) == 1:
+            hints = hints.model_copy(update={"handoff_tool": terminal[0]})
     _resolved[domain] = hints
     return hints

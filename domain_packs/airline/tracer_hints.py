@@ -16,6 +16,7 @@ certificates.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from tau_emotion.domain_packs.airline.tools import BAG_FEE, FLOWN, FREE_BAGS, INSURANCE_PER_PASSENGER, NOW
@@ -31,10 +32,11 @@ from tau_emotion.tracer.hints import (
     Reference,
     Refusal,
     TracerHints,
+    bill,
     day_period,
     days_between,
+    difference,
     draft,
-    fact_values,
     fact_wording,
     first_grounded,
     goals_in,
@@ -69,30 +71,31 @@ OCCASIONS = [
 # --------------------------------------------------------------------------- wording
 
 
-class _Index:
-    """Lookups over the initial database, built once per database."""
-
-    def __init__(self, db: Any):
-        airports = db.tables["airports"]
-        cities: dict[str, list[str]] = {}
-        for code, row in airports.items():
-            cities.setdefault(row["city"], []).append(code)
-        self.city = {code: (row["city"] if len(cities[row["city"]]) == 1 else f"{row['city']} {code}")
-                     for code, row in airports.items()}
-        self.users = list(db.tables["users"])
-
-
-def _index(ctx: GroundingContext) -> _Index:
-    return per_database(ctx, _Index)
+def _cities(db: Any) -> dict[str, str]:
+    """Airport code -> its city as a person names it, with the code where the city has two airports."""
+    airports = db.tables["airports"]
+    count = Counter(row["city"] for row in airports.values())
+    return {code: row["city"] if count[row["city"]] == 1 else f"{row['city']} {code}" for code, row in airports.items()}
 
 
 def _place(ctx: GroundingContext, code: str) -> str:
-    return _index(ctx).city[code]
+    return per_database(ctx, _cities)[code]
 
 
-def _status(ctx: GroundingContext, number: str, date: str) -> str | None:
-    flight = ctx.state["flights"].peek(number)
-    return None if flight is None else flight["dates"].get(date, {}).get("status")
+def _status(ctx: GroundingContext, leg: dict) -> str | None:
+    """The status of a reservation's flight on its date (None: no such flight)."""
+    flight = ctx.peek("flights", leg["flight_number"])
+    return None if flight is None else flight["dates"].get(leg["date"], {}).get("status")
+
+
+def _leg(ctx: GroundingContext, res: dict, statuses: tuple[str, ...]) -> dict | None:
+    """The reservation's first flight whose status is one of `statuses` (None: none is)."""
+    return next((leg for leg in res["flights"] if _status(ctx, leg) in statuses), None)
+
+
+def _flight(leg: dict) -> dict:
+    """A flight as the tools take it: its number and date."""
+    return {"flight_number": leg["flight_number"], "date": leg["date"]}
 
 
 def _user(ctx: GroundingContext) -> dict:
@@ -110,8 +113,7 @@ def _trip(ctx: GroundingContext, res: dict) -> str:
 
 def _future(ctx: GroundingContext, res: dict) -> bool:
     """Active and no flight departed or departing today (every flight still open for booking)."""
-    return res["status"] == "active" and all(
-        _status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in res["flights"])
+    return res["status"] == "active" and all(_status(ctx, leg) == "available" for leg in res["flights"])
 
 
 def _birthday(date: str) -> str:
@@ -134,8 +136,7 @@ def _bags(n: Any) -> str:
 
 def _yours(method: str) -> str:
     """'the Visa credit card' / 'gift card ending in 2799' -> 'your Visa credit card' / 'your gift card ending in 2799'."""
-    method = str(method)
-    method = method[4:] if method.startswith("the ") else method
+    method = str(method).removeprefix("the ")
     return "your " + method.replace(", the rest on the ", ", the rest on your ")
 
 
@@ -145,13 +146,17 @@ _CANCEL_REASONS = {"change of plans": "your plans changed",
                    "the airline cancelled a flight": "the airline cancelled a flight"}
 
 
-def _trip_type(value: Any) -> str:
-    return "the trip is one-way" if value == "one way" else "it is a round trip" if value == "round trip" \
-        else f"the trip is {value}"
+def _insurance(said: list[str]) -> str:
+    if len(set(said)) > 1:
+        return "you want travel insurance on some bookings and not on others"
+    return {"yes": "you want travel insurance", "no": "no travel insurance"}.get(said[0], f"travel insurance: {said[0]}")
 
 
-# key -> how the instruction says it (one value, several values), and how each value is said
-_FACTS = {
+#: the instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift
+#: card ending in 2799"). A plural key is several intents' facts merged, each value once: said without "respectively",
+#: since the values need not line up with the intents (each intent's own line names its trip, date or card). A card's
+#: last four digits go unsaid: the payment method's words say them ("gift card ending in 2799").
+fact_phrase = fact_wording({
     "reservation_id": ("your reservation number is {}", "your reservation numbers are {}"),
     "trip_origin": ("the trip starts in {}", "the trips start in {}"),
     "trip_destination": ("the trip goes to {}", "the trips go to {}"),
@@ -169,7 +174,8 @@ _FACTS = {
     "travel_date": ("you leave on {}", month_day),
     "return_date": ("you come back on {}", month_day),
     "cabin": ("you fly {}", {"business": "business class"}),
-    "trip_type": ("{}", _trip_type),
+    "trip_type": ("{}", {"one way": "the trip is one-way", "round trip": "it is a round trip"}),
+    "travel_insurance": _insurance,
     "companion": ("you travel with {}", _person),
     "companion_name": "you travel with {}",
     "new_passenger": ("the new passenger is {}", "the new passengers are {}", _person),
@@ -178,24 +184,7 @@ _FACTS = {
     "correct_dob": ("the correct date of birth is {}", "the correct dates of birth are {}", _birthday),
     "flight_number": ("the flight number is {}", "the flight numbers are {}"),
     "flight_date": ("the flight is on {}", "the flights are on {}", month_day),
-}
-
-
-_wording = fact_wording(_FACTS, unsaid=["card_last_four_digits"])
-
-
-def fact_phrase(key: str, value: Any) -> str | None:
-    """The instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift card ending in 2799").
-
-    A plural key is several intents' facts merged, each value once: said without "respectively", since
-    the values need not line up with the intents (each intent's own line names its trip, date or card).
-    A card's last four digits go unsaid: the payment method's words say them ("gift card ending in 2799").
-    """
-    if key in ("travel_insurance", "travel_insurances"):
-        said = {"you want travel insurance" if str(v) == "yes" else "no travel insurance" if str(v) == "no"
-                else f"travel insurance: {v}" for v in fact_values(value)}
-        return said.pop() if len(said) == 1 else "you want travel insurance on some bookings and not on others"
-    return _wording(key, value)
+}, unsaid=["card_last_four_digits"])
 
 
 # --------------------------------------------------------------------------- shared pieces
@@ -218,12 +207,11 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
         ref.facts["reservation_id"] = rid
         ref.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
         return ref
-    selectors = settled.selectors
     ref.choices.append(settled)
-    ref.facts.update({f"trip_{k}": v for k, v in selectors.items()})
+    ref.facts.update({f"trip_{k}": v for k, v in settled.selectors.items()})
     ref.reads["list_user_reservations"] = [{"user_id": res["user_id"]}]
     ref.evidence.append("list_user_reservations")
-    if "date" not in selectors:
+    if "date" not in settled.selectors:
         ref.phrase = f"{{{{my}}}} {_trip(ctx, res)}"
     return ref
 
@@ -238,23 +226,33 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
     return pay.value, pay.choice, pay.facts("card_last_four_digits"), phrase
 
 
-def _pick(ctx: GroundingContext, items: list[dict]) -> dict | None:
-    return pick_fresh(ctx, items, "reservation_id", "reservation")
+def _after_departure(ctx: GroundingContext, res: dict, summary: str) -> dict[str, Any]:
+    """A refused change or refund of a trip partly flown, as draft fields: the flown flight's status is the evidence;
+    as the task's last request the user may insist and be handed over, and is then owed the handover, not the reason."""
+    transfer = ctx.is_last and ctx.rng.random() < 0.6
+    return {"refused": True, "on_refusal": "transfer" if transfer else "accept", "handoff_summary": summary,
+            "outputs": [] if transfer else [Output("flown", reason="already_flown")],
+            "verify": {"get_flight_status": _flight(_leg(ctx, res, FLOWN))}}
+
+
+def _pick(ctx: GroundingContext, items: list[dict]) -> dict:
+    """A reservation among `items` no earlier intent of the task was about (none: the grounder gives up)."""
+    return need(pick_fresh(ctx, items, "reservation_id", "reservation"))
+
+
+def _days(res: dict) -> int:
+    """Days until the reservation's first flight."""
+    return days_between(TODAY, res["flights"][0]["date"])
 
 
 # --------------------------------------------------------------------------- persona
 
 
 def persona(ctx: GroundingContext) -> Persona | None:
-    ids = _index(ctx).users
-    for _ in range(10):
-        uid = ctx.rng.choice(ids)
-        user = ctx.state["users"].peek(uid)
-        if user["reservations"]:
-            break
-    else:
-        return None
-    name = user["name"]
+    ids = list(ctx.state["users"])
+    draws = (ctx.rng.choice(ids) for _ in range(10))  # up to 10 draws for a user with a reservation
+    uid = need(next((u for u in draws if ctx.peek("users", u)["reservations"]), None))
+    name = ctx.peek("users", uid)["name"]
     return Persona(name=f"{name['first_name']} {name['last_name']}",
                    facts={"user_id": uid, "first_name": name["first_name"], "last_name": name["last_name"]},
                    reads={"get_user_details": [{"user_id": uid}]}, entity=uid)
@@ -263,21 +261,12 @@ def persona(ctx: GroundingContext) -> Persona | None:
 # --------------------------------------------------------------------------- change flights
 
 
-def _legs_search(ctx: GroundingContext, origin: str, destination: str, date: str) -> list[dict]:
-    out = []
-    for number, flight in ctx.state["flights"].scan():
-        if flight["origin"] == origin and flight["destination"] == destination:
-            entry = flight["dates"].get(date)
-            if entry is not None and entry["status"] == "available":
-                out.append({"flight_number": number, "departure": flight["scheduled_departure_time_est"],
-                            "seats": entry["available_seats"], "prices": entry["prices"]})
-    return out
-
-
-def _flight_choice(ctx: GroundingContext, found: list[dict], cabin: str, n: int) -> tuple[dict, Choice, list[str]] | None:
-    """One of the bookable results and the preference that picks it (none needed when it is the only one)."""
-    options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": day_period(f["departure"])})
-               for f in found if f["seats"][cabin] >= n]
+def _flight_choice(ctx: GroundingContext, search: dict, cabin: str, n: int) -> tuple[dict, Choice, list[str]] | None:
+    """One of the bookable results of a direct-flight search and the preference that picks it (none needed when it
+    is the only one)."""
+    found = ctx.call("search_direct_flight", search)
+    options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": day_period(f["scheduled_departure_time_est"])})
+               for f in found if f["available_seats"][cabin] >= n]
     pick = ctx.choose(options)
     flight = next(f for f in found if f["flight_number"] == pick.value)
     if len(options) == 1:
@@ -298,102 +287,81 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
     wanted = ("basic_economy",) if challenge else ("economy", "business")
     items = [r for r in _reservations(ctx) if r["cabin"] in wanted and _future(ctx, r)
              and (r["flight_type"], len(r["flights"])) in (("one_way", 1), ("round_trip", 2))]
-    res = need(_pick(ctx, items))
+    res = _pick(ctx, items)
     n = len(res["passengers"])
     which = ctx.rng.randrange(len(res["flights"]))
     leg = res["flights"][which]
-    shift = ctx.rng.choice([-2, -1, 1, 2, 3])
-    new_date = shift_date(leg["date"], shift)
+    new_date = shift_date(leg["date"], ctx.rng.choice([-2, -1, 1, 2, 3]))
     other = res["flights"][1 - which]["date"] if len(res["flights"]) == 2 else None
-    if not "2024-05-16" <= new_date <= "2024-05-30" or (other and (new_date >= other if which == 0 else new_date <= other)):
-        return None
-    found = _legs_search(ctx, leg["origin"], leg["destination"], new_date)
-    flight, choice, prefs = need(_flight_choice(ctx, found, res["cabin"], n))
-    flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
+    need("2024-05-16" <= new_date <= "2024-05-30"
+         and not (other and (new_date >= other if which == 0 else new_date <= other)))  # the legs stay in order
+    search = {"origin": leg["origin"], "destination": leg["destination"], "date": new_date}
+    flight, choice, prefs = need(_flight_choice(ctx, search, res["cabin"], n))
+    flights = [_flight(f) for f in res["flights"]]
     flights[which] = {"flight_number": flight["flight_number"], "date": new_date}
     new_price = flight["prices"][res["cabin"]]
     diff = (new_price - leg["price"]) * n
-    high, low = (new_price, leg["price"]) if diff >= 0 else (leg["price"], new_price)
-    expression = f"({high} - {low}) * {n}" if n > 1 else f"{high} - {low}"  # the figure told: no sign
+    expression, _ = difference(new_price, leg["price"], n)  # the figure told: no sign
     ref = _ref(ctx, res)
     part = "" if len(res["flights"]) == 1 else ("the outbound flight of " if which == 0 else "the return flight of ")
     request = [f"move {part}{ref.phrase} from {month_day(leg['date'])} to {month_day(new_date)}",
                f"change {part}{ref.phrase} to fly on {month_day(new_date)} instead of {month_day(leg['date'])}"]
-    search = {"origin": leg["origin"], "destination": leg["destination"], "date": new_date}
     mood = Mood("{{my}} plans moved, so {{I}} need to fly on another day", "neutral", 1, days_between(TODAY, min(leg["date"], new_date)))
     if challenge:
         return draft("change_flight_basic_economy", "update_reservation_flights",
                      {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights,
                       "payment_id": next(iter(_user(ctx)["payment_methods"]))},
-                     request, ref, facts={"new_travel_date": new_date}, evidence=["get_reservation_details"],
+                     request, ref, facts={"new_travel_date": new_date},
                      refusal=Refusal("basic_economy", "basic economy"),
                      mood=Mood("{{I}} want to move {{my}} flight and fear it may not be allowed", "negative", 2,
                                days_between(TODAY, leg["date"])))
     pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, max(diff, 0), refund=diff < 0))
-    outputs = [Output(money(abs(diff)), "the fare difference")] if diff else []
     return draft("change_flight", "update_reservation_flights",
                  {"reservation_id": res["reservation_id"], "cabin": res["cabin"], "flights": flights, "payment_id": pid},
                  request, ref, facts={"new_travel_date": new_date, **pay_facts},
                  reads={"search_direct_flight": [search], "calculate": [{"expression": expression}]},
-                 choices=[choice, pay_choice], outputs=outputs, preferences=[*prefs, pay_phrase], mood=mood,
+                 choices=[choice, pay_choice], outputs=[Output(money(abs(diff)), "the fare difference")] if diff else [],
+                 preferences=[*prefs, pay_phrase], mood=mood,
                  decline="keep {{my}} original flight" if diff > 0 else None)
 
 
 def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
-    user = _user(ctx)
     if ctx.want_challenge:
         items = [r for r in _reservations(ctx) if r["status"] == "active" and r["cabin"] != "business"
-                 and any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])
-                 and any(_status(ctx, leg["flight_number"], leg["date"]) == "available" for leg in r["flights"])]
-        res = need(_pick(ctx, items))
+                 and _leg(ctx, r, FLOWN) and _leg(ctx, r, ("available",))]
+        res = _pick(ctx, items)
         ref = _ref(ctx, res)
-        flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
-        flown = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
-        transfer = ctx.is_last and ctx.rng.random() < 0.6
         return draft("upgrade_after_departure", "update_reservation_flights",
-                     {"reservation_id": res["reservation_id"], "cabin": "business", "flights": flights,
-                      "payment_id": next(iter(user["payment_methods"]))},
+                     {"reservation_id": res["reservation_id"], "cabin": "business",
+                      "flights": [_flight(f) for f in res["flights"]], "payment_id": next(iter(_user(ctx)["payment_methods"]))},
                      [f"upgrade {ref.phrase} to business class for the rest of the trip"], ref,
-                     refused=True, on_refusal="transfer" if transfer else "accept",
-                     outputs=[] if transfer else [Output("flown", reason="already_flown")],
-                     reads={"get_flight_status": [{"flight_number": flown["flight_number"], "date": flown["date"]}]},
-                     evidence=["get_reservation_details", "get_flight_status"],
-                     handoff_summary=f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown.",
+                     **_after_departure(ctx, res, f"User wants to upgrade reservation {res['reservation_id']} after part of it was flown."),
                      mood=Mood("{{I}} want a more comfortable seat for the rest of {{my}} trip", "negative", 1, 0))
-    items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = need(_pick(ctx, items))
-    cabins = [c for c in ("economy", "business") if c != res["cabin"]]
-    if res["cabin"] == "business":
-        cabins = ["economy"]
-    cabin = ctx.rng.choice(cabins)
+    res = _pick(ctx, [r for r in _reservations(ctx) if _future(ctx, r)])
+    cabin = ctx.rng.choice([c for c in ("economy", "business") if c != res["cabin"]])
     n = len(res["passengers"])
-    searches, new_prices = [], []
-    for leg in res["flights"]:
-        entry = ctx.state["flights"].peek(leg["flight_number"])["dates"][leg["date"]]
-        need(entry["available_seats"][cabin] >= n)
-        new_prices.append(entry["prices"][cabin])
-        search = {"origin": leg["origin"], "destination": leg["destination"], "date": leg["date"]}
-        if search not in searches:
-            searches.append(search)
+    entries = [ctx.peek("flights", leg["flight_number"])["dates"][leg["date"]] for leg in res["flights"]]
+    need(all(e["available_seats"][cabin] >= n for e in entries))
+    new_prices = [e["prices"][cabin] for e in entries]
+    searches = [{"origin": leg["origin"], "destination": leg["destination"], "date": leg["date"]} for leg in res["flights"]]
+    searches = [s for i, s in enumerate(searches) if s not in searches[:i]]  # a round trip on one day: one search
     old = [leg["price"] for leg in res["flights"]]
     diff = (sum(new_prices) - sum(old)) * n
     high, low = (new_prices, old) if diff >= 0 else (old, new_prices)
     expression = f"({' + '.join(map(str, high))} - {' - '.join(map(str, low))}) * {n}"
     pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, max(diff, 0), refund=diff < 0))
     ref = _ref(ctx, res)
-    flights = [{"flight_number": f["flight_number"], "date": f["date"]} for f in res["flights"]]
+    flights = [_flight(f) for f in res["flights"]]
     verb = "upgrade" if cabin == "business" or res["cabin"] == "basic_economy" else "change"
-    words = cabin.replace("_", " ")
     return draft("change_cabin", "update_reservation_flights",
                  {"reservation_id": res["reservation_id"], "cabin": cabin, "flights": flights, "payment_id": pid},
-                 [f"{verb} {ref.phrase} to {words} class, same flights", f"{verb} the cabin of {ref.phrase} to {words}"],
+                 [f"{verb} {ref.phrase} to {cabin} class, same flights", f"{verb} the cabin of {ref.phrase} to {cabin}"],
                  ref, facts={"new_cabin": cabin, **pay_facts},
                  reads={"search_direct_flight": searches, "calculate": [{"expression": expression}]},
                  choices=[pay_choice], outputs=[Output(money(abs(diff)), "the price difference")] if diff else [],
                  decline="keep {{my}} current cabin" if diff > 0 else None,
                  preferences=[pay_phrase],
-                 mood=Mood("{{I}} want to travel in " + words, "positive" if verb == "upgrade" else "neutral", 1,
-                           days_between(TODAY, res["flights"][0]["date"])))
+                 mood=Mood("{{I}} want to travel in " + cabin, "positive" if verb == "upgrade" else "neutral", 1, _days(res)))
 
 
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
@@ -406,8 +374,7 @@ def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | No
 
 def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
-    items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = need(_pick(ctx, items))
+    res = _pick(ctx, [r for r in _reservations(ctx) if _future(ctx, r)])
     ref = _ref(ctx, res)
     n = len(res["passengers"])
     if ctx.want_challenge and res["total_baggages"] >= 1:
@@ -418,30 +385,30 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                       "payment_id": next(iter(user["payment_methods"]))},
                      [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
                      ref, facts={"checked_bags_wanted": total}, refusal=Refusal("bags_not_removable", "removed"),
-                     evidence=["get_reservation_details"],
-                     mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1,
-                               days_between(TODAY, res["flights"][0]["date"])))
+                     mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1, _days(res)))
     added = ctx.rng.choice([1, 1, 2, 3])
     total = res["total_baggages"] + added
-    allowance = FREE_BAGS[user["membership"]][res["cabin"]] * n
-    nonfree = max(0, total - allowance)
+    nonfree = max(0, total - FREE_BAGS[user["membership"]][res["cabin"]] * n)
     need(nonfree >= res["nonfree_baggages"])
-    fee = BAG_FEE * (nonfree - res["nonfree_baggages"])
+    expression, fee = bill((BAG_FEE, nonfree - res["nonfree_baggages"]))
     pid, pay_choice, pay_facts, pay_phrase = need(_payment(ctx, fee))
     bags = "one checked bag" if added == 1 else f"{added} checked bags"
-    outputs = [Output(money(fee), "the bag fee")] if fee else []
-    reads = {"calculate": [{"expression": f"{BAG_FEE} * {nonfree - res['nonfree_baggages']}"}]} if fee else {}
+    reads = {"calculate": [{"expression": expression}]} if fee else {}
     return draft("add_bags", "update_reservation_baggages",
                  {"reservation_id": res["reservation_id"], "total_baggages": total, "nonfree_baggages": nonfree,
                   "payment_id": pid},
                  [f"add {bags} to {ref.phrase}" + (f", {total} in total" if total != added else ""),
                   f"put {bags} more on {ref.phrase}" + (f", so {total} in total" if total != added else "")],
                  ref, facts={"total_checked_bags": total, **pay_facts}, reads=reads, choices=[pay_choice],
-                 outputs=outputs, preferences=[pay_phrase] if fee else [], policy_values=[nonfree],
+                 outputs=[Output(money(fee), "the bag fee")] if fee else [], preferences=[pay_phrase] if fee else [],
+                 policy_values=[nonfree],
                  decline="travel with the bags {{I}} already {{have}}" if fee else None,
-                 mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0,
-                           days_between(TODAY, res["flights"][0]["date"])))
+                 mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0, _days(res)))
 
+
+#: paying part of a booking with a gift card or a travel certificate: (source, choice, the user's words, the fact)
+_SPLITS = {"gift": ("gift_card", "gift card", "all of {{my}} gift card", "the whole gift card"),
+           "cert": ("certificate", "travel certificate", "{{my}} travel certificate", "the travel certificate")}
 
 _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11-02"), ("Mina", "Park", "1993-07-21"),
                ("Tobias", "Keller", "1978-01-30"), ("Ines", "Duarte", "2001-09-12"), ("Ravi", "Menon", "1969-05-08"),
@@ -449,36 +416,30 @@ _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11
 
 
 def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft | None:
-    items = [r for r in _reservations(ctx) if _future(ctx, r)]
-    res = need(_pick(ctx, items))
+    res = _pick(ctx, [r for r in _reservations(ctx) if _future(ctx, r)])
     ref = _ref(ctx, res)
     passengers = [dict(p) for p in res["passengers"]]
     first, last, dob = ctx.rng.choice(_NEW_PEOPLE)
     newcomer = {"first_name": first, "last_name": last, "dob": dob}
-    mood = Mood("someone else has to travel on {{my}} booking", "negative", 1, days_between(TODAY, res["flights"][0]["date"]))
+    mood = Mood("someone else has to travel on {{my}} booking", "negative", 1, _days(res))
     if ctx.want_challenge and len(passengers) < 5:
         return draft("add_passenger", "update_reservation_passengers",
                      {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
                      [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
                      facts={"new_passenger": newcomer}, refusal=Refusal("passengers_fixed", "number of passengers"),
-                     evidence=["get_reservation_details"],
-                     mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1,
-                               days_between(TODAY, res["flights"][0]["date"])))
+                     mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1, _days(res)))
     k = ctx.rng.randrange(len(passengers))
-    old = passengers[k]
+    name = f"{passengers[k]['first_name']} {passengers[k]['last_name']}"
     if ctx.rng.random() < 0.5:
-        shifted = shift_date(old["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
-        passengers[k] = {**old, "dob": shifted}
-        facts = {"passenger_to_correct": f"{old['first_name']} {old['last_name']}", "correct_dob": shifted}
-        request = [f"correct the date of birth of {old['first_name']} {old['last_name']} on {ref.phrase} "
-                   f"to {shifted}"]
-        kind = "fix_passenger"
+        shifted = shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
+        passengers[k] = {**passengers[k], "dob": shifted}
+        kind, facts = "fix_passenger", {"passenger_to_correct": name, "correct_dob": shifted}
+        request = [f"correct the date of birth of {name} on {ref.phrase} to {shifted}"]
         mood = Mood("a date of birth on {{my}} booking is wrong", "neutral", 1, mood.days_left)
     else:
         passengers[k] = newcomer
-        facts = {"passenger_to_replace": f"{old['first_name']} {old['last_name']}", "new_passenger": newcomer}
-        request = [f"replace {old['first_name']} {old['last_name']} with {first} {last} (born {dob}) on {ref.phrase}"]
-        kind = "replace_passenger"
+        kind, facts = "replace_passenger", {"passenger_to_replace": name, "new_passenger": newcomer}
+        request = [f"replace {name} with {first} {last} (born {dob}) on {ref.phrase}"]
     return draft(kind, "update_reservation_passengers",
                  {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
                  mood=mood)
@@ -488,15 +449,10 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
 
 
 def _cancel_grounds(ctx: GroundingContext, res: dict) -> str | None:
-    if res["created_at"] >= "2024-05-14T15:00:00":
-        return "recent"
-    if any(_status(ctx, leg["flight_number"], leg["date"]) == "cancelled" for leg in res["flights"]):
-        return "airline"
-    if res["cabin"] == "business":
-        return "business"
-    if res["insurance"] == "yes":
-        return "insured"
-    return None
+    """The first of the policy's grounds for a refunded cancellation the reservation has (None: none)."""
+    grounds = {"recent": res["created_at"] >= "2024-05-14T15:00:00", "airline": _leg(ctx, res, ("cancelled",)),
+               "business": res["cabin"] == "business", "insured": res["insurance"] == "yes"}
+    return next((name for name, holds in grounds.items() if holds), None)
 
 
 _REASONS = {
@@ -511,94 +467,69 @@ _REASONS = {
 
 def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     active = [r for r in _reservations(ctx) if r["status"] == "active"]
-    unflown = [r for r in active if not any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN
-                                            for leg in r["flights"])]
+    unflown = [r for r in active if not _leg(ctx, r, FLOWN)]
     if ctx.want_challenge:
-        flown = [r for r in active if any(_status(ctx, leg["flight_number"], leg["date"]) in FLOWN for leg in r["flights"])]
+        flown = [r for r in active if _leg(ctx, r, FLOWN)]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
-        res = need(_pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown))
+        res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
         ref = _ref(ctx, res)
         reason, said = _REASONS["none"]
         if res in flown:
-            leg = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) in FLOWN)
-            transfer = ctx.is_last and ctx.rng.random() < 0.6
             return draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
-                         refused=True, on_refusal="transfer" if transfer else "accept",
-                         outputs=[] if transfer else [Output("flown", reason="already_flown")],
-                         reads={"get_flight_status": [{"flight_number": leg["flight_number"], "date": leg["date"]}]},
-                         evidence=["get_reservation_details", "get_flight_status"], context=reason,
-                         handoff_summary=f"User wants to cancel reservation {res['reservation_id']}, partly flown.",
+                         context=reason, **_after_departure(ctx, res, f"User wants to cancel reservation {res['reservation_id']}, partly flown."),
                          mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
-                     refusal=Refusal("cancel_not_covered", "insurance"), evidence=["get_reservation_details"], context=reason,
-                     mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2,
-                               days_between(TODAY, res["flights"][0]["date"])))
-    items = [r for r in unflown if _cancel_grounds(ctx, r)]
-    res = need(_pick(ctx, items))
+                     refusal=Refusal("cancel_not_covered", "insurance"), context=reason,
+                     mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2, _days(res)))
+    res = _pick(ctx, [r for r in unflown if _cancel_grounds(ctx, r)])
     grounds = _cancel_grounds(ctx, res)
     reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else grounds]
     ref = _ref(ctx, res)
     refund = sum(p["amount"] for p in res["payment_history"] if not p["payment_id"].startswith("certificate_"))
-    reads: dict[str, list[dict]] = {}
-    evidence = []
-    if grounds == "airline":
-        leg = next(leg for leg in res["flights"] if _status(ctx, leg["flight_number"], leg["date"]) == "cancelled")
-        reads["get_flight_status"] = [{"flight_number": leg["flight_number"], "date": leg["date"]}]
-        evidence.append("get_flight_status")
+    # the airline's own cancellation: its flight's status shows it
+    verify = {"get_flight_status": _flight(_leg(ctx, res, ("cancelled",)))} if grounds == "airline" else {}
     stakes = 3 if grounds in ("airline", "insured") else 1
     return draft("cancel", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                  [f"cancel {ref.phrase}", f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref,
-                 facts={"cancellation_reason": said}, reads=reads, evidence=evidence, context=reason,
+                 facts={"cancellation_reason": said}, verify=verify, context=reason,
                  outputs=[Output(money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
-                 mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes,
-                           days_between(TODAY, res["flights"][0]["date"])))
+                 mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes, _days(res)))
+
+
+#: the certificate per passenger for a cancelled or a delayed flight
+_COMPENSATION = {"cancelled": 100, "delayed": 50}
 
 
 def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
-    silver = user["membership"] in ("silver", "gold")
-    disrupted = []
-    for res in _reservations(ctx):
-        for leg in res["flights"]:
-            status = _status(ctx, leg["flight_number"], leg["date"])
-            if status in ("cancelled", "delayed"):
-                qualifies = silver or res["insurance"] == "yes" or res["cabin"] == "business"
-                disrupted.append((res, leg, status, qualifies))
-                break
-    wanted = [d for d in disrupted if d[3] != ctx.want_challenge]
-    earlier = [d for d in wanted if d[0]["reservation_id"] in used_by_earlier_intents(ctx, "reservation_id", "reservation")]
-    need(wanted)
-    res, leg, status, _ = ctx.rng.choice(earlier or wanted)
-    ref = _ref(ctx, res)
-    n = len(res["passengers"])
-    per = 100 if status == "cancelled" else 50
+    # a disrupted flight, on a reservation that qualifies for compensation (or, for a challenge, does not)
+    wanted = [(res, leg) for res in _reservations(ctx) if (leg := _leg(ctx, res, ("cancelled", "delayed")))
+              and (user["membership"] in ("silver", "gold") or res["insurance"] == "yes" or res["cabin"] == "business")
+              != ctx.want_challenge]
+    used = used_by_earlier_intents(ctx, "reservation_id", "reservation")
+    res, leg = ctx.choose([w for w in wanted if w[0]["reservation_id"] in used] or wanted)
+    ref, n, status = _ref(ctx, res), len(res["passengers"]), _status(ctx, leg)
     event = "was cancelled by the airline" if status == "cancelled" else "is delayed"
     context = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} on {month_day(leg['date'])} {event}"
-    status_read = {"flight_number": leg["flight_number"], "date": leg["date"]}
     mood = Mood(context, "negative", 3 if status == "cancelled" else 2, days_between(TODAY, leg["date"]))
     request = ["get some compensation for the " + ("cancellation" if status == "cancelled" else "delay"),
                "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay")]
     if ctx.want_challenge:
         return draft("compensation_not_eligible", "send_certificate",
-                     {"user_id": user["user_id"], "amount": per * n, "reservation_id": res["reservation_id"]},
+                     {"user_id": user["user_id"], "amount": _COMPENSATION[status] * n, "reservation_id": res["reservation_id"]},
                      request, ref, refusal=Refusal("compensation_not_eligible", "insurance"), context=context,
-                     reads={"get_flight_status": [status_read]}, evidence=["get_reservation_details", "get_flight_status"],
-                     mood=mood)
-    amount = per * n
-    options = [Option(per * n, {"reason": status})]
-    other = [s for s in {_status(ctx, f["flight_number"], f["date"]) for f in res["flights"]} if s in ("cancelled", "delayed")
-             and s != status]
-    for s in sorted(other):
-        options.append(Option((100 if s == "cancelled" else 50) * n, {"reason": s}))
-    choice = Choice("certificate amount", amount, options, {"reason": status})
+                     verify={"get_flight_status": _flight(leg)}, mood=mood)
+    amount = _COMPENSATION[status] * n
+    # the certificate for this disruption, not for another flight of the trip disrupted otherwise
+    reasons = [status, *sorted({_status(ctx, f) for f in res["flights"]} & set(_COMPENSATION) - {status})]
+    options = [Option(_COMPENSATION[s] * n, {"reason": s}) for s in reasons]
     return draft("compensation", "send_certificate",
                  {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]},
-                 request, ref, context=context, reads={"get_flight_status": [status_read]}, choices=[choice],
-                 policy_values=[amount],
-                 evidence=["get_flight_status"], outputs=[Output(str(amount), "the value of the certificate")],
-                 mood=mood)
+                 request, ref, context=context, verify={"get_flight_status": _flight(leg)},
+                 choices=[Choice("certificate amount", amount, options, {"reason": status})], policy_values=[amount],
+                 outputs=[Output(str(amount), "the value of the certificate")], mood=mood)
 
 
 # --------------------------------------------------------------------------- booking
@@ -611,12 +542,11 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     origin, destination = rng.sample(airports, 2)
     date = shift_date("2024-05-16", rng.randrange(12))
     cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
-    companions = [dict(p) for p in user["saved_passengers"]]
     party = [{"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}]
     facts: dict[str, Any] = {}
     if rng.random() < 0.45:
-        if companions and rng.random() < 0.6:
-            other = rng.choice(companions)
+        if user["saved_passengers"] and rng.random() < 0.6:
+            other = dict(rng.choice(user["saved_passengers"]))
             facts["companion_name"] = f"{other['first_name']} {other['last_name']}"
         else:
             first, last, dob = rng.choice(_NEW_PEOPLE)
@@ -629,118 +559,86 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     choices: list[Choice] = []
     prefs: list[str] = []
     legs: list[tuple[str, str, int]] = []  # (number, date, price)
-    direct = _legs_search(ctx, origin, destination, date)
+    search = {"origin": origin, "destination": destination, "date": date}
+    direct = ctx.call("search_direct_flight", search)
     if direct and rng.random() < 0.7:
-        chosen = need(_flight_choice(ctx, direct, cabin, n))
-        flight, choice, more = chosen
-        reads["search_direct_flight"] = [{"origin": origin, "destination": destination, "date": date}]
+        flight, choice, more = need(_flight_choice(ctx, search, cabin, n))
+        reads["search_direct_flight"] = [search]
         choices.append(choice)
         prefs += ["fly nonstop", *more]
         legs.append((flight["flight_number"], date, flight["prices"][cabin]))
     else:
         need(not direct)
-        search = {"origin": origin, "destination": destination, "date": date}
         pairs = need([p for p in ctx.call("search_onestop_flight", search) if all(f["available_seats"][cabin] >= n for f in p)])
-        options = [Option(p[0]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
         totals = [p[0]["prices"][cabin] + p[1]["prices"][cabin] for p in pairs]
-        if totals.count(min(totals)) > 1:
-            return None  # no single cheapest connection for the user to ask for
+        need(totals.count(min(totals)) == 1)  # one cheapest connection for the user to ask for
         pick = pairs[totals.index(min(totals))]
-        choice = Choice("connection", pick[0]["flight_number"], options, order=("price", "min"))
-        if len(pairs) > 1:
-            prefs.append("take the cheapest connection")
+        prefs += ["take the cheapest connection"] if len(pairs) > 1 else []
         reads["search_direct_flight"], reads["search_onestop_flight"] = [search], [dict(search)]
-        seconds = [Option(p[1]["flight_number"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
-        dates = [Option(p[1]["date"], {"price": p[0]["prices"][cabin] + p[1]["prices"][cabin]}) for p in pairs]
-        choices += [choice, Choice("connecting flight", pick[1]["flight_number"], seconds, order=("price", "min")),
-                    Choice("connection date", pick[1]["date"], dates, order=("price", "min"))]
+        for what, (i, key) in {"connection": (0, "flight_number"), "connecting flight": (1, "flight_number"),
+                               "connection date": (1, "date")}.items():  # each said as "the cheapest"
+            options = [Option(p[i][key], {"price": total}) for p, total in zip(pairs, totals, strict=True)]
+            choices.append(Choice(what, pick[i][key], options, order=("price", "min")))
         legs += [(f["flight_number"], f["date"], f["prices"][cabin]) for f in pick]
         round_trip = False
     back_date = None
     if round_trip:
         back_date = shift_date(date, rng.randrange(2, 6))
         need(back_date <= "2024-05-30")
-        back = _legs_search(ctx, destination, origin, back_date)
+        back = {"origin": destination, "destination": origin, "date": back_date}
         flight, choice, more = need(_flight_choice(ctx, back, cabin, n))
-        reads["search_direct_flight"].append({"origin": destination, "destination": origin, "date": back_date})
+        reads["search_direct_flight"].append(back)
         choices.append(choice)
         prefs += [p.replace("option", "return option").replace(" flight", " return flight") for p in more]
         legs.append((flight["flight_number"], back_date, flight["prices"][cabin]))
     insurance = rng.choice(["yes", "no"])
     bags = rng.choice([0, 0, 1, 2, 3])
-    allowance = FREE_BAGS[user["membership"]][cabin] * n
-    nonfree = max(0, bags - allowance)
-    fare = sum(price for _, _, price in legs)
-    total = fare * n + (INSURANCE_PER_PASSENGER * n if insurance == "yes" else 0) + BAG_FEE * nonfree
-    terms = [f"{'(' + ' + '.join(str(p) for _, _, p in legs) + ')' if len(legs) > 1 else legs[0][2]} * {n}"]
-    if insurance == "yes":
-        terms.append(f"{INSURANCE_PER_PASSENGER} * {n}")
-    if nonfree:
-        terms.append(f"{BAG_FEE} * {nonfree}")
-    expressions = [" + ".join(terms)]
+    nonfree = max(0, bags - FREE_BAGS[user["membership"]][cabin] * n)
+    expression, total = bill(([price for *_, price in legs], n), (INSURANCE_PER_PASSENGER, n if insurance == "yes" else 0),
+                             (BAG_FEE, nonfree))
+    expressions = [expression]
     methods = user["payment_methods"]
-    cards = [pid for pid, m in methods.items() if m["source"] == "credit_card"]
-    # "my gift card" must name one card: only users with a single gift card (certificate) split this way
-    gifts = [pid for pid, m in methods.items() if m["source"] == "gift_card"]
-    gifts = gifts if len(gifts) == 1 and 0 < methods[gifts[0]]["amount"] < total else []
-    certs = [pid for pid, m in methods.items() if m["source"] == "certificate"]
-    certs = certs if len(certs) == 1 and 0 < methods[certs[0]]["amount"] < total else []
-    if ctx.want_challenge and len([p for p, m in methods.items() if m["source"] == "certificate"]) >= 2:
-        two = [p for p, m in methods.items() if m["source"] == "certificate"][:2]
-        split = [{"payment_id": two[0], "amount": methods[two[0]]["amount"]},
-                 {"payment_id": two[1], "amount": round(total - methods[two[0]]["amount"], 2)}]
-        payment_words, challenge = "pay with both of {{my}} travel certificates together", True
+    certificates = [pid for pid, m in methods.items() if m["source"] == "certificate"]
+    challenge = ctx.want_challenge and len(certificates) >= 2
+    if challenge:
+        first, second = certificates[:2]
+        split = [{"payment_id": first, "amount": methods[first]["amount"]},
+                 {"payment_id": second, "amount": round(total - methods[first]["amount"], 2)}]
+        payment_words = "pay with both of {{my}} travel certificates together"
         payment_fact = "both travel certificates, nothing else"
     else:
-        need(cards)
-        pay = need(pick_instrument(ctx, "credit card", instrument_options(methods), lambda o: o.value in cards))
-        card, card_choice, card_words = pay.value, pay.choice, pay.words
-        choices.append(card_choice)
-        extra = rng.choice(["card", "gift", "cert"])
-        kinds = [Option(pid, {"kind": m["source"]}) for pid, m in methods.items()]
-        if extra == "gift" and gifts:
-            choices.append(Choice("gift card", gifts[0], kinds, {"kind": "gift_card"}))
-        if extra == "cert" and certs:
-            choices.append(Choice("travel certificate", certs[0], kinds, {"kind": "certificate"}))
-        if extra == "gift" and len(gifts) == 1:
-            g = gifts[0]
-            split = [{"payment_id": g, "amount": methods[g]["amount"]},
-                     {"payment_id": card, "amount": round(total - methods[g]["amount"], 2)}]
-            expressions.append(f"{money(total)} - {methods[g]['amount']}")
-            payment_words = f"use all of {{{{my}}}} gift card and put the rest on {{{{my}}}} {card_words}"
-            payment_fact = f"the whole gift card, the rest on the {card_words}"
-        elif extra == "cert" and len(certs) == 1:
-            c = certs[0]
-            split = [{"payment_id": c, "amount": methods[c]["amount"]},
-                     {"payment_id": card, "amount": round(total - methods[c]["amount"], 2)}]
-            expressions.append(f"{money(total)} - {methods[c]['amount']}")
-            payment_words = f"use {{{{my}}}} travel certificate and put the rest on {{{{my}}}} {card_words}"
-            payment_fact = f"the travel certificate, the rest on the {card_words}"
-        else:
-            split = [{"payment_id": card, "amount": total}]
-            payment_words = f"pay with {{{{my}}}} {card_words}"
-            payment_fact = f"the {card_words}"
-        challenge = False
+        pay = need(pick_instrument(ctx, "credit card", instrument_options(methods),
+                                   lambda o: methods[o.value]["source"] == "credit_card"))
+        choices.append(pay.choice)
+        split = [{"payment_id": pay.value, "amount": total}]
+        payment_words, payment_fact = f"pay with {{{{my}}}} {pay.words}", f"the {pay.words}"
+        source, what, words, fact = _SPLITS.get(rng.choice(["card", "gift", "cert"]), ("", "", "", ""))
+        # "my gift card" must name one card: only users with a single gift card (certificate) split this way
+        extra = [pid for pid, m in methods.items() if m["source"] == source]
+        if len(extra) == 1 and 0 < methods[extra[0]]["amount"] < total:
+            part = methods[extra[0]]["amount"]
+            kinds = [Option(pid, {"kind": m["source"]}) for pid, m in methods.items()]
+            choices.append(Choice(what, extra[0], kinds, {"kind": source}))
+            split = [{"payment_id": extra[0], "amount": part}, {"payment_id": pay.value, "amount": round(total - part, 2)}]
+            expressions.append(f"{money(total)} - {part}")
+            payment_words = f"use {words} and put the rest on {{{{my}}}} {pay.words}"
+            payment_fact = f"{fact}, the rest on the {pay.words}"
     tell_codes = rng.random() < 0.5
-    for code in (origin, destination):
-        if not tell_codes:
-            options = [Option(c, {"city": _index(ctx).city[c]}) for c in airports]
-            choices.append(Choice("airport", code, options, {"city": _index(ctx).city[code]}))
-    where = (lambda c: f"{_place(ctx, c)} ({c})") if tell_codes else (lambda c: _place(ctx, c))
-    if not tell_codes:
+    if not tell_codes:  # the user names cities: the agent finds their airports
+        options = [Option(c, {"city": _place(ctx, c)}) for c in airports]
+        choices += [Choice("airport", code, options, {"city": _place(ctx, code)}) for code in (origin, destination)]
         reads["list_all_airports"] = [{}]
+    where = (lambda c: f"{_place(ctx, c)} ({c})") if tell_codes else (lambda c: _place(ctx, c))
     facts.update({"origin": where(origin), "destination": where(destination), "travel_date": date,
                   "trip_type": "round trip" if round_trip else "one way", "cabin": cabin.replace("_", " "),
-                  "checked_bags": bags, "travel_insurance": insurance, "payment": payment_fact})
-    if back_date:
-        facts["return_date"] = back_date
+                  "checked_bags": bags, "travel_insurance": insurance, "payment": payment_fact,
+                  **({"return_date": back_date} if back_date else {})})
     reads["calculate"] = [{"expression": e} for e in expressions]
     who = "just for {{me}}" if n == 1 else ("for {{me}} and " + (facts.get("companion_name")
                                                                    or f"{party[1]['first_name']} {party[1]['last_name']} (born {party[1]['dob']})"))
     trip = (f"a round trip from {where(origin)} to {where(destination)}, leaving {month_day(date)} and returning {month_day(back_date)}"
             if back_date else f"a one-way trip from {where(origin)} to {where(destination)} on {month_day(date)}")
-    bag_words = "travel without checked bags" if bags == 0 else (
-        "check one bag" if bags == 1 else f"check {bags} bags")
+    bag_words = "travel without checked bags" if bags == 0 else "check one bag" if bags == 1 else f"check {bags} bags"
     request = [f"book {trip} in {cabin.replace('_', ' ')}, {who}",
                f"get {trip} booked, {cabin.replace('_', ' ')} class, {who}"]
     flights = [{"flight_number": num, "date": d} for num, d, _ in legs]
@@ -749,30 +647,27 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                  "passengers": party, "payment_methods": split, "total_baggages": bags, "nonfree_baggages": nonfree,
                  "insurance": insurance}
     insurance_words = "take the travel insurance" if insurance == "yes" else "skip the travel insurance"
-    occasion_mood = Mood("{{I}} want to book a trip", "positive", 1, days_between(TODAY, date))
     return IntentDraft(kind="book_two_certificates" if challenge else "book", goal="book_reservation",
                        arguments=arguments, request=request, facts=facts, reads=reads, choices=choices,
                        outputs=[Output(money(total), "the total price")],
                        preferences=[*prefs, bag_words, insurance_words, payment_words],
-                       refused=challenge, policy_values=[nonfree], mood=occasion_mood,
-                       decline="hold off on booking")
+                       refused=challenge, policy_values=[nonfree], decline="hold off on booking",
+                       mood=Mood("{{I}} want to book a trip", "positive", 1, days_between(TODAY, date)))
 
 
 # --------------------------------------------------------------------------- flight status
 
 
 def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
-    found = []
-    for res in _reservations(ctx):
-        if res["reservation_id"] in used_by_earlier_intents(ctx, "reservation_id", "reservation"):
-            continue
-        for leg in res["flights"]:
-            status = _status(ctx, leg["flight_number"], leg["date"])
-            if leg["date"] == TODAY and status in ("on time", "delayed", "cancelled", "flying", "landed") or (
-                    leg["date"] > TODAY and status == "cancelled"):
-                found.append((res, leg, status))
-                break
-    res, leg, status = ctx.choose(found)
+    def news(leg: dict) -> bool:  # a flight of today, or a later one the airline cancelled
+        status = _status(ctx, leg)
+        return leg["date"] == TODAY and status in ("on time", "delayed", "cancelled", *FLOWN) or (
+            leg["date"] > TODAY and status == "cancelled")
+
+    used = used_by_earlier_intents(ctx, "reservation_id", "reservation")
+    res, leg = ctx.choose([(r, leg) for r in _reservations(ctx) if r["reservation_id"] not in used
+                           and (leg := next((leg for leg in r["flights"] if news(leg)), None))])
+    status = _status(ctx, leg)
     ref = _ref(ctx, res)
     when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
@@ -794,11 +689,8 @@ HINTS = TracerHints(
     goal_weights={"send_certificate": 2.5, "update_reservation_flights": 2.0, "get_flight_status": 0.7,
                   "book_reservation": 0.8, "update_reservation_passengers": 0.7},
     entry_tools=["get_user_details"],
-    handoff_tool="transfer_to_human_agents",
-    # the policy: verify a flight's status before compensating for it, read a reservation before acting on it
-    policy_edges=[("get_flight_status", "send_certificate"), ("get_reservation_details", "send_certificate"),
-                  ("get_reservation_details", "cancel_reservation"),
-                  ("get_reservation_details", "update_reservation_flights")],
+    # the policy: read a reservation before compensating for it (the graph declares the other policy successions)
+    policy_edges=[("get_reservation_details", "send_certificate")],
     occasions=OCCASIONS,
     # a cancellation states its own reason ("plans changed"): no occasion goes with it
     occasion_intents=["change_flight", "change_flight_basic_economy", "change_cabin", "upgrade_after_departure",

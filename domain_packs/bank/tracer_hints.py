@@ -441,7 +441,6 @@ HINTS = TracerHints(
                   "reverse_payment": 0.8, "cancel_standing_order": 0.7, "set_card_status": 0.7, "replace_card": 0.6,
                   "create_standing_order": 0.7, "set_card_limit": 0.7},
     entry_tools=["verify_identity"],
-    handoff_tool="transfer_to_human_agents",
     occasions=OCCASIONS,
     occasion_intents=["loan_payoff", "loan_payment", "transfer", "pay", "pay_same", "standing_order",
                       "standing_order_same", "limit_up", "over_daily_limit", "savings_limit", "limit_above_tier"],

@@ -437,7 +437,6 @@ HINTS = TracerHints(
     goal_weights={"book_tickets": 2.0, "exchange_tickets": 1.4, "refund_booking": 0.4, "add_concessions": 1.0,
                   "change_membership_tier": 1.0},
     entry_tools=["find_customer_by_email"],
-    handoff_tool="transfer_to_human_agents",
     occasions=OCCASIONS,
     occasion_intents=["book", "book_age_rating", "book_credits_format", "book_credits_cap", "exchange", "snacks",
                       "exchange_age_rating", "refund_group"],

@@ -441,7 +441,6 @@ HINTS = TracerHints(
     # booking and joining a waitlist end a workflow (nothing follows them in the graph): draw them less often
     goal_weights={"modify_booking": 2.0, "cancel_booking": 1.5, "book_table": 0.8, "join_waitlist": 0.5},
     entry_tools=["find_guest"],
-    handoff_tool="transfer_to_human_agents",
     occasions=OCCASIONS,
     occasion_intents=["book", "party", "set_menu", "waitlist", "party_too_large", "set_menu_required",
                       "not_wheelchair_accessible", "add_dietary", "add_accessibility", "move", "cancel_late"],

@@ -418,7 +418,6 @@ HINTS = TracerHints(
     goal_weights={"enroll_in_section": 1.5, "drop_section": 1.2, "waive_late_fee": 2.0, "make_payment": 1.5,
                   "enroll_payment_plan": 1.5, "request_transcript": 1.5},
     entry_tools=["verify_caller"],
-    handoff_tool="transfer_to_human_agents",
     occasions=OCCASIONS,
     occasion_intents=["enroll", "drop", "withdraw", "transcript", "plan", "pay", "prerequisite_missing",
                       "section_full", "credit_limit", "transcript_hold"],

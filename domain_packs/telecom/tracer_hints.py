@@ -386,7 +386,6 @@ HINTS = TracerHints(
     goal_weights={"run_troubleshooting_step": 1.3, "issue_bill_credit": 1.5, "resume_line": 0.7, "remove_addon": 0.7,
                   "get_data_usage": 0.7},
     entry_tools=["find_customer_by_phone"],
-    handoff_tool="transfer_to_human_agents",
     # the policy: diagnose before troubleshooting, read the line before changing it, the bills before crediting
     policy_edges=[("diagnose_line", "run_troubleshooting_step"), ("get_line_details", "change_line_plan"),
                   ("get_line_details", "suspend_line"), ("get_bills", "issue_bill_credit")],
@@ -394,6 +393,4 @@ HINTS = TracerHints(
     occasion_intents=["change_plan", "downgrade_under_contract", "plan_changed_this_cycle", "add_addon",
                       "roaming_overdue", "replace_device", "data_usage", "troubleshoot", "pay_bill"],
     fact_phrase=fact_phrase,
-    # customer, account, line, bill and payment records are internal: a customer says phone numbers and months
-    visible_ids=frozenset(),
 )

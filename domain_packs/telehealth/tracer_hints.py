@@ -54,6 +54,7 @@ from tau_emotion.tracer.hints import (
     month_day,
     need,
     per_database,
+    refused_calls,
     used_by_earlier_intents,
 )
 
@@ -166,9 +167,10 @@ def _wish(who: _Who, specialty: str) -> str:
     return "{{I}} want " + ("" if who.self else who.me + " ") + "to see a " + SPECIALIST[specialty] + " soon"
 
 
-def _open_slots(ctx: GroundingContext, provider_id: str, after: str = NOW) -> list[dict]:
-    return [s for _, s in ctx.state["slots"].scan()
-            if s["provider_id"] == provider_id and s["status"] == "open" and f"{s['date']}T{s['time']}" > after]
+def _open_slots(ctx: GroundingContext, provider_id: str | None, hours: float = 0, not_on: str = "") -> list[dict]:
+    """Open future slots (of one provider, or None: of all), at least `hours` ahead and not on the day `not_on`."""
+    return [s for _, s in ctx.state["slots"].scan() if provider_id in (None, s["provider_id"]) and s["status"] == "open"
+            and _start(s) > NOW and hours_until(_start(s)) >= hours and s["date"] != not_on]
 
 
 def _slot_choice(ctx: GroundingContext, provider_id: str, slot: dict) -> Choice:
@@ -177,13 +179,6 @@ def _slot_choice(ctx: GroundingContext, provider_id: str, slot: dict) -> Choice:
 
 def _peers(ctx: GroundingContext, specialty: str) -> list[dict]:
     return [p for _, p in ctx.state["providers"].scan() if p["specialty"] == specialty]
-
-
-def _slot_by_index(db: Any) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {}
-    for s in db.tables["slots"].values():
-        out.setdefault(s["provider_id"], []).append(s)
-    return out
 
 
 # --------------------------------------------------------------------------- wording
@@ -239,35 +234,25 @@ def persona(ctx: GroundingContext) -> Persona | None:
 def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
     """A refill, reschedule or cancellation for a family member whose consent is lapsed, revoked or narrower
     than the request."""
-    options = []
+    options, refill = [], goal == "request_refill"
     for who in _family(ctx, SCOPE[goal], valid=False):
-        if goal == "request_refill":
-            rows = ctx.rows("prescriptions", who.patient["prescription_ids"])
-            options += [(who, r) for r in rows if sum(x["medication"] == r["medication"] for x in rows) == 1]
-        else:
-            options += [(who, a) for a in _appointments(ctx, who)]
+        rows = ctx.rows("prescriptions", who.patient["prescription_ids"]) if refill else _appointments(ctx, who)
+        options += [(who, r) for r in rows if not refill or sum(x["medication"] == r["medication"] for x in rows) == 1]
     who, row = ctx.choose([o for o in options if o[0].pid not in used_by_earlier_intents(ctx, "patient_id")])
-    caller = _caller(ctx)
-    consent = next(c for c in ctx.rows("consents", caller["held_consent_ids"]) if c["patient_id"] == who.pid)
+    consent = next(c for c in ctx.rows("consents", _caller(ctx)["held_consent_ids"]) if c["patient_id"] == who.pid)
     why = ("expired" if consent["expires_on"] < TODAY else "revoked" if consent["status"] == "revoked"
            else "out_of_scope")
-    if goal == "request_refill":
-        args = {"prescription_id": row["prescription_id"]}
+    if refill:
+        args, facts = {"prescription_id": row["prescription_id"]}, {"medication": row["medication"]}
         request = [f"get a refill of {who.my} {row['medication']}", f"refill {who.my} {row['medication']} prescription"]
-        facts = {"medication": row["medication"]}
     else:
-        args = {"appointment_id": row["appointment_id"]}
         provider = ctx.peek("providers", row["provider_id"])["name"]
+        args, facts = {"appointment_id": row["appointment_id"]}, {"appointment_provider": provider}
+        request = [f"cancel {who.my} appointment with {provider}"]
         if goal == "reschedule_appointment":
-            later = [s for s in _open_slots(ctx, row["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
-                     and s["date"] != row["date"]]
-            slot = ctx.choose(later)
+            slot = ctx.choose(_open_slots(ctx, row["provider_id"], 24, row["date"]))
             args["new_slot_id"] = slot["slot_id"]
-            what = f"move {who.my} appointment with {provider} to {month_day(slot['date'])} at {slot['time']}"
-        else:
-            what = f"cancel {who.my} appointment with {provider}"
-        request = [what]
-        facts = {"appointment_provider": provider}
+            request = [f"move {who.my} appointment with {provider} to {month_day(slot['date'])} at {slot['time']}"]
     need(len(ctx.violations(goal, args)) == 1)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
     return draft(f"consent_{why}", goal, args, request, who, facts=facts,
@@ -279,16 +264,13 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
 # --------------------------------------------------------------------------- appointments
 
 
-#: a refused booking's kind -> its reason and the reads the refusal rests on
-_BOOK_REASONS = {"book_out_of_network": ("out_of_network", ["search_providers", "check_coverage"]),
-                 "book_not_covered": ("service_not_covered", ["search_providers", "check_coverage"]),
-                 "book_age": ("age_restriction", ["search_providers", "get_provider_details"]),
-                 "book_duplicate": ("duplicate_booking", ["get_appointment_details"])}
-
-
-def _book_kind(msg: str) -> str:
-    return ("book_age" if "sees patients aged" in msg else "book_out_of_network" if "out of network" in msg
-            else "book_not_covered" if "does not cover" in msg else "book_duplicate")
+#: a refused booking (one rule, several reasons): words of its reason, the refusal's reason and kind, its evidence
+_BOOKINGS = [("sees patients aged", "age_restriction", "book_age", ["search_providers", "get_provider_details"]),
+             ("out of network", "out_of_network", "book_out_of_network", ["search_providers", "check_coverage"]),
+             ("does not cover", "service_not_covered", "book_not_covered", ["search_providers", "check_coverage"]),
+             ("already has", "duplicate_booking", "book_duplicate", ["get_appointment_details"])]
+_BOOK_REFUSALS = {words: Refusal(reason, KEYWORDS[reason], kind) for words, reason, kind, _ in _BOOKINGS}
+_BOOK_EVIDENCE = {kind: reads for _, _, kind, reads in _BOOKINGS}
 
 
 def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
@@ -296,32 +278,28 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         return None  # bookings are the most common goal: leave some challenges to the other goals
     who = _who(ctx, "appointments")
     need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
-    age = patient_age(who.patient["date_of_birth"])
-    slots = per_database(ctx, _slot_by_index)
-    candidates = []
+    free: dict[str, list[dict]] = {}
+    for s in _open_slots(ctx, None, 24):
+        free.setdefault(s["provider_id"], []).append(s)
+    calls = []  # nobody asks a pediatrician to see an adult
     for pid, provider in ctx.state["providers"].scan():
-        if age >= 18 and provider["specialty"] == "pediatrics":
-            continue  # nobody asks a pediatrician to see an adult
-        free = [s for s in slots.get(pid, []) if ctx.state["slots"].peek(s["slot_id"])["status"] == "open"
-                and hours_until(f"{s['date']}T{s['time']}") >= 24]
-        if not free:
-            continue
-        slot = ctx.rng.choice(free)
-        args = {"patient_id": who.pid, "slot_id": slot["slot_id"], "mode": ctx.rng.choice(provider["visit_modes"])}
-        found = ctx.violations("book_appointment", args)
-        if len(found) == (1 if ctx.want_challenge else 0):
-            candidates.append((provider, slot, args, found))
-    if not ctx.want_challenge and ctx.rng.random() < 0.8:
-        # a copay worth weighing lets the caller set a condition on it (a decision rule)
-        dear = [c for c in candidates if (coverage(ctx.state, who.patient, c[0])["copay"] or 0) >= 20]
-        candidates = dear or candidates
-    need(candidates)
+        if pid in free and not (patient_age(who.patient["date_of_birth"]) >= 18 and provider["specialty"] == "pediatrics"):
+            slot = ctx.rng.choice(free[pid])
+            calls.append(((provider, slot), {"patient_id": who.pid, "slot_id": slot["slot_id"],
+                                             "mode": ctx.rng.choice(provider["visit_modes"])}))
     if ctx.want_challenge:  # spread the challenge kinds: draw the broken rule first
-        kinds = sorted({_book_kind(c[3][0].reason) for c in candidates})
+        candidates = need(refused_calls(ctx, "book_appointment", calls, {"booking_rules": _BOOK_REFUSALS}))
+        kinds = sorted({r.kind for *_, r in candidates})
         # an out-of-network provider is the easiest to find: draw it less often than the rarer kinds
         kind = ctx.rng.choices(kinds, weights=[0.25 if k == "book_out_of_network" else 1 for k in kinds])[0]
-        candidates = [c for c in candidates if _book_kind(c[3][0].reason) == kind]
-    provider, slot, args, found = ctx.rng.choice(candidates)
+        candidates = [c for c in candidates if c[2].kind == kind]
+    else:
+        candidates = [(item, args, None) for item, args in calls if not ctx.violations("book_appointment", args)]
+        if ctx.rng.random() < 0.8:  # a copay worth weighing lets the caller set a condition on it (a decision rule)
+            candidates = [c for c in candidates if (coverage(ctx.state, who.patient, c[0][0])["copay"] or 0) >= 20] \
+                or candidates
+        need(candidates)
+    (provider, slot), args, refusal = ctx.rng.choice(candidates)
     specialty = provider["specialty"]
     provider_choice = Choice.among("provider", provider, _peers(ctx, specialty), "provider_id", "name")
     mode = "a video" if args["mode"] == "video" else "an in-person"
@@ -334,14 +312,12 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
              "get_provider_details": [{"provider_id": provider["provider_id"]}],
              "find_available_slots": [{"provider_id": provider["provider_id"], "date": slot["date"]}],
              "check_coverage": [{"patient_id": who.pid, "provider_id": provider["provider_id"]}]}
-    if ctx.want_challenge:
-        kind = _book_kind(found[0].reason)
-        reason, evidence = _BOOK_REASONS[kind]
-        if kind == "book_duplicate":
+    if refusal:
+        if refusal.kind == "book_duplicate":
             dup = next(a for a in _appointments(ctx, who) if a["provider_id"] == provider["provider_id"])
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
-        return draft(kind, "book_appointment", args, request, who, facts=facts, reads=reads, evidence=evidence,
-                     choices=[provider_choice], refusal=Refusal(reason, KEYWORDS[reason]),
+        return draft(refusal.kind, "book_appointment", args, request, who, facts=facts, reads=reads,
+                     evidence=_BOOK_EVIDENCE[refusal.kind], choices=[provider_choice], refusal=refusal,
                      mood=Mood(_wish(who, specialty), "neutral", 2, None))
     return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
                  facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
@@ -356,17 +332,13 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return _consent_challenge(ctx, "reschedule_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)]
-    options = []
-    for a in rows:
-        later = [s for s in _open_slots(ctx, a["provider_id"]) if hours_until(f"{s['date']}T{s['time']}") >= 24
-                 and s["date"] != a["date"]]
-        if not later:
-            continue
-        slot = ctx.rng.choice(later)
-        args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
-        if len(ctx.violations("reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
-            options.append((a, slot, args))
+    used, options = used_by_earlier_intents(ctx, "appointment_id", reads=True), []
+    for a in _appointments(ctx, who):
+        if a["appointment_id"] not in used and (later := _open_slots(ctx, a["provider_id"], 24, a["date"])):
+            slot = ctx.rng.choice(later)
+            args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
+            if len(ctx.violations("reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
+                options.append((a, slot, args))
     a, slot, args = ctx.choose(options)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     when = f"{month_day(slot['date'])} at {slot['time']}"
@@ -392,9 +364,9 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _consent_challenge(ctx, "cancel_appointment")
     who = _who(ctx, "appointments")
-    rows = [a for a in _appointments(ctx, who) if a["appointment_id"] not in used_by_earlier_intents(ctx, "appointment_id", reads=True)
-            and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})]
-    need(rows)
+    used = used_by_earlier_intents(ctx, "appointment_id", reads=True)
+    rows = need([a for a in _appointments(ctx, who) if a["appointment_id"] not in used
+                 and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})])
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
     a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
@@ -410,44 +382,32 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
 # --------------------------------------------------------------------------- prescriptions
 
 
-def _refill_problem(ctx: GroundingContext, rx: dict) -> list[str]:
-    """Every refill rule the prescription fails (the rules module stops at the first)."""
-    problems = []
-    if rx["refills_left"] <= 0:
-        problems.append("no_refills_left")
-    if rx["expires_on"] < TODAY:
-        problems.append("prescription_expired")
-    if days_between(rx["last_filled"], TODAY) < EARLY_REFILL_DAYS:
-        problems.append("refill_too_early")
-    if rx["controlled"]:
-        patient = ctx.state["patients"].peek(rx["patient_id"])
-        recent = any((v := ctx.state["visits"].peek(vid))["provider_id"] == rx["prescriber_id"]
-                     and days_between(v["date"], TODAY) <= CONTROLLED_VISIT_DAYS for vid in patient["visit_ids"])
-        if not recent:
-            problems.append("controlled_needs_visit")
-    return problems
-
-
-_REFILL_KINDS = {"no_refills_left": "refill_none_left", "prescription_expired": "refill_expired",
-                 "refill_too_early": "refill_too_early", "controlled_needs_visit": "refill_controlled"}
+def _refill_problem(ctx: GroundingContext, rx: dict) -> list[Refusal]:
+    """The refusal of every refill rule the prescription fails (the rules module stops at the first)."""
+    visits = ctx.rows("visits", ctx.peek("patients", rx["patient_id"])["visit_ids"])
+    recent = any(v["provider_id"] == rx["prescriber_id"] and days_between(v["date"], TODAY) <= CONTROLLED_VISIT_DAYS
+                 for v in visits)
+    return [Refusal(reason, KEYWORDS[reason], kind) for reason, kind, broken in (
+        ("no_refills_left", "refill_none_left", rx["refills_left"] <= 0),
+        ("prescription_expired", "refill_expired", rx["expires_on"] < TODAY),
+        ("refill_too_early", "refill_too_early", days_between(rx["last_filled"], TODAY) < EARLY_REFILL_DAYS),
+        ("controlled_needs_visit", "refill_controlled", rx["controlled"] and not recent)) if broken]
 
 
 def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.rng.random() < 0.4:
         return _consent_challenge(ctx, "request_refill")
     who = _who(ctx, "prescriptions")
-    rows = [ctx.state["prescriptions"].peek(r) for r in who.patient["prescription_ids"]]
-    options = []
-    for rx in rows:  # one no earlier intent touched, the only one of its medication, failing what a challenge wants
-        problems = _refill_problem(ctx, rx)
-        if rx["prescription_id"] not in used_by_earlier_intents(ctx, "prescription_id", reads=True) and sum(
-                x["medication"] == rx["medication"] for x in rows) == 1 and len(problems) == (1 if ctx.want_challenge else 0) \
-                and len(ctx.violations("request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems):
-            options.append((rx, problems))
-    need(options)
+    rows = ctx.rows("prescriptions", who.patient["prescription_ids"])
+    # one no earlier intent touched, the only one of its medication, failing what a challenge wants
+    used = used_by_earlier_intents(ctx, "prescription_id", reads=True)
+    options = need([(rx, problems) for rx in rows if rx["prescription_id"] not in used
+                    and sum(x["medication"] == rx["medication"] for x in rows) == 1
+                    and len(problems := _refill_problem(ctx, rx)) == (1 if ctx.want_challenge else 0)
+                    and len(ctx.violations("request_refill", {"prescription_id": rx["prescription_id"]})) == len(problems)])
     if ctx.want_challenge:  # spread the challenge kinds: draw the kind first
-        kind = ctx.rng.choice(sorted({p[0] for _, p in options}))
-        options = [o for o in options if o[1][0] == kind]
+        kind = ctx.rng.choice(sorted({p[0].reason for _, p in options}))
+        options = [o for o in options if o[1][0].reason == kind]
     rx, problems = ctx.rng.choice(options)
     med = rx["medication"]
     choice = Choice.among("prescription", rx, rows, "prescription_id", "medication")
@@ -458,9 +418,8 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood(("{{I}} will run out of " + med + " soon") if who.self else
                 (who.patient["name"]["first_name"] + " will run out of " + med + " soon"), "negative", 2, 3)
     if ctx.want_challenge:
-        reason = problems[0]
-        return draft(_REFILL_KINDS[reason], "request_refill", args, request, who, facts={"medication": med},
-                     verify=verify, choices=[choice], refusal=Refusal(reason, KEYWORDS[reason]), mood=mood)
+        return draft(problems[0].kind, "request_refill", args, request, who, facts={"medication": med},
+                     verify=verify, choices=[choice], refusal=problems[0], mood=mood)
     return draft("refill", "request_refill", args, request, who, facts={"medication": med}, verify=verify,
                  choices=[choice],
                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
@@ -473,15 +432,11 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
 def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     who = _Who(ctx, _caller(ctx))
     age = patient_age(who.patient["date_of_birth"])
-    providers = []
-    for _, p in ctx.state["providers"].scan():
-        if p["specialty"] == "pediatrics" or not p["patient_ages"][0] <= age <= p["patient_ages"][1] or \
-                p["provider_id"] in used_by_earlier_intents(ctx, "provider_id") or p["name"] in used_by_earlier_intents(ctx, "provider"):
-            continue
-        cost = coverage(ctx.state, who.patient, p)
-        if cost["covered"] and cost["copay"] > 0:
-            providers.append((p, cost))
-    provider, cost = ctx.choose(providers)
+    used = used_by_earlier_intents(ctx, "provider_id") | used_by_earlier_intents(ctx, "provider")
+    fits = [p for _, p in ctx.state["providers"].scan() if p["specialty"] != "pediatrics"
+            and p["patient_ages"][0] <= age <= p["patient_ages"][1] and used.isdisjoint((p["provider_id"], p["name"]))]
+    costs = [(p, coverage(ctx.state, who.patient, p)) for p in fits]
+    provider, cost = ctx.choose([(p, c) for p, c in costs if c["covered"] and c["copay"] > 0])
     specialty = provider["specialty"]
     return draft("coverage", "check_coverage", {"patient_id": who.pid, "provider_id": provider["provider_id"]},
                  [f"find out what a visit with {provider['name']} ({SPECIALIST[specialty]}) would cost {{{{me}}}}",
@@ -513,9 +468,8 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
 def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
     if ctx.want_challenge:
-        family = [w for w in _family(ctx, "appointments") + _family(ctx, "appointments", valid=False)
-                  if w.pid not in used_by_earlier_intents(ctx, "patient_id")]
-        who = ctx.choose(family)
+        who = ctx.choose([w for w in _family(ctx, "appointments") + _family(ctx, "appointments", valid=False)
+                          if w.pid not in used_by_earlier_intents(ctx, "patient_id")])
         phone = f"{caller['phone'][:3]}-555-{(int(who.pid[1:]) * 7) % 10000:04d}"
         args = {"patient_id": who.pid, "phone": phone}
         need(len(ctx.violations("update_contact_info", args)) == 1)
@@ -560,7 +514,6 @@ HINTS = TracerHints(
                   "cancel_appointment": 1.3, "check_coverage": 0.4, "list_visit_records": 0.5,
                   "update_contact_info": 0.5, "revoke_consent": 0.4},
     entry_tools=["verify_patient_identity"],
-    handoff_tool="transfer_to_human_agents",
     # the policy: verify first, read the appointment before changing it, the prescription before a refill
     policy_edges=[("get_appointment_details", "reschedule_appointment"), ("get_appointment_details", "cancel_appointment"),
                   ("get_prescription_details", "request_refill"), ("check_coverage", "book_appointment")],
@@ -568,6 +521,4 @@ HINTS = TracerHints(
     occasion_intents=["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
                       "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"],
     fact_phrase=fact_phrase,
-    # patient, provider, slot, prescription, appointment and consent records are internal
-    visible_ids=frozenset(),
 )

@@ -440,7 +440,6 @@ HINTS = TracerHints(
     goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     goal_weights={"change_hotel_stay_dates": 1.5, "book_car_rental": 1.3, "book_tour": 1.2, "cancel_tour_booking": 0.8},
     entry_tools=["find_traveller_by_email"],
-    handoff_tool="transfer_to_human_agents",
     occasions=OCCASIONS,
     occasion_intents=["book_stay", "book_tour", "book_car", "move_stay", "stay_points_limit", "stay_points_blocks",
                       "tour_points_limit", "tour_points_blocks", "car_driver_too_young", "car_one_way", "car_points",

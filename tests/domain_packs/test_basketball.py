@@ -285,3 +285,54 @@ def test_hand_tasks_score_one_and_refusals_are_grounded(domain):
     internal = [*tables["fans"], *tables["ticket_orders"], *tables["players"], *tables["registrations"]]
     for task in hand:  # the fan names orders by order number, never by internal id
         assert not any(key in task.user.instruction for key in internal)
+
+
+# --------------------------------------------------------------------------- Tracer hints and built splits
+
+
+def test_the_packs_tracer_hints_keep_the_graph_and_ground_every_write(domain):
+    from tau_emotion.domain_packs.basketball.tracer_hints import HINTS
+    from tau_emotion.tracer.graph import build_graph
+
+    graph = build_graph(domain, HINTS, use_cache=False)
+    assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 81
+    writes = {name for name, t in domain.toolset.tools.items() if t.writes}
+    assert set(HINTS.goals) == writes
+
+
+def test_every_refusal_the_hints_ask_for_quotes_the_policy_and_names_a_declared_reason(domain):
+    from tau_emotion.domain_packs.basketball import tracer_hints
+    from tau_emotion.tracer.provenance import phrase_in
+
+    told = tracer_hints._REFUSALS
+    assert set(told) == {r.name for r in rules.RULES}  # one challenge per policy rule
+    for refusal in told.values():  # the Tracer finds a refusal's keyword in the written policy, or drops the task
+        assert phrase_in(refusal.keyword, domain.policy), refusal.keyword
+    # tickets are never refunded: no tool refunds them, so no call can be refused for it
+    assert {r.reason for r in told.values()} == set(domain.refusal_reasons) - {"tickets_non_refundable"}
+
+
+def test_tracer_built_test_split_meets_its_targets_and_obeys_the_rules(domain):
+    tasks = domain.tasks("test")
+    assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
+    assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
+    challenged = [t for t in tasks if t.meta.get("refused")]
+    assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
+    assert sum(bool(t.meta.get("decisions")) for t in tasks) >= 0.2 * len(tasks)
+    tables = domain.database.tables
+    internal = [*tables["fans"], *tables["ticket_orders"], *tables["memberships"], *tables["players"],
+                *tables["registrations"], *tables["merch_orders"]]
+    for task in tasks:
+        assert not any(key in task.user.instruction for key in internal), task.id
+        state = domain.database.state()
+        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        for i, action in enumerate([*task.gold.actions, None]):
+            if i in refused:
+                assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id
+            if action is None:
+                break
+            if domain.toolset[action.name].writes:
+                assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
+            domain.toolset.call(state, action.name, action.arguments)
+    train = domain.tasks("train") if "train" in domain.splits else []
+    assert not {t.meta["user"] for t in tasks} & {t.meta["user"] for t in train}

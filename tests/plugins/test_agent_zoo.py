@@ -7,24 +7,29 @@ from tau_emotion.core.runner import prepare_run, run_sync
 
 
 def _pick_tasks():
-    """From the committed test split: two plain write intents, a refusal without handover, a handover."""
+    """From one committed split: two plain write intents, a refusal without handover, and a handover (the train
+    split when test has no handover: the Tracer part 3 rebuild left airline's test split without one)."""
     from tau_emotion.core.manager import load_all_plugins
 
     domain = load_all_plugins().catalog("domains").get("airline")
-    tasks, tools = domain.tasks("test"), domain.toolset
-    terminal = [t for t in tasks if any(tools.is_terminal(a.name) for a in t.gold.actions)]
+    tools = domain.toolset
+    for split in ("test", "train"):
+        tasks = domain.tasks(split)
+        terminal = [t for t in tasks if any(tools.is_terminal(a.name) for a in t.gold.actions)]
+        if terminal:
+            break
     two = next(t for t in tasks if len(t.user.intents) == 2 and not t.meta["policy_challenge"]
                and not t.meta.get("decisions") and sum(tools[a.name].writes for a in t.gold.actions) == 2)
     refusal = next(t for t in tasks if t.meta["refused"] and t not in terminal)
-    return two, refusal, terminal[0]
+    return split, two, refusal, terminal[0]
 
 
-TWO, REFUSAL, HANDOVER = _pick_tasks()
+SPLIT, TWO, REFUSAL, HANDOVER = _pick_tasks()
 TASKS = [TWO.id, REFUSAL.id, HANDOVER.id]
 
 
 def _run(tmp_path, agent):
-    config = RunConfig(plugins=["emotion", "airline"], trials=1, agent=agent, task_ids=TASKS,
+    config = RunConfig(plugins=["emotion", "airline"], trials=1, agent=agent, task_ids=TASKS, split=SPLIT,
                        options={"progress": {"no_progress": True}})
     run = prepare_run(config, str(tmp_path / "r.db"))
     run_sync(run)

@@ -9,6 +9,7 @@ from tau_emotion.tracer.hints import (
     Option,
     Reference,
     TracerHints,
+    bill,
     difference,
     draft,
     fact_wording,
@@ -80,6 +81,12 @@ def test_difference_puts_the_larger_sum_first_with_no_sign():
     assert difference([100, 80], 150, 2) == ("(100 + 80 - 150) * 2", 60)
     assert difference(150, [100, 80]) == ("100 + 80 - 150", 30)
     assert difference([120], [50, 20]) == ("120 - 50 - 20", 50)
+
+
+def test_bill_adds_each_line_and_leaves_out_a_line_counted_zero_times():
+    assert bill(([120, 80], 2), (30, 2), (50, 0)) == ("(120 + 80) * 2 + 30 * 2", 460)
+    assert bill(([328], 1)) == ("328 * 1", 328)  # one price: no brackets, and the count is said even when 1
+    assert bill((25, 0)) == ("", 0)
 
 
 def test_fact_wording_finds_a_merged_plural_and_leaves_unsaid_keys_out():
@@ -240,6 +247,30 @@ def test_refused_calls_are_those_exactly_one_named_rule_forbids(domains):
     assert [(item, r) for item, _, r in found] == [(suspended["line_id"], frozen)]
     assert frozen.outputs[0].reason == "line_suspended" and frozen.outputs[0].text == "suspended"
     assert refused_calls(ctx, "change_line_plan", calls, {"contract_term": frozen}) == []  # a rule not named
+
+
+def test_refused_calls_tell_one_rules_reasons_apart_by_their_words(domains):
+    from tau_emotion.tracer.hints import Persona, Refusal, refused_calls
+
+    telehealth = domains.get("telehealth")
+    patients = [p for _, p in telehealth.database.state()["patients"].scan()]
+    adult = patients[0]  # the caller books for themself: identified, so only booking_rules can forbid
+    ctx = _ctx(telehealth, persona=Persona("caller", {}, identified={"session": {"current": {"caller_id": adult["patient_id"]}}}))
+    slots = [s for _, s in ctx.state["slots"].scan() if s["status"] == "open"]
+    calls = [(s["slot_id"], {"patient_id": adult["patient_id"], "slot_id": s["slot_id"], "mode": "video"}) for s in slots]
+    # booking_rules is one rule with four reasons: the words of each reason pick its refusal
+    table = {"out of network": Refusal("out_of_network", "out of network", "book_out_of_network"),
+             "sees patients aged": Refusal("age_restriction", "the ages they see", "book_age")}
+    found = refused_calls(ctx, "book_appointment", calls, {"booking_rules": table})
+    kinds = {r.kind for *_, r in found}
+    assert kinds == {"book_out_of_network", "book_age"}
+    for _, args, refusal in found:
+        (broken,) = ctx.violations("book_appointment", args)
+        assert broken.rule == "booking_rules" and ("out of network" in broken.reason) == (refusal.kind == "book_out_of_network")
+    # a reason no key's words name is left out; a call no rule forbids is never among them
+    assert len(found) < sum(len(ctx.violations("book_appointment", a)) == 1 for _, a in calls)
+    assert all(ctx.violations("book_appointment", a) for _, a, _ in found)
+    assert refused_calls(ctx, "book_appointment", calls, table) == []  # the words are keyed by their rule's name
 
 
 def test_goals_in_finds_the_grounders_by_name_in_the_order_defined():

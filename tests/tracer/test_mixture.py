@@ -111,3 +111,12 @@ def test_bad_caps_and_a_mixture_with_nothing_of_its_domains_are_one_line_errors(
     result = _cli("export-sft", mock, "--out", str(where / "y"), "--db", db, "--mixture", "tracer-low")
     assert result.exit_code == 1 and "nothing to export: no row of run(s)" in result.output
     assert not (where / "y").exists() and not (where / "x").exists()
+
+
+def test_the_tracer_presets_name_the_packs_of_the_seen_and_unseen_suites():
+    """The Tracer's paper compositions and the `suites` plugin's suites name the same packs (two plugins, one fact)."""
+    from tau_emotion.plugins.suites import SUITES
+    from tau_emotion.tracer.collect import SEEN, UNSEEN
+
+    assert SUITES["tau-emotion-seen"] == ["emotion", *SEEN]
+    assert SUITES["tau-emotion-unseen"] == ["emotion", *UNSEEN]
