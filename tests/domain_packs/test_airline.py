@@ -377,7 +377,8 @@ def test_tracer_hints_are_declared(domain):
     assert pm.hook.tau_tracer_hints(domain=domain) is tracer_hints.HINTS
     assert pm.hook.tau_tracer_hints(domain=pm.catalog("domains").get("airline")) is not None
     hints = load_hints(domain, pm)
-    assert hints is tracer_hints.HINTS
+    assert hints.goals is tracer_hints.HINTS.goals and hints.persona is tracer_hints.HINTS.persona
+    assert hints.handoff_tool == "transfer_to_human_agents"  # the default: the domain's only terminal tool
     assert hints.can_ground and hints.entry_tools == ["get_user_details"]
     assert hints.goal_weights["send_certificate"] == 2.5 and hints.goal_weights["cancel_reservation"] == 1.0
     assert {"book_reservation", "cancel_reservation", "send_certificate"} <= set(hints.goals)

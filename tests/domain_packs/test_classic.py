@@ -579,6 +579,7 @@ def test_tau_trait_suite_runs_and_every_reward_is_the_gold_score(tau, tmp_path, 
     assert {task_id: ours[task_id] for task_id in theirs} == theirs
 
 
+@pytest.mark.slow
 @needs_tau_trait
 @pytest.mark.parametrize("suite", TAU_TRAIT, ids=lambda s: s.name)
 def test_tasks_check_lists_exactly_the_tasks_whose_gold_does_not_score_one(tau, native, suite):

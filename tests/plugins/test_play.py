@@ -73,6 +73,7 @@ def tau_show(tmp_path, *args: str) -> str:
     return out.stdout
 
 
+@pytest.mark.slow
 def test_a_person_plays_the_user_to_stop_and_the_run_is_stored(terminal, tmp_path):
     t = terminal("play", "mock", "--as", "user", "--agent", "oracle", "--plugins", "emotion", "--task", "mock-001")
     screen = t.wait_for("you> ")
@@ -94,6 +95,7 @@ def test_a_person_plays_the_user_to_stop_and_the_run_is_stored(terminal, tmp_pat
     assert '"played_by": "human"' in tags and '"human.role": "user"' in tags
 
 
+@pytest.mark.slow
 def test_a_person_plays_the_agent_with_tool_calls_and_the_run_is_stored(terminal, tmp_path):
     t = terminal("play", "mock", "--as", "agent", "--user", "scripted", "--task", "mock-001")
     screen = t.wait_for("agent> ")

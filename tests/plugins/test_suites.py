@@ -1,7 +1,10 @@
+
 """The ten-domain suites: `tau suites` lists each with its tasks per split and names the packs that lack a
 split; `tau run --suite` refuses such a suite in one line naming them, or runs the rest with --skip-missing."""
 
 import json
+
+import pytest
 
 from tau_emotion.plugins.suites import SEEN, SUITES, UNSEEN
 
@@ -12,6 +15,7 @@ def test_the_ten_domain_suites_are_the_seen_and_unseen_halves():
     assert len(set(SEEN) | set(UNSEEN)) == 10 and not set(SEEN) & set(UNSEEN)
 
 
+@pytest.mark.slow
 def test_tau_suites_lists_task_counts_per_split_and_names_packs_without_one(tau):
     from tau_emotion.core.manager import load_all_plugins
 

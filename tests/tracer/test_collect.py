@@ -140,6 +140,7 @@ def test_preset_low_names_what_is_missing(tau, tmp_path):
     assert "collect" in result.output and "airline" in result.output
 
 
+@pytest.mark.slow
 def test_collect_takes_the_model_options_of_run_from_flags_and_a_config_file(tau, openai_server, airline, tmp_path):
     from tau_emotion.core.cli import build_cli
     from tau_emotion.core.roles import role_options_model

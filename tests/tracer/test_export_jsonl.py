@@ -30,6 +30,7 @@ def runs(tmp_path_factory):
     return where, db, ids
 
 
+@pytest.mark.slow
 def test_sft_export_writes_jsonl_without_datasets_or_torch(runs):
     where, db, ids = runs
     out = _tau("export-sft", ids[("oracle", 0)], "--out", "sft", "--db", db, cwd=where)
@@ -55,6 +56,7 @@ def test_dpo_says_how_many_pairs_it_dropped_and_why(runs):
     assert rows and all(r["chosen"] and r["rejected"] for r in rows)
 
 
+@pytest.mark.slow
 def test_tau_train_reads_a_folder_exported_without_datasets(runs):
     pytest.importorskip("datasets")
     from tau_emotion.trainers.trl_trainers import load_splits

@@ -28,7 +28,8 @@ def test_airline_graph_keeps_declared_edges_and_adds_inferred_ones(airline):
 def test_terminal_tools_have_no_successors_and_policy_edges_are_marked(airline):
     g = build_graph(airline).graph
     assert list(g.successors("transfer_to_human_agents")) == []
-    assert "policy" in g.edges["get_flight_status", "send_certificate"]["sources"]
+    assert "policy" in g.edges["get_reservation_details", "send_certificate"]["sources"]
+    assert g.edges["get_flight_status", "send_certificate"]["sources"] == ["declared"]  # the pack's graph has it
 
 
 def test_graph_exports(airline):

@@ -43,6 +43,7 @@ def _balanced(available: Counter, kept: Counter) -> bool:
     return all(kept[g] <= kept[f] + 1 for f in available if kept[f] < available[f] for g in available)
 
 
+@pytest.mark.slow
 def test_tracer_low_keeps_the_seen_domains_caps_them_balancing_families_and_the_card_says_so(runs):
     where, db, collection, mock = runs
     out = where / "low"
