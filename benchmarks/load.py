@@ -100,6 +100,8 @@ def served(base: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--client", choices=["openai", "litellm"], default="openai")
+    parser.add_argument("--http", choices=["pool", "aiohttp"], default="pool",
+                        help="the openai client's HTTP transport: the hand-written pool or aiohttp")
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--steps", type=int, default=10, help="agent steps (model calls) per episode")
@@ -114,6 +116,9 @@ def main() -> None:
         asyncio.run(serve(0, args.latency, args.user_id))
         return
 
+    if args.http == "aiohttp":
+        os.environ["TAU_HTTP"] = "aiohttp"
+        import aiohttp  # noqa: F401 - its import is not part of the run's figures
     from tau_emotion.core.models import RunConfig
     from tau_emotion.core.runner import prepare_run, run_sync
 
@@ -155,7 +160,7 @@ def main() -> None:
         proc.wait()
     ideal = args.concurrency / args.latency
     figures = {
-        "client": args.client, "concurrency": args.concurrency, "latency_s": args.latency, "steps": args.steps,
+        "client": args.client, "http": args.http, "concurrency": args.concurrency, "latency_s": args.latency, "steps": args.steps,
         "episodes": len(run.pending), "model_calls": calls, "errors": errors, "wall_s": round(wall, 2),
         "ideal_rps": round(ideal, 1), "rps": round(calls / wall, 1), "ratio": round(calls / wall / ideal, 3),
         "client_cpu_ms_per_call": round(1000 * cpu / max(calls, 1), 3),

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 from click.core import ParameterSource
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from tau_emotion.core import __version__
 from tau_emotion.core.errors import TauError
@@ -43,7 +43,9 @@ from tau_emotion.core.plugin_cli import (
     raw_plugin_options,
     require_run,
     store_option,
+    writable_parent,
 )
+from tau_emotion.core.terminal import cell, safe
 
 OPTION_PREFIX = "opt__"
 
@@ -76,6 +78,24 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
+def _redacted_value(value: Any) -> Any:
+    """A flag's value as `--print-config` writes it: secrets inside it (a JSON object's nested keys, URL
+    credentials, `--api-key X` in arguments) replaced by [REDACTED]."""
+    from tau_emotion.core.limits import redact
+
+    if isinstance(value, list | tuple):
+        return [_redacted_value(v) for v in value]
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            return json.dumps(redact(json.loads(value)))
+        except ValueError:
+            pass
+    name, equals, rest = value.partition("=") if isinstance(value, str) else ("", "", "")
+    if equals and rest.lstrip().startswith("{"):  # -o agent_args={...}
+        return f"{name}={_redacted_value(rest)}"
+    return redact(value)
+
+
 def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
     """Every `tau run` setting of this invocation as a `--config` file (plugin options only when set)."""
     lines = ["# tau run --config FILE; a flag on the command line wins over this file"]
@@ -89,7 +109,13 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
         if is_secret_name(key):
             lines.append(f"# {key}: not written (a secret: give it as a flag or TAU_{key.upper()})")
             continue
-        lines.append(f"{key} = {_toml_value(value)}")
+        if param.name == "raw_options":  # -o NAME=VALUE: a secret NAME is left out like its flag
+            secret = [v for v in value if is_secret_name(str(v).partition("=")[0])]
+            lines += [f"# {str(v).partition('=')[0]}: not written (a secret)" for v in secret]
+            value = [v for v in value if v not in secret]
+            if not value:
+                continue
+        lines.append(f"{key} = {_toml_value(_redacted_value(value))}")
     return "\n".join(lines) + "\n"
 
 
@@ -103,7 +129,7 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--suite", default=None, help="A named plugin list (see `tau suites`).")
 @click.option("--agent", default="oracle", show_default=True, help="Agent plugin (oracle, tool_calling, ...).")
 @click.option("--user", default="scripted", show_default=True, help="User simulator plugin (scripted, llm, ...).")
-@click.option("--trials", default=3, show_default=True, type=click.IntRange(1), help="Trials per task (k).")
+@click.option("--trials", default=3, show_default=True, type=click.IntRange(1, 100_000), help="Trials per task (k).")
 @click.option("--tasks", "n_tasks", default=None, type=click.IntRange(1), help="Only the first N tasks of each domain.")
 @click.option("--task-ids", multiple=True, help="Only these task ids (comma separated or repeated).")
 @click.option("--split", default="test", show_default=True, help="Task split.")
@@ -111,6 +137,10 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--max-steps", default=200, show_default=True, type=click.IntRange(1), help="Agent steps before an episode is cut.")
 @click.option("--tool-timeout", default=10.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Seconds one tool call may run before it is stopped (a tool error for the agent).")
+@click.option("--trial-timeout", default=3600.0, show_default=True, type=click.FloatRange(0, 1e7, min_open=True),
+              help="Seconds one trial may run before it is stopped as that trial's error.")
+@click.option("--block-timeout", default=60.0, show_default=True, type=click.FloatRange(0, 1e7, min_open=True),
+              help="Seconds plugin code (agent, user, hook) may hold the event loop before its trial is stopped.")
 @click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
 @click.option("--skip-missing", is_flag=True,
               help="With --suite: run the domains that have the split, leaving out (named) those that do not.")
@@ -138,6 +168,8 @@ def run_command(**kw: Any) -> None:
     installed = pm.catalog("domains").names()
     db_path, store = kw.pop("db_path"), kw.pop("store")
     summary_json = kw.pop("summary_json")
+    if summary_json:  # its folder is made (or refused) before the run, not after it
+        writable_parent(summary_json, "--summary-json")
     resume_id = kw.pop("resume_id")
     skip_missing, suite = kw.pop("skip_missing"), kw["suite"]
     suite_plugins = pm.catalog("suites").get(suite) if suite and not resume_id else []
@@ -150,7 +182,12 @@ def run_command(**kw: Any) -> None:
         run = resume_run(resume_id, db_path, store, pm=pm, options=options,  # options given now win
                          skip_broken=kw["skip_broken"], given=given)
     else:
-        config = config_from_options(kw, pm, options, store)
+        try:
+            config = config_from_options(kw, pm, options, store)
+        except ValidationError as exc:
+            from tau_emotion.core.domain import format_validation_error
+
+            raise click.UsageError(f"invalid run settings: {format_validation_error(exc)}") from None
         check_option_owners(pm.select(Selection.parse(config.plugins)), options, owners)
         if suite and not config.domains and not config.task_ids:
             suite_split_check(pm, suite, suite_plugins, config, skip_missing)
@@ -249,24 +286,23 @@ def print_summary(summary: dict[str, Any], pm: PluginManager | None = None) -> N
     from rich import box
     from rich.console import Console
     from rich.table import Table
-    from rich.text import Text
 
     columns = [c for cols in (pm.hook.tau_summary_columns(summary=summary) if pm is not None else []) for c in cols or []]
     rows = [r for got in (pm.hook.tau_summary_rows(summary=summary) if pm is not None else []) for r in got or []]
     if rows and columns:
         # 80 columns: no box lines, one space between columns; a long scope folds, figures never wrap
-        table = Table(title=f"run {summary.get('run_id')}", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+        table = Table(title=cell(f"run {summary.get('run_id')}"), box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
                       show_edge=False, collapse_padding=True)
         table.add_column("scope", max_width=20, overflow="fold")
         for header, _ in columns:
-            table.add_column(header, justify="right", no_wrap=True)
+            table.add_column(cell(header), justify="right", no_wrap=True)
         if any(header.startswith("P^") for header, _ in columns):
             table.caption = "P^k = Pass^k; reward = mean reward; neg.end = share of negative endings"
-        for name, group in rows:
-            table.add_row(Text(str(name)), *(Text(cell(group)) for _, cell in columns))
+        for name, group in rows:  # data is shown, never parsed as markup (a domain named "[/]")
+            table.add_row(cell(name), *(cell(text_of(group)) for _, text_of in columns))
         Console().print(table)
     else:
-        click.echo(f"run {summary.get('run_id')}: no plugin gives summary rows (the metrics plugin is not loaded)")
+        click.echo(safe(f"run {summary.get('run_id')}: no plugin gives summary rows (the metrics plugin is not loaded)"))
     if summary.get("errors"):
         click.echo(f"errors: {summary['errors']} trial(s) ended in error (counted as failures above, not as scores)")
     click.echo("terminations: " + ", ".join(f"{k}={v}" for k, v in summary.get("terminations", {}).items()))
@@ -382,8 +418,8 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
         click.echo(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2))
         return
     for t in tasks:
-        click.echo(f"{t.id:18} {t.split:6} actions={len(t.gold.actions):<3} outputs={len(t.gold.outputs)}  "
-                   f"{t.user.instruction[:80]}")
+        click.echo(safe(f"{t.id:18} {t.split:6} actions={len(t.gold.actions):<3} outputs={len(t.gold.outputs)}  "
+                        f"{t.user.instruction[:80]}"))
     click.echo(f"{len(tasks)} task(s)", err=True)
 
 
@@ -400,7 +436,13 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
     """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
     opened = open_results(db_path, store, extra_plugins)
     if delete_id:
+        from tau_emotion.core.runner import run_holder
+
         delete_id = require_run(opened, delete_id, db_path)
+        holder = run_holder(db_path, delete_id)
+        if holder:
+            raise click.ClickException(f"run '{delete_id}' is running now (process {holder}): stop it first, "
+                                       "then delete it")
         opened.delete_run(delete_id)
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return
@@ -413,14 +455,13 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
         return
     from rich.console import Console
     from rich.table import Table
-    from rich.text import Text
 
-    table = Table(title=f"runs in {db_path}")
+    table = Table(title=cell(f"runs in {db_path}"))
     names = list(dict.fromkeys(name for row in rows for name in row)) or list(CORE_RUN_COLUMNS)
     for name in names:
-        table.add_column(name, justify="right" if name in ("trials", "errors") else "left")
-    for row in rows:
-        table.add_row(*(Text(row.get(name, "-")) for name in names))
+        table.add_column(cell(name), justify="right" if name in ("trials", "errors") else "left")
+    for row in rows:  # data is shown, never parsed as markup (a model named "[/]")
+        table.add_row(*(cell(row.get(name, "-")) for name in names))
     Console(width=200).print(table)  # its columns come from plugins (tau_run_row): wider than 80
 
 
@@ -469,14 +510,14 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
     record = next((r for r in store.runs() if r["run_id"] == run_id), {"run_id": run_id})
     for lines in command_pm(extra_plugins).hook.tau_run_header(run=record):
         for line in lines or []:
-            click.echo(line)
+            click.echo(safe(line))
     if summary:
         print_summary(summary, command_pm(extra_plugins))
     for r in results:
         if r.status == "error":  # an errored trial is not a score of 0
-            click.echo(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}")
+            click.echo(safe(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}"))
             continue
-        click.echo(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}")
+        click.echo(safe(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}"))
 
 
 @click.command("export")
@@ -497,6 +538,7 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:
+        writable_parent(out, "--out")
         Path(out).write_text(text, encoding="utf-8")
         click.echo(f"wrote {len(lines)} trials to {out}", err=True)
     else:
@@ -525,15 +567,22 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 
 
 def main() -> None:
-    """`tau`: click's standalone handling, except that Ctrl-C exits 130 (click's own `Abort` exits 1)."""
+    """`tau`: click's standalone handling, except that Ctrl-C exits 130 (click's own `Abort` exits 1); at the
+    exit, threads a plugin left running (not daemons) or an abandoned trial do not hold the process."""
+    from tau_emotion.core.containment import exit_despite_threads
+
     pm = load_all_plugins()
     try:
-        code = build_cli(pm).main(prog_name="tau", obj=pm, standalone_mode=False)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort as exc:
-        interrupted = isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt)
-        click.echo("\nInterrupted." if interrupted else "Aborted!", err=True)
-        sys.exit(INTERRUPTED if interrupted else 1)
-    sys.exit(code if isinstance(code, int) else 0)
+        try:
+            code = build_cli(pm).main(prog_name="tau", obj=pm, standalone_mode=False)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort as exc:
+            interrupted = isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt)
+            click.echo("\nInterrupted." if interrupted else "Aborted!", err=True)
+            sys.exit(INTERRUPTED if interrupted else 1)
+        sys.exit(code if isinstance(code, int) else 0)
+    except SystemExit as exc:  # every way out; a plugin's leftover thread must not hold the exit
+        exit_despite_threads(exc.code)
+        raise

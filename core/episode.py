@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from tau_emotion.core import hookimpl
-from tau_emotion.core.limits import MAX_ERROR_TEXT, MAX_STORED_TEXT, argument_problem, scrub, truncate
+from tau_emotion.core.limits import MAX_ERROR_TEXT, MAX_STORED_TEXT, argument_problem, finite_number, scrub, truncate
 from tau_emotion.core.models import EpisodeResult, Message, Termination, Turn
 from tau_emotion.core.protocols import Agent, EndTokens, User, UserStyle
 from tau_emotion.core.reward import score
@@ -317,7 +317,7 @@ class Episode:
 
     def add_usage(self, usage: dict[str, float] | None) -> None:
         for key, value in (usage or {}).items():
-            self.usage[key] = self.usage.get(key, 0.0) + float(value or 0.0)
+            self.usage[key] = self.usage.get(key, 0.0) + (finite_number(value) or 0.0)  # NaN, 1e400, "n/a": 0
 
     def release(self) -> None:
         """Drop what a finished episode holds (agent, user, transcript, state) once its result is made.

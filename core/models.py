@@ -10,7 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
+
+from tau_emotion.core.limits import finite_usage, truncate
+
+#: longest task id, domain or split name
+MAX_ID_CHARS = 200
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -66,6 +71,17 @@ class Task(StrictModel):
     blocks: dict[str, Any] = Field(default_factory=dict)
     _source: str | None = PrivateAttr(default=None)
 
+    @field_validator("id", "domain", "split")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        """Ids and names are shown on terminals, in reports and in XML: printable and bounded (a newline in an
+        id forged lines in `tau show`; a lone surrogate aborted a run)."""
+        if not value or len(value) > MAX_ID_CHARS:
+            raise ValueError(f"must be 1 to {MAX_ID_CHARS} characters")
+        if not value.isprintable() or any("\ud800" <= c <= "\udfff" for c in value):
+            raise ValueError(f"must be printable text (got {truncate(ascii(value), 80)})")
+        return value
+
     @model_validator(mode="before")
     @classmethod
     def _collect_blocks(cls, data: Any) -> Any:
@@ -119,6 +135,13 @@ class Message(BaseModel):
     name: str | None = None
     error: bool = False
     usage: dict[str, float] | None = None
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _finite_usage(cls, value: Any) -> dict[str, float] | None:
+        """Usage and cost enter here from agents and servers: only finite numbers are kept (`limits.finite_usage`)."""
+        return None if value is None else finite_usage(value)
+
     #: the chat-completions dict of this message, built once (`to_chat`): a step sends the history
     #: without re-serialising it; a message is not edited after it joined a transcript
     _chat: dict[str, Any] | None = PrivateAttr(default=None)
@@ -161,7 +184,8 @@ class EpisodeResult(BaseModel):
     task_id: str
     domain: str
     trial: int
-    reward: float
+    #: non-finite numbers would be stored as JSON null, and the row could not be read back
+    reward: float = Field(allow_inf_nan=False)
     success: bool
     status: Literal["ok", "error"] = "ok"
     termination: Termination
@@ -171,10 +195,15 @@ class EpisodeResult(BaseModel):
     n_tool_calls: int = 0
     n_user_turns: int = 0
     usage: dict[str, float] = Field(default_factory=dict)
-    duration_s: float = 0.0
+    duration_s: float = Field(0.0, allow_inf_nan=False)
     tags: dict[str, str] = Field(default_factory=dict)
     blocks: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _finite_usage(cls, value: Any) -> dict[str, float]:
+        return finite_usage(value)
 
 
 class RunConfig(BaseModel):
@@ -187,13 +216,18 @@ class RunConfig(BaseModel):
     split: str = "test"
     n_tasks: int | None = Field(None, ge=1)
     task_ids: list[str] = Field(default_factory=list)
-    trials: int = Field(3, ge=1)
+    #: at most MAX_TRIALS: every (task, trial) pair is listed before the run starts
+    trials: int = Field(3, ge=1, le=100_000)
     agent: str = "oracle"
     user: str = "scripted"
     max_steps: int = Field(200, ge=1)
     max_tool_errors: int = Field(10, ge=1)
     #: wall-clock seconds one tool call may run before it is stopped and becomes a tool error
-    tool_timeout: float = Field(10.0, gt=0)
+    tool_timeout: float = Field(10.0, gt=0, allow_inf_nan=False)
+    #: wall-clock seconds one trial may run before it is stopped (or abandoned) as that trial's error
+    trial_timeout: float = Field(3600.0, gt=0, allow_inf_nan=False)
+    #: seconds plugin code (an agent, user or hook) may hold the event loop without yielding
+    block_timeout: float = Field(60.0, gt=0, allow_inf_nan=False)
     concurrency: int = Field(8, ge=1)
     executor: str = "local"
     store: str | None = None

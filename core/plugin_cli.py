@@ -8,7 +8,8 @@ commands; `model_params` turns a pydantic model into click options (how `tau run
 `role_model_params` and `role_settings_from` give a command one role's model flags (`--judge-model`,
 `--judge-api-base`, ...) from the roles contract; `raw_plugin_options` reads `-o KEY=VALUE` items and
 `execute_run` runs a prepared run as `tau run` does (for commands that run trials); `open_results`,
-`require_run` and `all_domains` are how the reading commands reach stored runs and domains. Everything here is stable API: plugins import it,
+`require_run` and `all_domains` are how the reading commands reach stored runs and domains;
+`writable_parent` makes (or refuses) an output file's folder before any work. Everything here is stable API: plugins import it,
 never `tau_emotion.core.cli`.
 """
 
@@ -31,7 +32,7 @@ from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
 
 __all__ = ["INTERRUPTED", "NOT_IN_CONFIG", "all_domains", "bounded_type", "command_pm", "config_file", "db_option", "debug_option", "default_db", "execute_run", "fail",
            "field_type", "guarded", "insert_params", "model_params", "open_results", "plugins_option",
-           "raw_plugin_options", "require_run", "role_model_params", "role_settings_from", "store_option"]
+           "raw_plugin_options", "require_run", "role_model_params", "role_settings_from", "store_option", "writable_parent"]
 
 #: the results file of an earlier version: relative to the working directory, still read where one exists
 LEGACY_DB = ".tau/runs.db"
@@ -59,10 +60,11 @@ def user_db() -> str:
 
 
 def fail(exc: BaseException) -> click.ClickException:
-    """`exc` as the one-line error click prints, scrubbed of keys."""
+    """`exc` as the one-line error click prints, scrubbed of keys and fit for a terminal (`core/terminal.py`)."""
     from tau_emotion.core.limits import scrub
+    from tau_emotion.core.terminal import safe
 
-    return click.ClickException(scrub(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__)
+    return click.ClickException(safe(scrub(str(exc).splitlines()[0])) if str(exc) else type(exc).__name__)
 
 
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -106,6 +108,16 @@ def command_pm(extra: tuple[str, ...] | list[str] = ()) -> PluginManager:
     return pm
 
 
+def writable_parent(path: str, flag: str) -> None:
+    """Make `path`'s folder, or fail in one line naming `flag`: output folders exist before any work starts."""
+    try:
+        Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot create the folder of {path}: {exc.strerror or exc}", param_hint=flag) from None
+    if Path(path).is_dir():
+        raise click.BadParameter(f"{path} is a folder: give a file path", param_hint=flag)
+
+
 def execute_run(run: Any, verb: str, resume_command: str) -> dict[str, Any]:
     """Announce a prepared run on stderr, run it, and turn Ctrl-C into the command that resumes it."""
     from tau_emotion.core.runner import run_sync
@@ -139,6 +151,8 @@ def config_file(ctx: click.Context, param: click.Parameter, value: str | None) -
         data = tomllib.loads(Path(value).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise click.BadParameter(f"{value}: {exc}", param_hint="--config") from None
+    except UnicodeDecodeError as exc:  # a binary file
+        raise click.BadParameter(f"{value}: not a UTF-8 TOML file (byte {exc.start})", param_hint="--config") from None
     params = {p.opts[0].lstrip("-").replace("-", "_"): p for p in ctx.command.params
               if isinstance(p, click.Option) and p.name not in NOT_IN_CONFIG}
     defaults: dict[str, Any] = {}

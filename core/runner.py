@@ -13,6 +13,9 @@ import gc
 import inspect
 import os
 import secrets
+import signal
+import sys
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,10 +25,29 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from tau_emotion.core.containment import (
+    GRACE,
+    LoopBlocked,
+    abandoned,
+    block_deadline,
+    guarded,
+    interrupts,
+    is_interruption,
+    run_abandonable,
+)
 from tau_emotion.core.domain import Domain, format_validation_error
 from tau_emotion.core.episode import Episode
 from tau_emotion.core.errors import DataError, TauError
-from tau_emotion.core.limits import MAX_ERROR_TEXT, REDACTED, redact_options, scrub, truncate
+from tau_emotion.core.limits import (
+    MAX_ERROR_TEXT,
+    REDACTED,
+    holds_redacted,
+    redact,
+    redact_options,
+    remember_secrets,
+    scrub,
+    truncate,
+)
 from tau_emotion.core.manager import PluginManager, Selection, get_plugin_manager, installed_entry_points
 from tau_emotion.core.models import EpisodeResult, RunConfig, Task, Termination
 from tau_emotion.core.registry import suggest
@@ -94,10 +116,28 @@ def select_tasks(pm: PluginManager, config: RunConfig, domains: dict[str, Domain
         if unknown:
             raise RunError(f"unknown task id(s) in split '{config.split}': {', '.join(unknown)}")
         tasks = [t for d in domains.values() for t in d.tasks(config.split) if t.id in wanted]
+    refuse_shared_ids(tasks)
     installed = sorted(installed_entry_points())
     tasks = [validate_blocks(pm, t, installed) for t in tasks]
-    pm.hook.tau_modify_tasks(tasks=tasks, config=config, pluginmanager=pm)
+    with plugin_hook("tau_modify_tasks"):
+        pm.hook.tau_modify_tasks(tasks=tasks, config=config, pluginmanager=pm)
     return tasks
+
+
+def refuse_shared_ids(tasks: list[Task]) -> None:
+    """A trial is stored under (run, task id, trial): two selected domains with the same task id would
+    overwrite each other's rows (16 trials ran, 8 were stored). Refused before anything runs."""
+    first: dict[str, Task] = {}
+    clashes: list[str] = []
+    for task in tasks:
+        other = first.setdefault(task.id, task)
+        if other is not task:
+            clashes.append(f"'{task.id}' in {other.domain} ({other.source or 'tasks'}) and {task.domain} "
+                           f"({task.source or 'tasks'})")
+    if clashes:
+        raise RunError(f"{len(clashes)} task id(s) are in more than one selected domain, so their results would "
+                       f"overwrite each other: {'; '.join(clashes[:5])}{' ...' if len(clashes) > 5 else ''} "
+                       "(run those domains separately, or give the tasks distinct ids)")
 
 
 def validate_blocks(pm: PluginManager, task: Task, installed: list[str] | None = None) -> Task:
@@ -155,12 +195,50 @@ def check_options(pm: PluginManager, config: RunConfig) -> None:
             config.options[group] = model.model_validate(values).model_dump(mode="json", exclude_unset=True)
         except ValidationError as exc:
             raise RunError(f"plugin options '{group}': {format_validation_error(exc)}") from None
+        bad = non_finite(config.options[group])
+        if bad:  # NaN passes every range check (it compares false), inf sleeps or waits forever
+            raise RunError(f"plugin options '{group}': {bad} is not a finite number")
+
+
+def non_finite(values: Any, where: str = "") -> str | None:
+    """The name of the first non-finite float in `values` (options, nested), or None."""
+    import math
+
+    if isinstance(values, float) and not math.isfinite(values):
+        return where or "a value"
+    if isinstance(values, dict):
+        for key, value in values.items():
+            found = non_finite(value, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    if isinstance(values, list):
+        for i, value in enumerate(values):
+            found = non_finite(value, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+@contextmanager
+def plugin_hook(name: str) -> Iterator[None]:
+    """A hook that runs before any trial (`tau_configure`, `tau_modify_tasks`): a plugin's bug there is one
+    line naming the hook (a TauError a plugin raised on purpose passes through as it is)."""
+    try:
+        yield
+    except (TauError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        # one line for people; the plugin's traceback stays the cause (`--debug` shows it)
+        raise RunError(scrub(f"plugin hook {name} failed: {type(exc).__name__}: {exc}")[:MAX_ERROR_TEXT]) from exc
 
 
 def prepare_run(config: RunConfig, db_path: str, run_id: str | None = None, pm: PluginManager | None = None) -> Run:
     pm = pm or build_plugin_manager(config)
     check_options(pm, config)
-    pm.hook.tau_configure(config=config)
+    remember_secrets(config.options)  # their literal values are scrubbed from every text from now on
+    with plugin_hook("tau_configure"):
+        pm.hook.tau_configure(config=config)
+    remember_secrets(config.options)  # and those a plugin set (a managed server's endpoint)
     domains = selected_domains(pm, config)
     if not domains:
         raise NoDomainSelected("no domain selected: add one with --plugins (`tau domains` lists the installed ones)")
@@ -237,10 +315,11 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
     one is an error."""
     for group, values in config.options.items():
         for name, value in list(values.items()):
-            if value != REDACTED:
+            if not holds_redacted(value):
                 continue
             env = f"TAU_{name.upper()}"
-            if (given or {}).get(group, {}).get(name) not in (None, REDACTED):
+            if (given or {}).get(group, {}).get(name) not in (None, REDACTED) \
+                    and not holds_redacted((given or {}).get(group, {}).get(name)):
                 values[name] = given[group][name]  # type: ignore[index]
             elif os.environ.get(env):
                 values[name] = os.environ[env]
@@ -255,7 +334,7 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
 #: what defines a run: a resume that changes one of these would mix two experiments in one run
 DEFINING = ("agent", "user", "trials", "seed", "split", "n_tasks", "task_ids", "max_steps")
 #: fields a resume may change (the run's infrastructure, not its experiment)
-ADJUSTABLE = ("concurrency", "executor", "tool_timeout")
+ADJUSTABLE = ("concurrency", "executor", "tool_timeout", "trial_timeout", "block_timeout")
 
 
 def check_resume_changes(run_id: str, config: RunConfig, given: dict[str, Any],
@@ -271,6 +350,23 @@ def check_resume_changes(run_id: str, config: RunConfig, given: dict[str, Any],
     if changed:
         raise RunError(f"--resume {run_id} cannot change what defines the run ({'; '.join(changed)}); endpoints, "
                        "model arguments and concurrency may change. Start a new run for the others")
+
+
+def run_holder(db_path: str, run_id: str) -> str | None:
+    """The pid of the process running run `run_id` now (it holds the run's lock), or None."""
+    import fcntl
+
+    path = f"{db_path}.{run_id}.lock"
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return handle.read().strip() or "?"
+    return None
 
 
 @contextmanager
@@ -353,35 +449,58 @@ def failed_result(task_id: str, domain: str, trial: int, stage: str, exc: BaseEx
 
 
 async def run_one(run: Run, task: Task, trial: int) -> EpisodeResult:
-    """One trial; whatever goes wrong in it (building its agent or user, the loop, scoring, hooks) fails it alone."""
-    ep: Episode | None = None
-    stage = "building the episode"
+    """One trial; whatever goes wrong in it (building its agent or user, the loop, scoring, hooks) fails it alone.
+
+    Plugin code runs under containment (`core/containment.py`): a `BaseException` it raises is this
+    trial's error (a real Ctrl-C still interrupts), a stretch of it that holds the event loop past
+    `--block-timeout` is stopped, and the whole trial is stopped (or abandoned) at `--trial-timeout`."""
+    where: dict[str, Any] = {"stage": "building the episode", "episode": None}
     try:
-        ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
-        view = ep.view()
-        stage = f"building agent '{run.config.agent}'"
-        ep.agent = run.pm.catalog("agents").get(run.config.agent)(view)
-        stage = f"building user '{run.config.user}'"
-        ep.user = run.pm.catalog("users").get(run.config.user)(view)
-        stage = "tau_episode_start"
-        run.pm.hook.tau_episode_start(episode=ep)
-        stage = "running the episode"
-        result: EpisodeResult | None = await first_answer(run.pm.hook.tau_run_episode(episode=ep))
-        if result is None:
-            raise RunError("no plugin ran the episode (every tau_run_episode implementation declined)")
-        stage = "tau_episode_end"
-        run.pm.hook.tau_episode_end(episode=ep, result=result)
-    except Exception as exc:  # one trial's failure is that trial's error row, never the run's end
-        failed = failed_result(task.id, task.domain, trial, stage, exc)
-        if ep is not None and stage != "tau_episode_end":
-            try:  # progress bars and other observers still see the trial end
-                run.pm.hook.tau_episode_end(episode=ep, result=failed)
-            except Exception:  # noqa: BLE001 - the trial is already an error; its row says why
-                pass
-        return failed
+        return await run_abandonable(_contained_trial(run, task, trial, where), run.config.trial_timeout)
+    except Exception as exc:  # the trial deadline
+        return _trial_failed(run, task, trial, where, exc)
     finally:
-        if ep is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
-            ep.release()
+        if where["episode"] is not None:  # observers had it at tau_episode_end; nothing reads a finished episode
+            where["episode"].release()
+
+
+async def _contained_trial(run: Run, task: Task, trial: int, where: dict[str, Any]) -> EpisodeResult:
+    # everything is caught here, inside the trial's task: a SystemExit or KeyboardInterrupt reaching
+    # an asyncio task is re-raised out of the event loop and would end the run
+    try:
+        return await guarded(_trial(run, task, trial, where), run.config.block_timeout)
+    except BaseException as exc:
+        if is_interruption(exc):
+            raise
+        return _trial_failed(run, task, trial, where, exc)
+
+
+def _trial_failed(run: Run, task: Task, trial: int, where: dict[str, Any], exc: BaseException) -> EpisodeResult:
+    failed = failed_result(task.id, task.domain, trial, where["stage"], exc)
+    ep, where["stage"] = where["episode"], "finished"
+    if ep is not None:
+        with suppress(Exception, LoopBlocked), block_deadline(run.config.block_timeout):
+            run.pm.hook.tau_episode_end(episode=ep, result=failed)  # progress bars still see the trial end
+    return failed
+
+
+async def _trial(run: Run, task: Task, trial: int, where: dict[str, Any]) -> EpisodeResult:
+    ep = where["episode"] = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config,
+                                    pm=run.pm, run=run)
+    view = ep.view()  # agents and users are built with the narrow view, not the episode
+    where["stage"] = f"building agent '{run.config.agent}'"
+    ep.agent = run.pm.catalog("agents").get(run.config.agent)(view)
+    where["stage"] = f"building user '{run.config.user}'"
+    ep.user = run.pm.catalog("users").get(run.config.user)(view)
+    where["stage"] = "tau_episode_start"
+    run.pm.hook.tau_episode_start(episode=ep)
+    where["stage"] = "running the episode"
+    result: EpisodeResult | None = await first_answer(run.pm.hook.tau_run_episode(episode=ep))
+    if result is None:
+        raise RunError("no plugin ran the episode (every tau_run_episode implementation declined)")
+    where["stage"] = "tau_episode_end"
+    run.pm.hook.tau_episode_end(episode=ep, result=result)
+    where["stage"] = "finished"
     return result
 
 
@@ -426,7 +545,16 @@ def summarize(run: Run, results: list[EpisodeResult]) -> dict[str, Any]:
         if entry.meta.get("transcripts"):
             full = run.store.results(run.run_id) if full is None else full
             given = full
-        for key, value in (entry.load()(given, run.config) or {}).items():
+        try:
+            with block_deadline(run.config.block_timeout):
+                computed = entry.load()(given, run.config) or {}
+        except (Exception, LoopBlocked) as exc:  # every trial is stored: one broken metric must not lose the summary
+            text = truncate(scrub(f"metric '{name}' (plugin '{entry.owner}'): {type(exc).__name__}: {exc}"),
+                            MAX_ERROR_TEXT)
+            print(f"tau: {text}", file=sys.stderr)
+            summary.setdefault("metric_errors", []).append(text)
+            continue
+        for key, value in computed.items():
             if key in given_by:
                 raise RunError(f"metric '{name}' (plugin '{entry.owner}') and '{given_by[key]}' both give "
                                f"summary key '{key}'")
@@ -492,7 +620,13 @@ async def execute(run: Run) -> dict[str, Any]:
 async def _execute(run: Run) -> dict[str, Any]:
     executor = run.pm.catalog("executors").get(run.config.executor)(run.config.concurrency)
     try:
-        run.pm.hook.tau_run_start(run=run)  # model endpoints are checked here (preflight)
+        with block_deadline(run.config.block_timeout), plugin_hook("tau_run_start"):
+            run.pm.hook.tau_run_start(run=run)  # model endpoints are checked here (preflight)
+    except LoopBlocked as exc:
+        if not run.prior_rows:
+            with suppress(Exception):
+                run.store.delete_run(run.run_id)
+        raise RunError(f"a tau_run_start hook held the run: {exc}") from None
     except BaseException:
         if not run.prior_rows:  # a run that never started (a dead endpoint) is not left behind in `tau runs`
             with suppress(Exception):
@@ -531,10 +665,94 @@ async def _execute(run: Run) -> dict[str, Any]:
         summary = summarize(run, stored_results(run))
         if run.skipped:
             summary["skipped_tasks"] = run.skipped
+        summary = redact(summary)
         run.store.save_summary(run.run_id, summary)
-        run.pm.hook.tau_run_end(run=run, summary=summary)
-    return summary
+        run_end(run, summary)
+    return redact(summary)  # hooks may have added to it (run metadata): it is printed and written as JSON
+
+
+def run_end(run: Run, summary: dict[str, Any]) -> None:
+    """`tau_run_end`, contained: every trial is stored and the summary saved by now, so a hook that raises or
+    holds the loop is reported on stderr (and in the summary's `hook_errors`), and every other plugin's
+    `tau_run_end` still runs (each is called on its own, in pluggy's order: the run metadata that marks
+    the run complete is written even when another plugin's hook failed). Each call goes through pluggy
+    (a caller holding that one plugin), so hook-call monitoring and tracing see it."""
+    errors = []
+    impls = list(reversed(run.pm.hook.tau_run_end.get_hookimpls()))
+    for impl in impls:
+        alone = run.pm.subset_hook_caller("tau_run_end", [other.plugin for other in impls if other is not impl])
+        try:
+            with block_deadline(run.config.block_timeout):
+                alone(run=run, summary=summary)
+        except (Exception, LoopBlocked, SystemExit, GeneratorExit) as exc:
+            text = truncate(scrub(f"tau_run_end of '{impl.plugin_name}': {type(exc).__name__}: {exc}"), MAX_ERROR_TEXT)
+            print(f"tau: a plugin hook failed after the run: {text}", file=sys.stderr)
+            errors.append(text)
+    if errors:
+        summary.setdefault("hook_errors", []).extend(errors)
+        with suppress(Exception):
+            run.store.save_summary(run.run_id, summary)
 
 
 def run_sync(run: Run) -> dict[str, Any]:
-    return asyncio.run(execute(run))
+    """`execute(run)` on a fresh event loop. Like `asyncio.run`, a first Ctrl-C cancels the run (a second
+    raises at once); unlike it, a plugin calling `loop.stop()` does not end the run (the loop goes on), and
+    trial tasks abandoned at their deadline do not hold the shutdown."""
+    loop = asyncio.new_event_loop()
+    main = loop.create_task(execute(run))
+    interrupts[0] = count_before = 0  # this run's Ctrl-Cs only: a KeyboardInterrupt a plugin raises is no interrupt
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        interrupts[0] += 1
+        if interrupts[0] - count_before == 1 and not main.done():
+            main.cancel()
+            loop.call_soon_threadsafe(lambda: None)
+            return
+        raise KeyboardInterrupt
+
+    swap = threading.current_thread() is threading.main_thread()  # whatever handler was there, restored after
+    previous = signal.signal(signal.SIGINT, on_sigint) if swap else None
+    try:
+        for _ in range(1000):  # a plugin may stop the loop; the run goes on until it is done
+            try:
+                loop.run_until_complete(main)
+                break
+            except RuntimeError as exc:
+                if main.done() or "stopped before" not in str(exc):
+                    raise
+        else:
+            raise RunError("a plugin stopped the event loop over and over; the run was given up")
+        return main.result()
+    except asyncio.CancelledError:
+        if interrupts[0] > count_before:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if swap:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+        _close_loop(loop)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on `loop` and close it, waiting at most `GRACE` seconds for tasks to end
+    (abandoned ones are not waited for) and for the default executor's threads."""
+    left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    finishing = [t for t in left if t not in abandoned]  # cleanups a plugin scheduled at run end (closing a session)
+    if finishing:
+        with suppress(BaseException):
+            loop.run_until_complete(asyncio.wait(finishing, timeout=1.0))
+    for task in left:
+        task.cancel()
+    waited = [t for t in left if t not in abandoned]
+    with suppress(BaseException):
+        if waited:
+            loop.run_until_complete(asyncio.wait(waited, timeout=GRACE))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    for task in left:  # retrieved, so none is reported as "never retrieved"
+        if task.done() and not task.cancelled():
+            task.exception()
+        elif not task.done():
+            task._log_destroy_pending = False  # type: ignore[attr-defined]  # abandoned on purpose
+            # kept referenced (in `abandoned`) for the life of the process: closing its coroutine would
+            # run plugin code that ignored its cancellation once already, at a moment nothing bounds it
+    loop.close()

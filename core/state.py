@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import stat
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -119,18 +120,62 @@ def _row_digest(table: str, key: str, row: Any) -> int:
     return int.from_bytes(hashlib.sha256(data).digest(), "big")
 
 
+def not_a_regular_file(path: Any) -> str | None:
+    """Why `path` (a file-system path) cannot be read as a data file, or None: a FIFO or a device would block
+    the reader forever, a folder is no file. Package resources that are not paths are not checked."""
+    if not isinstance(path, Path):
+        return None
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None  # reading says why, in the reader's words
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a pipe or a device?): refusing to read it"
+    return None
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write `text` to `path` so that a reader (or a crash, a full disk, `ulimit -f`) sees the old file or the
+    new one, never half of it: a temporary file in the same folder, flushed to disk, then renamed over."""
+    import os
+    import tempfile
+
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        if path.exists():
+            os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
 def read_json(path: str | Path | Any) -> Any:
     """A JSON data file (a path string, a `Path` or a package resource); any problem is a DataError naming it."""
     if isinstance(path, str):
         path = Path(path)
+    problem = not_a_regular_file(path)
+    if problem:
+        raise DataError(f"{path}: {problem}")
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise DataError(f"{path}: the JSON nests too deep to read") from None
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise DataError(f"{path}: cannot read: {str(exc).splitlines()[0][:200]}") from None
 
 
 class Database:

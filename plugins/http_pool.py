@@ -17,6 +17,9 @@ import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
+#: largest reply body read (a chat completion is kilobytes; a 300 MB reply must not become 600 MB of RSS)
+MAX_REPLY_BYTES = 32 << 20
+
 
 class APIConnectionError(Exception):
     """The server could not be reached or the connection broke (retried)."""
@@ -60,7 +63,7 @@ class Origin:
         data = [head, *parts]
         while self.idle:
             reader, writer = self.idle.pop()
-            if writer.is_closing() or reader.at_eof():
+            if writer.is_closing() or reader.at_eof() or _buffered(reader):  # unasked-for bytes: desynchronised
                 writer.close()
                 continue
             try:
@@ -85,21 +88,25 @@ class Origin:
                 if not exc.partial:
                     raise _Stale("the server closed the connection without a reply") from None
                 raise
-            lines = head.decode("latin-1").split("\r\n")
-            status = int(lines[0].split(" ", 2)[1])
-            fields = {}
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                fields[name.strip().lower()] = value.strip()
+            status, fields = _head(head)
+            while 100 <= status < 200:  # 100 Continue, 103 Early Hints: the real reply follows
+                status, fields = _head(await reader.readuntil(b"\r\n\r\n"))
             if "content-length" in fields:
-                payload = await reader.readexactly(int(fields["content-length"]))
+                size = int(fields["content-length"])
+                if size > MAX_REPLY_BYTES or size < 0:
+                    raise _TooLarge(f"the reply is {size} bytes, more than {MAX_REPLY_BYTES}")
+                payload = await reader.readexactly(size)
                 keep = fields.get("connection", "").lower() != "close"
             elif "chunked" in fields.get("transfer-encoding", "").lower():
                 payload = await _chunks(reader)
                 keep = fields.get("connection", "").lower() != "close"
             else:
-                payload = await reader.read()
+                payload = await _to_end(reader)
+            # bytes after the reply's end would be taken as the next request's reply: never reuse that connection
+            keep = keep and not _buffered(reader)
             return status, payload
+        except _TooLarge as exc:
+            raise APIConnectionError(f"Connection error: {exc}") from None
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, IndexError) as exc:
             if isinstance(exc, ConnectionError) and not fresh:
                 raise _Stale(str(exc)) from None
@@ -115,10 +122,46 @@ class _Stale(Exception):
     """A reused connection the server had already closed."""
 
 
+class _TooLarge(Exception):
+    """A reply larger than MAX_REPLY_BYTES."""
+
+
+def _head(head: bytes) -> tuple[int, dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    fields = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    return status, fields
+
+
+def _buffered(reader: asyncio.StreamReader) -> bool:
+    """Whether the server sent bytes no request asked for (they sit in the reader's buffer)."""
+    return bool(getattr(reader, "_buffer", b""))
+
+
+async def _to_end(reader: asyncio.StreamReader) -> bytes:
+    payload = await reader.read(MAX_REPLY_BYTES + 1)
+    parts = [payload]
+    total = len(payload)
+    while payload:
+        payload = await reader.read(MAX_REPLY_BYTES + 1 - total)
+        total += len(payload)
+        parts.append(payload)
+        if total > MAX_REPLY_BYTES:
+            raise _TooLarge(f"the reply is more than {MAX_REPLY_BYTES} bytes")
+    return b"".join(parts)
+
+
 async def _chunks(reader: asyncio.StreamReader) -> bytes:
     parts = []
+    total = 0
     while True:
         size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+        total += size
+        if total > MAX_REPLY_BYTES:
+            raise _TooLarge(f"the reply is more than {MAX_REPLY_BYTES} bytes")
         if size == 0:
             while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
                 pass

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
-from tau_emotion.core.limits import scrub
+from tau_emotion.core.limits import MAX_NAME_CHARS, finite_number, scrub, truncate
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
 
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError", "InternalServerError",
@@ -40,12 +40,15 @@ class ModelCallError(TauError):
 
 #: the option group of the retry options: this plugin's own
 GROUP = "model_calls"
+#: longest single backoff between two attempts (and the largest --retry-wait)
+MAX_WAIT = 600.0
 
 
 class RetryOptions(BaseModel):
     max_retries: int = Field(4, ge=0, description="Retries of a failing model call.")
-    retry_wait: float = Field(1.0, ge=0, description="First backoff in seconds (doubles each retry).")
-    model_timeout: float = Field(120.0, gt=0, description="Wall-clock seconds one model call attempt may take "
+    retry_wait: float = Field(1.0, ge=0, le=MAX_WAIT, allow_inf_nan=False,
+                              description="First backoff in seconds (doubles each retry, at most 10 minutes).")
+    model_timeout: float = Field(120.0, gt=0, le=86_400, allow_inf_nan=False, description="Wall-clock seconds one model call attempt may take "
                                  "(a deadline on the whole reply, not per read).")
     no_preflight: bool = Field(False, description="Do not check each model endpoint (GET /models) before the run.")
 
@@ -92,9 +95,10 @@ def message_of(response: Any) -> Any:
 
 
 def token_usage(response: Any, cost: float = 0.0) -> dict[str, float]:
+    """Token counts and cost of a reply; a count that is not a finite number (`1e400`, `NaN`, `"n/a"`) is 0."""
     usage = getattr(response, "usage", None)
-    out = {k: float(getattr(usage, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    out["cost"] = cost
+    out = {k: finite_number(getattr(usage, k, 0)) or 0.0 for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    out["cost"] = finite_number(cost) or 0.0
     return out
 
 
@@ -110,8 +114,11 @@ def to_message(choice: Any, usage: dict[str, float]) -> Message:
     calls = []
     for i, c in enumerate(getattr(choice, "tool_calls", None) or []):
         function = getattr(c, "function", None)  # a garbled call still reaches the agent's tools as an error
-        calls.append(ToolCall(id=str(getattr(c, "id", None) or f"call-{i}"), name=str(getattr(function, "name", None) or ""),
-                              arguments=parse_arguments(getattr(function, "arguments", None))))
+        # a name or id is stored with every call and shown in tables: bounded like other text (a 10 MB
+        # tool name made a 480 MB results file); an unknown name is a tool error the agent sees anyway
+        name = truncate(str(getattr(function, "name", None) or ""), MAX_NAME_CHARS)
+        ident = truncate(str(getattr(c, "id", None) or f"call-{i}"), MAX_NAME_CHARS)
+        calls.append(ToolCall(id=ident, name=name, arguments=parse_arguments(getattr(function, "arguments", None))))
     return Message(role="assistant", content=choice.content, tool_calls=calls, usage=usage)
 
 
@@ -129,7 +136,7 @@ async def with_retries(settings: ModelSettings, retry: RetryOptions,
         except Exception as exc:
             if not is_retryable(exc) or attempt >= retry.max_retries:
                 raise call_error(settings, retry, exc, attempt + 1) from None
-            await asyncio.sleep(retry.retry_wait * (2 ** attempt))
+            await asyncio.sleep(min(retry.retry_wait * (2 ** min(attempt, 30)), MAX_WAIT))
             attempt += 1
 
 
@@ -162,24 +169,65 @@ def preflight(settings: ModelSettings, config: Any, role: str, timeout: float = 
     base = settings.api_base.rstrip("/")
     if run_id is not None and (run_id, base) in _checked:
         return
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {settings.api_key or 'EMPTY'}"})
-    problem = None
-    try:
-        with urllib.request.urlopen(request, timeout=timeout):
-            pass
-    except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            problem = f"HTTP {exc.code} {exc.reason} (check --{role}-api-key or TAU_API_KEY)"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        problem = f"{type(reason).__name__}: {getattr(reason, 'strerror', None) or reason}"
+    shown = without_userinfo(base)
+    problem = _models_problem(f"{base}/models", settings.api_key, timeout, role)
     if problem:
-        raise ModelCallError(scrub(f"the {role} model endpoint {base} does not answer (GET {base}/models): {problem}; "
+        raise ModelCallError(scrub(f"the {role} model endpoint {shown} does not answer (GET {shown}/models): {problem}; "
                                    f"check --{role}-api-base (or pass --no-preflight)"))
     if run_id is not None:
         if len(_checked) >= CHECKED_MAX:
             _checked.clear()
         _checked[(run_id, base)] = None
+
+
+def without_userinfo(url: str) -> str:
+    """`url` with any `user:password@` taken out (it must never be shown or stored)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _models_problem(url: str, api_key: str | None, timeout: float, role: str) -> str | None:
+    """Why GET `url` does not show a live endpoint, or None; at most `timeout` seconds in total (a server
+    trickling its headers cannot hold it: the request runs on a daemon thread the caller stops waiting for).
+    Redirects are not followed, so the key is never sent to another origin."""
+    import http.client
+    import threading
+    from urllib.parse import urlsplit
+
+    answer: dict[str, Any] = {}
+
+    def ask() -> None:
+        try:
+            parts = urlsplit(url)
+            kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"not an http(s) URL: {without_userinfo(url)}")
+            conn = kind(parts.hostname, parts.port, timeout=timeout)
+            try:
+                path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                conn.request("GET", path, headers={"Authorization": f"Bearer {api_key or 'EMPTY'}"})
+                reply = conn.getresponse()
+                answer["status"], answer["reason"] = reply.status, reply.reason
+            finally:
+                conn.close()
+        except Exception as exc:  # noqa: BLE001 - the caller words it
+            answer["error"] = exc
+
+    worker = threading.Thread(target=ask, name="tau-preflight", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        return f"no complete answer within {timeout:g} s"
+    if "error" in answer:
+        exc = answer["error"]
+        return f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}"
+    if answer["status"] in (401, 403):
+        return f"HTTP {answer['status']} {answer['reason']} (check --{role}-api-key or TAU_API_KEY)"
+    return None

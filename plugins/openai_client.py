@@ -15,6 +15,7 @@ it, read without importing litellm. No vendor library is imported.
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -118,6 +119,16 @@ def _shared_encoded(obj: Any) -> bytes | None:
     return hit[1]
 
 
+def transport() -> Any:
+    """The pool `origin(url)` function of the HTTP transport: the hand-written pool, or aiohttp with
+    `TAU_HTTP=aiohttp` (what `benchmarks/load.py --http` compares)."""
+    if os.environ.get("TAU_HTTP") == "aiohttp":
+        from tau_emotion.plugins.http_aiohttp import origin as aiohttp_origin
+
+        return aiohttp_origin
+    return origin
+
+
 def status_error(status: int, payload: bytes) -> APIStatusError:
     """An HTTP error reply as one line: the server's error message when it sent one (429 and 5xx are retried)."""
     try:
@@ -140,13 +151,14 @@ class OpenAIClient:
         self.headers = (f"Authorization: Bearer {settings.api_key or 'EMPTY'}\r\nContent-Type: application/json\r\n"
                         "Accept: application/json\r\nUser-Agent: tau-emotion\r\n").encode()
         self.model = wire_model(settings.model)
+        self._origin = transport()
         #: the last tool list sent (held, so `is` identifies it) and its wire form
         self._tools: tuple[Any, bytes] = (None, b"")
         #: (first message, last message, count, encoded parts) of the last history sent
         self._sent: tuple[Any, Any, int, list[bytes]] = (None, None, 0, [])
 
     async def _attempt(self, content: bytes) -> Any:
-        status, payload = await origin(self.url).request("POST", self.path, self.headers, content)
+        status, payload = await self._origin(self.url).request("POST", self.path, self.headers, content)
         if status >= 400:
             raise status_error(status, payload)
         return _reply(payload)
@@ -195,6 +207,20 @@ class OpenAIClient:
         usage = counted(token_usage(response), retries)
         usage["cost"] = cost_of(self.settings.model, usage)
         return to_message(choice, usage)
+
+
+@hookimpl
+def tau_run_end(run, summary):
+    """An aiohttp session (`TAU_HTTP=aiohttp`) is closed with the run; the hand-written pool needs nothing."""
+    import asyncio
+    import sys
+
+    module = sys.modules.get("tau_emotion.plugins.http_aiohttp")
+    if module is not None:
+        try:
+            asyncio.get_running_loop().create_task(module.close())  # awaited by the run's shutdown
+        except RuntimeError:  # no running loop (a store-only end): nothing to close
+            pass
 
 
 @hookimpl

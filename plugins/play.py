@@ -29,6 +29,8 @@ from tau_emotion.core.plugin_cli import db_option, debug_option, guarded, store_
 
 #: the negative ending's token: the text protocol users share (the `unsatisfied` plugin ends on it when loaded)
 GREETING = "Hi! How can I help you today?"
+#: the longest deadline a run takes (`--trial-timeout`, `--block-timeout`): a person playing is never cut off
+MAX_WAIT = 1e7
 HUMAN = "human"
 
 USER_KEYS = ("Type your message and press Enter. /stop ends the conversation satisfied; /unsatisfied ends it "
@@ -45,10 +47,13 @@ class PlayerLeft(TauError):
 def ask(prompt: str) -> str:
     """One line from the person; end of input ends the episode as an error row that says so.
 
-    Ctrl-C raises KeyboardInterrupt at once: asyncio's own SIGINT handler would only cancel the run at
-    its next await, which a blocking read never reaches."""
+    Ctrl-C raises KeyboardInterrupt at once, counted as the run's interrupt (not this trial's error):
+    the runner's own SIGINT handler would only cancel the run at its next await, which a blocking read
+    never reaches."""
+    from tau_emotion.core.containment import interrupt_now
+
     try:
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        previous = signal.signal(signal.SIGINT, interrupt_now)
     except ValueError:  # not the main thread: leave the handler alone
         previous = None
     try:
@@ -276,7 +281,9 @@ def play_command(domain: str, role: str, task_id: str | None, split: str, agent:
         task_id = tasks[0].id
     config = RunConfig(plugins=Selection.parse(items).items(), domains=[domain], split=split, task_ids=[task_id],
                        trials=1, agent=HUMAN if role == "agent" else agent, user=HUMAN if role == "user" else user,
-                       concurrency=1, seed=seed, max_steps=max_steps, options=options, store=store)
+                       concurrency=1, seed=seed, max_steps=max_steps, options=options, store=store,
+                       # a person takes their time: reading a turn holds the loop by design (no block deadline)
+                       trial_timeout=MAX_WAIT, block_timeout=MAX_WAIT)
     run = prepare_run(config, db_path, pm=pm)
     with run_lock(db_path, run.run_id):
         execute_run(run, "play", f"tau run --resume {run.run_id} --db {db_path}")

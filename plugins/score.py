@@ -34,11 +34,17 @@ def read_messages(path: str) -> list[Any]:
     from pydantic import TypeAdapter, ValidationError
 
     from tau_emotion.core.models import Message
+    from tau_emotion.core.state import not_a_regular_file
 
+    problem = not_a_regular_file(Path(path))
+    if problem:
+        raise TauError(f"{path}: {problem}")
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TauError(f"{path}: cannot read a JSON list of messages ({exc})") from None
+    except RecursionError:
+        raise TauError(f"{path}: the JSON nests too deep to read") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: bad JSON, a 5000-digit integer
+        raise TauError(f"{path}: cannot read a JSON list of messages ({str(exc).splitlines()[0][:200]})") from None
     if isinstance(raw, dict) and "messages" in raw:  # one `tau export` row
         raw = raw["messages"]
     try:

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -47,10 +48,33 @@ def free_port(host: str) -> int:
 
 
 def _tail(path: Path, lines: int = 8) -> str:
+    """The log's last lines, with control characters and escape sequences shown escaped (a server's log holds
+    colours, progress bars and sometimes binary garbage)."""
+    from tau_emotion.core.terminal import safe
+
     try:
-        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        return safe("\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]),
+                    multiline=True)
     except OSError:
         return ""
+
+
+def _answers(url: str, timeout: float) -> bool:
+    """Whether GET `url` answers 200 within `timeout` seconds in total (a server trickling its reply cannot
+    hold the wait past --ready-timeout: the request runs on a daemon thread that is left behind)."""
+    import threading
+
+    answer = []
+
+    def ask() -> None:
+        with contextlib.suppress(urllib.error.URLError, OSError, ValueError), \
+                urllib.request.urlopen(url, timeout=timeout) as reply:
+            answer.append(reply.status == 200)
+
+    worker = threading.Thread(target=ask, daemon=True, name="tau-serve-ready")
+    worker.start()
+    worker.join(timeout)
+    return bool(answer and answer[0])
 
 
 def wait_ready(proc: subprocess.Popen[bytes], base: str, log: Path, timeout: float) -> None:
@@ -59,23 +83,20 @@ def wait_ready(proc: subprocess.Popen[bytes], base: str, log: Path, timeout: flo
         if proc.poll() is not None:
             raise TauError(f"the model server exited with code {proc.returncode} before it was ready; "
                            f"log {log}:\n{_tail(log)}")
-        try:
-            with urllib.request.urlopen(f"{base}/models", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
+        if _answers(f"{base}/models", max(0.05, min(2.0, deadline - time.monotonic()))):
+            return
         if time.monotonic() > deadline:
             raise TauError(f"the model server did not answer {base}/models within {timeout:g} s; log {log}:\n{_tail(log)}")
         time.sleep(0.2)
 
 
-def stop(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
-    """SIGTERM to the server's process group, SIGKILL after `grace` seconds."""
+def stop(proc: subprocess.Popen[bytes], grace: float = 15.0) -> None:
+    """SIGTERM to the supervisor, which ends every process the server started (SIGKILL after its grace);
+    should it not end within `grace` seconds, SIGKILL to its whole process group."""
     if proc.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGTERM)
     try:
         proc.wait(grace)
     except subprocess.TimeoutExpired:
@@ -84,17 +105,41 @@ def stop(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
         proc.wait()
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something already listens on `host:port` (then the run would talk to that server, not ours)."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 @contextlib.contextmanager
 def managed_server(model: str, *, host: str = "127.0.0.1", port: int = 0, executable: str = "vllm",
                    log: str | None = None, ready_timeout: float = 900.0, extra: tuple[str, ...] = ()) -> Iterator[str]:
     """Start `executable serve MODEL --host H --port P ...`, yield its OpenAI base URL once it answers, stop it after."""
+    if port and port_in_use(host, port):
+        raise TauError(f"port {port} on {host} is already in use (another server?): pass a free --port, or "
+                       "none to take a free one")
     port = port or free_port(host)
     log_path = Path(log or f".tau/serve-{port}.log")
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        out = open(log_path, "ab")  # noqa: SIM115 - closed below, once the supervisor holds it
+    except OSError as exc:
+        raise TauError(f"cannot write the server log {log_path}: {exc.strerror or exc} (pass another --log)") from None
     command = [*executable.split(), "serve", model, "--host", host, "--port", str(port), *extra]
-    with open(log_path, "ab") as out:
+    if not command[0] or shutil.which(command[0]) is None:
+        out.close()
+        raise TauError(f"cannot start {command[0]}: not found (install vLLM on a GPU host: "
+                       "pip install -e '.[vllm]', or pass --executable)")
+    # the supervisor holds every process the server starts (a backgrounding launcher, setsid children) and
+    # ends them when told, or when this process dies, even by SIGKILL (plugins/serve_supervisor.py)
+    supervised = [sys.executable, "-m", "tau_emotion.plugins.serve_supervisor", str(os.getpid()), *command]
+    with out:
         try:
-            proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(supervised, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             raise TauError(f"cannot start {command[0]}: {exc.strerror or exc} (install vLLM on a GPU host: "
                            "pip install -e '.[vllm]', or pass --executable)") from None

@@ -23,6 +23,7 @@ from typing import Any
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.limits import redact, scrub_literals
 from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
 
 SCHEMA = """
@@ -163,7 +164,13 @@ class SqliteStore:
     @_one_line_errors
     def run_config(self, run_id: str) -> RunConfig | None:
         row = self.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return RunConfig.model_validate_json(row[0]) if row else None
+        if not row:
+            return None
+        try:
+            return RunConfig.model_validate_json(row[0])
+        except (ValueError, TypeError) as exc:
+            raise DatabaseError(f"results database {self.path}: run '{run_id}': its stored config cannot be read "
+                                f"({str(exc).splitlines()[0][:200]}); start a new run") from None
 
     @_one_line_errors
     def run_ids(self) -> list[str]:
@@ -175,9 +182,8 @@ class SqliteStore:
             "SELECT r.run_id, r.created, r.config, r.summary, COUNT(t.task_id) FROM runs r "
             "LEFT JOIN trials t ON t.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created")
         metas = dict(self.conn.execute("SELECT run_id, meta FROM run_meta").fetchall()) if self._has_meta() else {}
-        return [{"run_id": r[0], "created": r[1], "config": json.loads(r[2]),
-                 "summary": json.loads(r[3]) if r[3] else None, "n_trials": r[4],
-                 "meta": json.loads(metas[r[0]]) if r[0] in metas else None} for r in rows]
+        return [{"run_id": r[0], "created": r[1], "config": redact(_object(r[2]) or {}),
+                 "summary": _object(r[3]), "n_trials": r[4], "meta": _object(metas.get(r[0]))} for r in rows]
 
     def _has_meta(self) -> bool:
         """Files written before run metadata existed have no `run_meta` table (reading never adds it)."""
@@ -185,14 +191,14 @@ class SqliteStore:
             is not None
 
     def save_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
-        self._write("INSERT OR REPLACE INTO run_meta VALUES (?, ?)", (run_id, json.dumps(meta)))
+        self._write("INSERT OR REPLACE INTO run_meta VALUES (?, ?)", (run_id, json.dumps(redact(meta))))
 
     @_one_line_errors
     def run_meta(self, run_id: str) -> dict[str, Any] | None:
         if not self._has_meta():
             return None
         row = self.conn.execute("SELECT meta FROM run_meta WHERE run_id = ?", (run_id,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return _object(row[0]) if row else None
 
     def delete_run(self, run_id: str) -> None:
         for table in ("trials", "run_meta", "runs") if self._has_meta() else ("trials", "runs"):
@@ -200,11 +206,15 @@ class SqliteStore:
 
     @_one_line_errors
     def done_trials(self, run_id: str) -> set[tuple[str, int]]:
-        rows = self.conn.execute("SELECT task_id, trial FROM trials WHERE run_id = ? AND status = 'ok'", (run_id,))
-        return {(r[0], r[1]) for r in rows}
+        """Trials with an ok row that reads back (a row no reader can parse is not done: `--resume` runs it again)."""
+        rows = self.conn.execute("SELECT task_id, trial, result FROM trials WHERE run_id = ? AND status = 'ok'", (run_id,))
+        return {(r[0], r[1]) for r in rows if _readable(r[2])}
 
     def save_result(self, run_id: str, result: EpisodeResult) -> None:
-        payload = result.model_dump_json()  # first: a result that cannot be serialised raises before any write
+        # first: a result that cannot be serialised, or whose JSON would not read back (a value the
+        # serialiser writes as null), raises before any write; the runner stores that trial's error instead
+        payload = scrub_literals(result.model_dump_json())  # a secret the run was given, echoed by a server
+        EpisodeResult.model_validate_json(payload)
         self._write("INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (run_id, result.task_id, result.trial, result.domain, result.reward, result.status,
                      result.termination.reason, payload, time.time()))
@@ -217,22 +227,42 @@ class SqliteStore:
 
     def save_summary(self, run_id: str, summary: dict[str, Any]) -> None:
         self._write("UPDATE runs SET summary = ?, finished = ? WHERE run_id = ?",
-                    (json.dumps(summary), time.time(), run_id))
+                    (json.dumps(redact(summary)), time.time(), run_id))
 
     @_one_line_errors
     def summary(self, run_id: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT summary FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return json.loads(row[0]) if row and row[0] else None
+        return _object(row[0]) if row else None
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _object(text: Any) -> dict[str, Any] | None:
+    """A stored JSON object, or None when it is missing or cannot be read (a damaged or foreign row is
+    shown as unknown by the readers, never a traceback)."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _readable(payload: str) -> bool:
+    try:
+        EpisodeResult.model_validate_json(payload)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _read_result(payload: str, task_id: str, domain: str, trial: int) -> EpisodeResult:
     """A stored trial; a row that no longer validates is listed as that trial's error, not a crash of the reader."""
     try:
         return EpisodeResult.model_validate_json(payload)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         reason = f"task '{task_id}' trial {trial}: the stored result cannot be read back: {str(exc).splitlines()[0]}"
         return EpisodeResult(task_id=task_id, domain=domain, trial=trial, reward=0.0, success=False, status="error",
                              termination=Termination(reason="error", detail=reason), error=reason)

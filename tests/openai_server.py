@@ -7,7 +7,8 @@ a standing reply for a model once its queue is empty. A reply is a dict (or fn(r
 Faults, for the reliability suite: {"status": 503, "html": True} (an HTML error page),
 {"sleep": s} (a slow reply), {"trickle": s} (the body one byte at a time over s seconds),
 {"raw": "..."} (a 200 whose body is that text: malformed JSON), {"choices": []} (no choices),
-{"null_message": True}, {"drop": "before"} (close without answering) and {"drop": "mid"} (close
+{"null_message": True}, {"extra": "..."} (bytes after the body), {"continue": True} (a 100 Continue
+first), {"pad": n} (n more bytes in the body), {"drop": "before"} (close without answering) and {"drop": "mid"} (close
 halfway through the body).
 """
 
@@ -45,8 +46,10 @@ class ScriptedOpenAI:
                 pass
 
             def _send(self, status: int, body: dict[str, Any] | bytes, content_type: str = "application/json",
-                      trickle: float = 0.0, drop_mid: bool = False) -> None:
+                      trickle: float = 0.0, drop_mid: bool = False, extra: bytes = b"", cont: bool = False) -> None:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                if cont:  # an interim reply first (a client must skip it)
+                    self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
@@ -63,7 +66,7 @@ class ScriptedOpenAI:
                         self.wfile.flush()
                         time.sleep(trickle / len(data))
                     return
-                self.wfile.write(data)
+                self.wfile.write(data + extra)  # extra: bytes after Content-Length (a desynchronising server)
 
             def do_GET(self) -> None:  # noqa: N802
                 self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in owner.scripts]})
@@ -97,14 +100,18 @@ class ScriptedOpenAI:
                                                            "type": "server_error"}})
                     return
                 if "raw" in reply:
-                    self._send(200, reply["raw"].encode())
+                    self._send(200, reply["raw"].encode(), extra=reply.get("extra", "").encode(),
+                               cont=reply.get("continue", False))
                     return
                 completion = owner.completion(body, reply)
+                if reply.get("pad"):
+                    completion["padding"] = "p" * reply["pad"]
                 if "choices" in reply:
                     completion["choices"] = reply["choices"]
                 if reply.get("null_message"):
                     completion["choices"][0]["message"] = None
-                self._send(200, completion, trickle=reply.get("trickle", 0.0), drop_mid=reply.get("drop") == "mid")
+                self._send(200, completion, trickle=reply.get("trickle", 0.0), drop_mid=reply.get("drop") == "mid",
+                           extra=reply.get("extra", "").encode(), cont=reply.get("continue", False))
 
         self.server = _QuietServer(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
+from tau_emotion.core.state import write_text_atomic
 from tau_emotion.tracer.audit import task_user, writes, written_entities
 from tau_emotion.tracer.design import (
     INTENT_STRATA,
@@ -366,5 +367,5 @@ def merge_into_file(path: Path, split: str, tasks: list[Task]) -> int:
     rows = kept + [t.model_dump(mode="json") for t in tasks]
     order = {id(row): i for i, row in enumerate(rows)}
     rows.sort(key=lambda row: (SPLIT_ORDER.get(row.get("split", ""), 3), row.get("split", ""), order[id(row)]))
-    path.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(rows, indent=1, ensure_ascii=False) + "\n")  # never half a file of splits
     return len(rows)

@@ -105,7 +105,10 @@ def prepare(domain: str, *, split: str = "test", user: str = "scripted", seed: i
         config = RunConfig(plugins=Selection.parse(items).items(), domains=[domain], split=split, user=user, agent=AGENT,
                            seed=seed, trials=1, max_steps=max_steps, max_tool_errors=max_tool_errors,
                            tool_timeout=tool_timeout, task_ids=list(task_ids), n_tasks=n_tasks,
-                           skip_broken=skip_broken, options=grouped)
+                           skip_broken=skip_broken, options=grouped,
+                           # the caller is the agent and takes its time between steps (a training step):
+                           # no wall-clock deadline on the episode (`--trial-timeout` is for plugin agents)
+                           trial_timeout=1e7)
     except ValidationError as exc:
         raise EnvError(f"bad environment setting: {format_validation_error(exc)}") from None
     check_options(pm, config)

@@ -5,6 +5,7 @@ catalog (`--store`, `--db`, `--plugins` as the core reading commands)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from tau_emotion.core.plugin_cli import (
     role_model_params,
     role_settings_from,
     store_option,
+    writable_parent,
 )
+from tau_emotion.core.terminal import safe
 
 
 def _open(db_path: str, store: str | None, extra: tuple[str, ...]) -> tuple[Any, Any]:
@@ -90,7 +93,7 @@ def show_trials(run_id: str, task_id: str | None, trial: int | None, failed: boo
         click.echo(json.dumps(out, indent=2, default=str))
         return
     for r in chosen:
-        click.echo(trial_text(data, r, error_category(data, r)))
+        click.echo(safe(trial_text(data, r, error_category(data, r)), multiline=True))  # model text: shown, not run
     click.echo(f"{len(chosen)} trial(s)" + (" failed" if failed else ""), err=True)
 
 
@@ -181,6 +184,7 @@ def report_command(run_ids: tuple[str, ...], out: str, by: str, db_path: str, st
     """One self-contained HTML file: summaries, heat maps, audits, curves and a trajectory viewer."""
     from tau_emotion.plugins.report.html import render
 
+    writable_parent(out, "--out")
     runs = [_load(run_id, db_path, store, extra_plugins) for run_id in run_ids]
     Path(out).write_text(render(runs, by), encoding="utf-8")
     click.echo(f"wrote {out}", err=True)
@@ -270,6 +274,10 @@ def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt:
     `--baseline A --candidate B` still works."""
     from tau_emotion.plugins.report.compare import gate, junit
 
+    if not math.isfinite(max_drop):  # NaN compares false with everything: a gate that always passes
+        raise click.BadParameter(f"{max_drop} is not a finite number", param_hint="--max-drop")
+    if junit_path:
+        writable_parent(junit_path, "--junit")
     given = [*runs]
     if baseline_opt:
         given.insert(0, baseline_opt)

@@ -93,7 +93,16 @@ def gate(comparison: dict[str, Any], max_drop: float) -> list[dict[str, Any]]:
     return checks
 
 
+def _xml_text(text: str) -> str:
+    """`text` with what XML 1.0 cannot hold (control characters, lone surrogates) shown escaped."""
+    from tau_emotion.core.terminal import safe
+
+    return safe(text)
+
+
 def junit(checks: list[dict[str, Any]], name: str = "tau-gate") -> str:
+    checks = [{**c, "scope": _xml_text(str(c["scope"])), "metric": _xml_text(str(c["metric"])),
+               "message": _xml_text(str(c["message"]))} for c in checks]
     failures = sum(c["failed"] for c in checks)
     lines = ['<?xml version="1.0" encoding="utf-8"?>',
              f'<testsuite name={quoteattr(name)} tests="{len(checks)}" failures="{failures}" errors="0">']

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tau_emotion.core.limits import is_secret_name
+from tau_emotion.core.terminal import safe
 
 REDACTED = "[redacted]"
 
@@ -146,4 +147,5 @@ def run_header(run: dict[str, Any]) -> list[str]:
     line = (f"run {run['run_id']}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
             f"{models} seed={meta.get('seed')} started {when(meta.get('started'))} ended {when(meta.get('ended'))}"
             f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}")
-    return textwrap.wrap(" ".join(line.split()), width=80, subsequent_indent="  ", break_on_hyphens=False)
+    # model names and ids are data: control characters shown escaped (core/terminal.py), a newline forges no line
+    return textwrap.wrap(" ".join(safe(line).split()), width=80, subsequent_indent="  ", break_on_hyphens=False)

@@ -53,10 +53,19 @@ def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") ->
 
 
 def actions(messages: list[Message]) -> list[tuple[str, dict[str, Any] | str, bool]]:
-    """(tool name, arguments, succeeded) of every tool call the agent made, in order."""
-    failed = {m.tool_call_id for m in messages if m.role == "tool" and m.error}
-    return [(c.name, c.arguments, c.id not in failed)
-            for m in messages if m.role == "assistant" for c in m.tool_calls]
+    """(tool name, arguments, succeeded) of every tool call the agent made, in order.
+
+    A call is paired with its result by position (the loop appends one tool message per call, in
+    order, right after the agent's message), not by id: a model may omit ids or reuse one."""
+    out: list[tuple[str, dict[str, Any] | str, bool]] = []
+    for i, m in enumerate(messages):
+        if m.role != "assistant" or not m.tool_calls:
+            continue
+        following = messages[i + 1:i + 1 + len(m.tool_calls)]
+        for k, c in enumerate(m.tool_calls):
+            result = following[k] if k < len(following) and following[k].role == "tool" else None
+            out.append((c.name, c.arguments, result is not None and not result.error))
+    return out
 
 
 def questions(messages: list[Message]) -> int:

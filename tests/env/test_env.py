@@ -247,3 +247,16 @@ def test_the_llm_user_through_a_loopback_server_plays_the_episode(openai_server)
     user_prompt = openai_server.requests[0]["messages"][0]["content"]
     assert "anxi" in user_prompt.lower()  # the emotion plugin conditioned the LLM user's prompt
     env.close()
+
+
+def test_an_episode_has_no_wall_clock_deadline_the_caller_could_meet_between_steps():
+    """The caller is the agent: two hours between steps (a long training step, here the loop's clock moved
+    on) must not stop the episode as the runner stops a plugin agent at --trial-timeout (an hour)."""
+    env = make("mock", max_steps=20)
+    env.reset("mock-001")
+    real = env._loop.time
+    env._loop.time = lambda: real() + 7200.0
+    for _ in range(2):  # the overdue deadline would fire once the first step's reply is out
+        observation, reward, terminated, truncated, info = env.step("Which account should I look at?")
+        assert [m["role"] for m in observation] == ["user"] and not terminated and not truncated
+    env.close()

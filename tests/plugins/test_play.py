@@ -3,9 +3,11 @@ screen with capture-pane, as a person would. Both parts end stored and scored, a
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +15,7 @@ import uuid
 
 import pytest
 
-from tau_emotion.plugins.play import parse_call
+from tau_emotion.plugins.play import MAX_WAIT, parse_call
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
 
@@ -124,6 +126,11 @@ def test_a_person_who_gives_up_ends_unsatisfied_with_reward_minus_one(terminal, 
     t.type("/unsatisfied")
     screen = t.wait_for("EXIT=")
     assert "reward -1 (unsatisfied)" in screen
+    # reading a person's turn holds the event loop by design: the run sets no block or trial deadline a
+    # slow typist could meet (the defaults, 60 s and an hour, would stop the trial as an error)
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        [(config,)] = db.execute("SELECT config FROM runs").fetchall()
+    assert json.loads(config)["block_timeout"] == json.loads(config)["trial_timeout"] == MAX_WAIT
 
 
 def test_call_syntax():

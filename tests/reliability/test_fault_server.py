@@ -15,6 +15,16 @@ from tau_emotion.core.models import RunConfig
 from tau_emotion.core.runner import prepare_run, run_sync
 
 GOOD = {"content": "All done, goodbye."}
+INJECTED = "INJECTED-STALE-REPLY"
+
+
+def _raw(usage: str, content: str = GOOD["content"]) -> str:
+    return ('{"id": "r", "object": "chat.completion", "model": "agent-model", "choices": [{"index": 0, "message": '
+            f'{{"role": "assistant", "content": "{content}"}}, "finish_reason": "stop"}}], "usage": {usage}}}')
+
+
+STALE = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+         f"{len(_raw('{}', INJECTED))}\r\n\r\n{_raw('{}', INJECTED)}")
 DEEP = json.dumps(json.loads("{\"a\":" * 300 + "1" + "}" * 300))
 
 #: fault -> what must happen to the trial: "retried" (the next reply is used), "error" (stored as error naming
@@ -36,6 +46,13 @@ FAULTS = {
                       "tool_error"),
     "drop-before": ({"drop": "before"}, "retried"),
     "drop-mid": ({"drop": "mid", "content": "y" * 500}, "retried"),
+    # issue 24: replies that were stored as unreadable ok rows, desynchronised the pool or bloated the store
+    "usage-infinite": ({"raw": _raw('{"prompt_tokens": 1e400, "completion_tokens": 1, "total_tokens": 1e400}')}, "ok"),
+    "usage-text": ({"raw": _raw('{"prompt_tokens": "n/a", "completion_tokens": NaN, "total_tokens": 3}')}, "ok"),
+    "bytes-after-reply": ({"content": GOOD["content"], "extra": STALE}, "ok"),
+    "continue-100": ({"content": GOOD["content"], "continue": True}, "ok"),
+    "huge-reply": ({"content": "z", "pad": (32 << 20) + 10}, "retried"),
+    "huge-tool-name": ({"tool_calls": [{"name": "n" * 1_000_000, "arguments": "{}"}]}, "tool_error"),
 }
 
 
@@ -56,7 +73,12 @@ def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path
     run_sync(run)
     [result] = run.store.results(run.run_id)
     agent_calls = [r for r in openai_server.requests if r.get("model") == "agent-model"]
-    if expected == "retried" or (expected == "retried_or_error" and result.status == "ok"):
+    assert INJECTED not in result.model_dump_json()
+    if expected == "ok":  # the reply itself is used, and the row reads back
+        assert result.status == "ok", result.error
+        assert result.messages[1].content == GOOD["content"]
+        assert run.store.done_trials(run.run_id) == {("mock-001", 0)}
+    elif expected == "retried" or (expected == "retried_or_error" and result.status == "ok"):
         assert result.status == "ok", result.error
         assert len(agent_calls) >= 2  # the fault, then the retry that got the good reply
         assert result.messages[1].content == GOOD["content"]
@@ -84,8 +106,10 @@ def test_a_fault_that_persists_is_stored_as_error_naming_model_and_endpoint(faul
     assert "IndexError" not in result.error
 
 
-def test_concurrent_episodes_against_a_random_mix_of_faults_store_every_trial_once(openai_server, tmp_path):
-    """The scaled-down version of benchmarks/fault_storm.py (256 episodes)."""
+@pytest.mark.parametrize("trials,concurrency", [(8, 32), pytest.param(64, 256, marks=pytest.mark.slow)])
+def test_concurrent_episodes_against_a_random_mix_of_faults_store_every_trial_once(trials, concurrency,
+                                                                                    openai_server, tmp_path):
+    """benchmarks/fault_storm.py in a test: 32, then 256 concurrent episodes; every trial stored once, readable."""
     rng = random.Random(7)
     kinds = sorted(FAULTS)
     first = list(kinds)  # every fault is served at least once, then at random
@@ -100,13 +124,17 @@ def test_concurrent_episodes_against_a_random_mix_of_faults_store_every_trial_on
         return {"content": "Done. ###STOP###"} if roll < 0.6 else GOOD
 
     openai_server.respond("agent-model", reply)
-    config = _config(openai_server, trials=8, concurrency=32)
-    config.options["model_calls"].update(max_retries=1, model_timeout=0.4)
+    config = _config(openai_server, trials=trials, concurrency=concurrency)
+    config.options["model_calls"].update(max_retries=1, model_timeout=2.0 if concurrency > 32 else 0.4)
     run = prepare_run(config, str(tmp_path / "storm.sqlite"))
     summary = run_sync(run)
     rows = run.store.conn.execute("SELECT task_id, trial, status FROM trials WHERE run_id = ?",
                                   (run.run_id,)).fetchall()
     pairs = [(t, k) for t, k, _ in rows]
-    assert len(pairs) == len(set(pairs)) == len(run.tasks) * 8 == 32
+    assert len(pairs) == len(set(pairs)) == len(run.tasks) * trials == concurrency
     assert summary["errors"] == sum(s == "error" for _, _, s in rows)
     assert set(served) == set(kinds)
+    results = run.store.results(run.run_id)  # every row reads back, and none holds the injected stale reply
+    assert not [r.error for r in results if r.error and "cannot be read back" in r.error]
+    assert run.store.done_trials(run.run_id) == {(t, k) for t, k, s in rows if s == "ok"}
+    assert not [r.task_id for r in results if INJECTED in r.model_dump_json()]
