@@ -8,7 +8,10 @@ reads '327' or '54.5' (`money`, a number) and a told one '327' or '54.50' (`mone
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import operator
+from typing import Any
 
 from tau_emotion.core.tools import ToolError
 
@@ -56,3 +59,19 @@ def arithmetic(expression: str) -> float | int:
         return money(_arithmetic_value(tree))
     except ZeroDivisionError:
         raise ToolError("division by zero") from None
+
+
+def digest(*parts: Any) -> str:
+    """A stable hex digest of JSON-able parts: what the packs' tools derive new ids from, so a replay makes the
+    same ids."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def new_id(db: Any, table: str, prefix: str, *parts: Any) -> str:
+    """A new key of `table`, `prefix` plus six digits derived from `parts` (the call's arguments), never one in use."""
+    rows = db[table]
+    for attempt in range(1000):
+        key = f"{prefix}{int(digest(attempt, *parts), 16) % 900000 + 100000}"
+        if key not in rows:
+            return key
+    raise ToolError(f"could not allocate a new {table} id")  # pragma: no cover

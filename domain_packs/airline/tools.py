@@ -13,8 +13,6 @@ same calls always produces the same database.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
@@ -22,6 +20,7 @@ from typing_extensions import TypedDict
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
 from tau_emotion.domain_packs.values import arithmetic
+from tau_emotion.domain_packs.values import digest as _digest
 from tau_emotion.domain_packs.values import money as _money
 
 NOW = "2024-05-15T15:00:00"
@@ -120,10 +119,6 @@ def _charge(db: State, user: dict, payment_id: str, amount: float) -> None:
         if amount > method["amount"] + 1e-9:
             raise ToolError(f"gift card '{payment_id}' has a balance of {method['amount']}, less than {_money(amount)}")
         method["amount"] = _money(method["amount"] - amount)
-
-
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _new_reservation_id(db: State, *parts: Any) -> str:

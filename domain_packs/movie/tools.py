@@ -15,8 +15,6 @@ always produces the same database.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
@@ -24,7 +22,9 @@ from typing_extensions import TypedDict
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
 from tau_emotion.domain_packs.values import arithmetic
+from tau_emotion.domain_packs.values import digest as _digest
 from tau_emotion.domain_packs.values import money as _money
+from tau_emotion.domain_packs.values import new_id as _new_id
 
 TODAY = "2025-06-14"
 NOW = "2025-06-14T15:00"
@@ -46,19 +46,6 @@ class TicketSpec(TypedDict):
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _new_id(db: State, table: str, prefix: str, *parts: Any) -> str:
-    rows = db[table]
-    for attempt in range(1000):
-        key = f"{prefix}{int(_digest(attempt, *parts), 16) % 900000 + 100000}"
-        if key not in rows:
-            return key
-    raise ToolError(f"could not allocate a new {table} id")  # pragma: no cover
 
 
 def _confirmation_code(db: State, *parts: Any) -> str:

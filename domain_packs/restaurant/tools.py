@@ -14,12 +14,11 @@ replaying the same calls always produces the same database.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 from typing import Any, Literal
 
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.domain_packs.values import digest as _digest
 from tau_emotion.domain_packs.values import money as _money
 
 TODAY = "2025-06-13"  # a Friday
@@ -36,10 +35,6 @@ Accessibility = Literal["wheelchair", "high_chair", "quiet_table", "ground_floor
 
 
 # --------------------------------------------------------------------------- helpers (rules use them too)
-
-
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _new_key(rows: Any, prefix: str, *parts: Any) -> tuple[str, int]:

@@ -19,12 +19,11 @@ derived from a hash of the request and the rows that already exist.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 from typing import Any, Literal
 
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
+from tau_emotion.domain_packs.values import digest as _digest
 from tau_emotion.domain_packs.values import money as _money
 
 TODAY = "2025-09-10"  # a Wednesday in the Fall 2025 term
@@ -38,10 +37,6 @@ AbsenceReason = Literal["illness", "family_emergency", "religious_observance", "
 
 
 # --------------------------------------------------------------------------- helpers (rules use them too)
-
-
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _new_key(rows: Any, prefix: str, *parts: Any) -> str:

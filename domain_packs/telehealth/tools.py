@@ -16,14 +16,12 @@ always produces the same database.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import re
-from typing import Any
 
 from tau_emotion.core.state import State
 from tau_emotion.core.tools import ToolError, find_row, tool
 from tau_emotion.domain_packs.values import arithmetic
+from tau_emotion.domain_packs.values import new_id as _new_id
 
 TODAY = "2025-06-10"
 NOW = "2025-06-10T09:00"
@@ -43,19 +41,6 @@ _PHONE = re.compile(r"^\d{3}-\d{3}-\d{4}$")
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _new_id(db: State, table: str, prefix: str, *parts: Any) -> str:
-    rows = db[table]
-    for attempt in range(1000):
-        key = f"{prefix}{int(_digest(attempt, *parts), 16) % 900000 + 100000}"
-        if key not in rows:
-            return key
-    raise ToolError(f"could not allocate a new {table} id")  # pragma: no cover
 
 
 def caller_id(db: State) -> str | None:
