@@ -15,6 +15,7 @@ from tau_emotion.domain_packs.bank.rules import (
     owner_tier,
 )
 from tau_emotion.domain_packs.bank.tools import EXPRESS_CARD_FEE, TODAY, available, role_of
+from tau_emotion.domain_packs.bank.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -49,7 +50,7 @@ OCCASIONS = [
     ("{{I}} {{am}} going through a divorce and untangling {{my}} finances", 2, "negative"),
     ("{{I}} {{am}} getting married next month", 2, "positive"),
     ("{{I}} run a small business and keep a close eye on {{my}} cash", 2, "neutral"),
-    ("it is just a routine question", 0, "neutral"),
+    ("it is just a routine matter", 0, "neutral"),  # every occasion intent here is a request, not a question
 ]
 
 #: dispute reason -> (the instruction's words, what the caller found)
@@ -445,4 +446,6 @@ HINTS = TracerHints(
     occasion_intents=["loan_payoff", "loan_payment", "transfer", "pay", "pay_same", "standing_order",
                       "standing_order_same", "limit_up", "over_daily_limit", "savings_limit", "limit_above_tier"],
     fact_phrase=fact_phrase,
+    # an occasion must agree with the caller (no first home for a mortgage holder) and the task's requests
+    situation=situation,
 )

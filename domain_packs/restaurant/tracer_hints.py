@@ -25,6 +25,7 @@ from tau_emotion.domain_packs.restaurant.tools import (
     late_fee,
     table_for,
 )
+from tau_emotion.domain_packs.restaurant.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -218,7 +219,8 @@ def ground_book_table(ctx: GroundingContext) -> IntentDraft | None:
     if notes := [*args.get("dietary_requirements", []), *args.get("accessibility_requests", [])]:  # said, not hidden
         request = [f"{r}, noting {' and '.join(_word('', n) for n in notes)}" for r in request]
     found = ctx.violations("book_table", args)
-    mood = Mood("{{I}} want to take " + ("a big group" if size > 6 else "some friends") + " out for a meal", "positive",
+    # who the party is comes from the occasion (a client, the family after a funeral), not from this event
+    mood = Mood("{{I}} want to take " + ("a big group" if size > 6 else "a few people" if size > 2 else "someone") + " out for a meal", "positive",
                 1, days_between(TODAY, date))
     if kind:
         if len(found) != 1:
@@ -445,4 +447,6 @@ HINTS = TracerHints(
     occasion_intents=["book", "party", "set_menu", "waitlist", "party_too_large", "set_menu_required",
                       "not_wheelchair_accessible", "add_dietary", "add_accessibility", "move", "cancel_late"],
     fact_phrase=fact_phrase,
+    # an occasion must fit the meal's day, seating and party (old friends in town for a weekend eat on a weekend)
+    situation=situation,
 )

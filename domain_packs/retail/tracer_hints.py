@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau_emotion.domain_packs.retail.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -205,7 +206,7 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
         order = _pick(ctx, "processed", "delivered")
         return draft("cancel_not_pending", "cancel_pending_order", {"order_id": order["order_id"], "reason": reason},
                      [f"cancel order {order['order_id']}"], _order(order), refusal=Refusal("not_pending", "processed"),
-                     mood=Mood("{{I}} want to change an order that may already be on its way", "negative", 2))
+                     mood=Mood("{{I}} really do not want this order any more", "negative", 2))
     order = _pick(ctx, "pending")
     oid = order["order_id"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
@@ -294,7 +295,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
                      [f"change the {item['name']} in order {order['order_id']} to another size or color"],
                      _order(order),
                      refusal=Refusal("not_pending", "processed"),
-                     mood=Mood("{{I}} picked the wrong option and hope it is not too late", "negative", 2))
+                     mood=Mood("{{I}} picked the wrong option", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
 
 
@@ -313,7 +314,7 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
     return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
                  context="{{I}} already sent other items from that order back",
                  refusal=Refusal("one_return_or_exchange", "one return"),
-                 mood=Mood("{{I}} forgot an item when {{I}} sent the others back", "negative", 1))
+                 mood=Mood(f"the {item['name']} is not what {{{{I}}}} hoped for", "negative", 1))
 
 
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
@@ -344,7 +345,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
                       "payment_method_id": order["payment_history"][0]["payment_id"]},
                      [f"return the {item['name']} from order {order['order_id']}"], _order(order),
                      refusal=Refusal("not_delivered", "delivered"),
-                     mood=Mood("{{I}} already know {{I}} do not want this", "negative", 1))
+                     mood=Mood("{{I}} do not want this after all", "negative", 1))
     order = _pick(ctx, "delivered")
     once = need(_once(order))
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
@@ -400,7 +401,7 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     new = need(_new_address(ctx, user["address"]))
     return draft("user_address", "modify_user_address", {"user_id": user["user_id"], **_addr_args(new)},
                  [f"change {{{{my}}}} default address to {_address(new)}", f"update the address on {{{{my}}}} account to {_address(new)}"],
-                 facts={"new_address": dict(new)}, mood=Mood("{{I}} just moved", "positive", 1))
+                 facts={"new_address": dict(new)}, mood=Mood("{{I}} {{am}} moving to a new home", "positive", 1))
 
 
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
@@ -427,4 +428,6 @@ HINTS = TracerHints(
     fact_phrase=fact_phrase,
     # a customer knows their order numbers; user, product and payment records (paypal_1488918) are internal
     visible_ids=frozenset({"order_id"}),
+    # an occasion must fit the products the task is about (no hiking trip for an office chair)
+    situation=situation,
 )

@@ -18,6 +18,7 @@ from typing import Any
 
 from tau_emotion.domain_packs.telecom.rules import CREDIT_WINDOW_DAYS, MAX_SUSPENSION_DAYS
 from tau_emotion.domain_packs.telecom.tools import DEDUCTIBLE, PROTECTION_ADDON, TODAY
+from tau_emotion.domain_packs.telecom.tracer_situation import addon_in_use, runs_out, situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -54,7 +55,7 @@ OCCASIONS = [
     ("{{I}} {{am}} going on a long-planned holiday", 1, "positive"),
     ("{{my}} kids use {{my}} lines for school", 1, "neutral"),
     ("{{I}} run a small business from {{my}} phone", 2, "neutral"),
-    ("it is just a routine question", 0, "neutral"),
+    ("it is just a routine matter", 0, "neutral"),  # most occasion intents are requests, not questions
 ]
 
 MONTHS = {"2024-12": "December", "2025-01": "January", "2025-02": "February"}
@@ -176,16 +177,18 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
     old, new = ctx.peek("plans", line["plan_id"])["monthly_price"], plan["monthly_price"]
     expression, change = difference(old, new)
     ref = _line_ref(ctx, line)
-    more = new > old
+    more = plan["data_gb"] > ctx.peek("plans", line["plan_id"])["data_gb"]
+    # the event says what the new plan gives: more data, or a lower bill, or (a dearer plan with less data) a fit
+    event = "{{I}} need more data" if more else "{{I}} need to spend less each month" if new < old else \
+        "{{I}} want a plan that suits {{me}} better"
     return draft("change_plan", "change_line_plan", {"line_id": line["line_id"], "plan_code": plan["plan_id"]},
                  [f"move {ref.phrase} to the {plan['name']} plan", f"switch {ref.phrase} to the {plan['name']} plan"],
                  ref, facts={"new_plan": plan["name"]},
                  reads={"get_catalogue": [{}], "calculate": [{"expression": expression}]},
                  choices=[_catalogue_choice(ctx, "plans", "plan_id", plan["plan_id"], "plan")],
                  outputs=[Output(money(change), "how much the monthly price changes")],
-                 decline="keep {{my}} current plan" if more else None,
-                 mood=Mood("{{I}} need " + ("more data" if more else "to spend less each month"),
-                           "neutral", 1 if more else 2, None))
+                 decline="keep {{my}} current plan" if new > old else None,
+                 mood=Mood(event, "neutral", 2 if new < old else 1, None))
 
 
 # --------------------------------------------------------------------------- add-ons
@@ -227,12 +230,15 @@ def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line["addons"]])
     addon_id = ctx.rng.choice(line["addons"])
     addon = ctx.state["addons"].peek(addon_id)
+    # an add-on the line uses this cycle is dropped to save money, not because it goes unused
+    event = "{{I}} want to cut what {{I}} pay each month" if addon_in_use(ctx.state, line, addon_id) else \
+        "{{I}} no longer use " + addon["name"]
     ref = _line_ref(ctx, line)
     return draft("remove_addon", "remove_addon", {"line_id": line["line_id"], "addon_code": addon_id},
                  [f"remove {addon['name']} from {ref.phrase}", f"cancel the {addon['name']} add-on on {ref.phrase}"],
                  ref, facts={"add_on_to_remove": addon["name"]}, verify={"get_catalogue": {}},
                  choices=[Choice.among("add-on", addon, ctx.rows("addons", line["addons"]), "addon_id", "name")],
-                 mood=Mood("{{I}} no longer use " + addon["name"], "neutral", 0, None))
+                 mood=Mood(event, "neutral", 0, None))
 
 
 # --------------------------------------------------------------------------- suspensions
@@ -371,12 +377,14 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "active"])
     usage = ctx.call("get_data_usage", {"line_id": line["line_id"]})
     ref = _line_ref(ctx, line)
+    worried = runs_out(ctx.state, line)  # a worry about running out needs a pace that runs out
     return draft("data_usage", "get_data_usage", {"line_id": line["line_id"]},
                  [f"find out how much data is left on {ref.phrase} this month",
                   f"check the data {{{{I}}}} have left on {ref.phrase}"], ref,
                  outputs=[Output(str(usage["data_left_gb"]), "how many GB of data are left", from_goal=True)],
                  mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
-                           days_between(TODAY, "2025-03-31")))
+                           days_between(TODAY, "2025-03-31")) if worried else
+                 Mood("{{I}} want to know where {{I}} stand before the month ends", "neutral", 0, None))
 
 
 HINTS = TracerHints(
@@ -393,4 +401,6 @@ HINTS = TracerHints(
     occasion_intents=["change_plan", "downgrade_under_contract", "plan_changed_this_cycle", "add_addon",
                       "roaming_overdue", "replace_device", "data_usage", "troubleshoot", "pay_bill"],
     fact_phrase=fact_phrase,
+    # events and occasions must agree with the line, plan and customer (no "no longer use" for an add-on in use)
+    situation=situation,
 )

@@ -35,6 +35,7 @@ from tau_emotion.domain_packs.telehealth.tools import (
     coverage,
     hours_until,
 )
+from tau_emotion.domain_packs.telehealth.tracer_situation import SOON_DAYS, situation, supply_left
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -68,7 +69,7 @@ OCCASIONS = [
     ("{{I}} just moved to a new city", 1, "neutral"),
     ("{{my}} family is expecting a new baby this summer", 2, "positive"),
     ("{{my}} insurance changes at the end of the year", 1, "neutral"),
-    ("it is just a routine question", 0, "neutral"),
+    ("it is just a routine matter", 0, "neutral"),  # most occasion intents are requests, not questions
 ]
 
 SPECIALIST = {"family_medicine": "family doctor", "pediatrics": "pediatrician", "dermatology": "dermatologist",
@@ -415,8 +416,14 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     args = {"prescription_id": rx["prescription_id"]}
     # a controlled substance: the visits show whether a recent one allows the refill
     verify = {"get_prescription_details": args, **({"list_visit_records": {"patient_id": who.pid}} if rx["controlled"] else {})}
-    mood = Mood(("{{I}} will run out of " + med + " soon") if who.self else
-                (who.patient["name"]["first_name"] + " will run out of " + med + " soon"), "negative", 2, 3)
+    # what the last fill's supply says: ran out, runs out soon, or (a refill asked early) lasts a while yet
+    left, subject = supply_left(rx), "{{I}}" if who.self else who.patient["name"]["first_name"]
+    if left < 0:
+        mood = Mood(subject + (" {{have}}" if who.self else " has") + " run out of " + med, "negative", 2, 0)
+    elif left <= SOON_DAYS:
+        mood = Mood(subject + " will run out of " + med + " soon", "negative", 2, left)
+    else:
+        mood = Mood(subject + " must not be left without " + med, "negative", 1, None)
     if ctx.want_challenge:
         return draft(problems[0].kind, "request_refill", args, request, who, facts={"medication": med},
                      verify=verify, choices=[choice], refusal=problems[0], mood=mood)
@@ -459,7 +466,9 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
                   f"learn what {provider['name']} diagnosed at {who.my} {month_day(visit['date'])} visit"], who,
                  facts={"visit_date": visit["date"], "visit_provider": provider["name"]},
                  outputs=[Output(visit["diagnosis"], "the diagnosis", from_goal=True)],
-                 mood=Mood("{{I}} forgot what the doctor said at " + who.my + " last visit", "neutral", 1, None))
+                 mood=Mood("{{I}} forgot what the doctor said at " + who.my + (
+                     " last visit" if visit["date"] == max(v["date"] for v in visits)
+                     else " visit on " + month_day(visit["date"])), "neutral", 1, None))
 
 
 # --------------------------------------------------------------------------- contact details and consents
@@ -521,4 +530,7 @@ HINTS = TracerHints(
     occasion_intents=["book", "book_for_family", "reschedule", "refill", "coverage", "book_out_of_network",
                       "book_not_covered", "refill_too_early", "refill_none_left", "refill_expired"],
     fact_phrase=fact_phrase,
+    # events and occasions must agree with the prescriptions, visits and patients (no "will run out soon" for a
+    # supply that lasts weeks yet)
+    situation=situation,
 )
