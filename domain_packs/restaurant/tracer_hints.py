@@ -308,8 +308,13 @@ def _party(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDraft 
                 days_between(TODAY, booking["date"]))
     if kind:
         reason = "party_too_large" if kind == "too_large" else "too_late_to_change"
+        # a group grown above the limit goes to the events team: a guest who insists is handed over (the booking was
+        # read first, and a handover may follow that read; a refused new booking has no read to follow)
+        transfer = kind == "too_large" and ctx.is_last and ctx.rng.random() < 0.5
         return draft(f"party_{kind}", "modify_booking", args, request, ref, facts={"new_party_size": new}, refused=True,
-                     outputs=[Output("events team" if kind == "too_large" else "4 hours", reason=reason)], mood=mood)
+                     outputs=[Output("events team" if kind == "too_large" else "4 hours", reason=reason)], mood=mood,
+                     on_refusal="transfer" if transfer else "accept",
+                     handoff_summary=f"guest wants booking {booking['booking_number']} changed to a party of {new}")
     extra = restaurant["deposit_per_guest"] * (new - old) if new > DEPOSIT_ABOVE else 0
     return draft("party", "modify_booking", args, request, ref, facts={"new_party_size": new}, mood=mood,
                  reads={"check_availability": [{"restaurant_code": booking["restaurant_code"], "date": booking["date"],

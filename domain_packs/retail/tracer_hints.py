@@ -216,7 +216,9 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
                  _order(order),
                  facts={"cancellation_reason": reason}, context=said,
                  outputs=[Output(money(paid), "the refund total", from_goal=True)],
-                 mood=Mood(said, "neutral", 1))
+                 # the feeling stands alone: no "it" without the request before it
+                 mood=Mood("{{I}} no longer need what {{I}} ordered" if reason == "no longer needed"
+                           else "{{I}} ordered something by mistake", "neutral", 1))
 
 
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
