@@ -328,8 +328,8 @@ def compliant_variant(domain: Domain, state: State, name: str, arguments: dict[s
         def ok(n: int, key: str = key, asked: float = asked) -> bool:
             return not domain.violations(state, Action(name=name, arguments={**arguments, key: _value(n, asked)}))
 
-        if top < 2 or not ok(1):
-            continue
+        if top < 2 or not ok(1) or ok(top):
+            continue  # no smaller value the rules accept, or the asked one breaks no rule on this number
         lo, hi = 1, top  # ok(lo), not ok(hi): the largest ok step is lo once they meet
         while hi - lo > 1:
             mid = (lo + hi) // 2
