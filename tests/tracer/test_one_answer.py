@@ -11,7 +11,7 @@ amount the rules accept, so its refusal is.
 import pytest
 
 from tau_emotion.core.models import Action
-from tau_emotion.tracer.answers import alternative_bindings, compliant_variant
+from tau_emotion.tracer.answers import alternative_bindings, check_task, compliant_variant
 from tau_emotion.tracer.grounding import Refusal, Reject
 from tau_emotion.tracer.hints import Choice, IntentDraft, Option, Output
 from tau_emotion.tracer.validate import Validator
@@ -101,3 +101,13 @@ def test_refusal_without_a_compliant_variant_stands(telecom):
     assert compliant_variant(telecom, state, "issue_bill_credit", late) is None
     assert compliant_variant(telecom, state, "issue_bill_credit",
                              {"bill_id": GOLD, "amount": 75, "reason": "overage_waiver"}) == ("amount", 75, 50)
+
+
+@pytest.mark.parametrize("pack", ["airline", "retail", "telecom", "telehealth"])
+def test_committed_test_splits_have_one_right_answer(domains, pack, request):
+    if pack == "telecom":  # telecom-test-018 (two February bills), -015/-018/-050/-056 (refusals with a variant)
+        request.applymarker(pytest.mark.xfail(strict=False, reason="committed split predates the one-right-answer "
+                                                                   "checks (issue 21 item 3); lead rebuilds"))
+    domain = domains.get(pack)
+    flagged = [(t.id, found) for t in domain.tasks("test") if (found := check_task(domain, t))]
+    assert flagged == []
