@@ -46,6 +46,11 @@ if TYPE_CHECKING:
     from tau_emotion.core.models import Task
     from tau_emotion.core.state import State
 
+#: the preference the Tracer gives a refused request whose smaller variant the rules accept (`compliant_variant`):
+#: the instruction says "You want to turn down any offer of less than you ask for", so the refusal stays gold
+DECLINE_LESS = "turn down any offer of less than {{I}} ask for"
+#: how that preference reads in any grammatical person
+DECLINED = "any offer of less than"
 DEPTH = 2  # hops from the user's row: a customer -> their accounts -> the accounts' bills and lines
 _ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 _ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -342,7 +347,8 @@ def compliant_variant(domain: Domain, state: State, name: str, arguments: dict[s
 
 
 def refusal_variants(domain: Domain, steps: list[tuple[str, dict[str, Any]]], refused: list[Call]) -> list[str]:
-    """Why a refusal is not the one right answer: a refused call with a compliant smaller variant."""
+    """Why a refusal is not the one right answer: a refused call with a compliant smaller variant (pass only the
+    refused calls whose user does not turn such an offer down: `DECLINE_LESS`)."""
     out = []
     state = domain.database.state()
     done = 0
@@ -354,7 +360,7 @@ def refusal_variants(domain: Domain, steps: list[tuple[str, dict[str, Any]]], re
         if found:
             key, asked, variant = found
             out.append(f"refused {call.name} with {key}={asked}, but {key}={variant} breaks no rule: an agent that "
-                       f"offers {variant} follows the policy and fails the gold")
+                       f"offers {variant} follows the policy, and the user is not told to turn it down")
     return out
 
 
@@ -372,5 +378,6 @@ def check_task(domain: Domain, task: Task) -> list[tuple[str, str]]:
     user = task.meta.get("user") or task.user.known.get("user_id")
     found = [("ambiguous", d) for d in alternative_bindings(domain, user, steps, refused, task.user.instruction,
                                                              task.user.intents, task.user.known)]
-    found += [("policy", d) for d in refusal_variants(domain, steps, refused)]
+    if DECLINED not in task.user.instruction.lower():
+        found += [("policy", d) for d in refusal_variants(domain, steps, refused)]
     return found

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.models import Action
 from tau_emotion.core.state import canonical_json
-from tau_emotion.tracer.answers import Call, alternative_bindings, refusal_variants
+from tau_emotion.tracer.answers import DECLINE_LESS, DECLINED, Call, alternative_bindings, refusal_variants
 from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
 
@@ -309,7 +309,11 @@ class Validator:
                                      user_spec.known)
         if found:
             raise Reject("ambiguous", found[0])
-        variants = refusal_variants(self.domain, steps, refused)
+        # a user who turns down less than they ask (`DECLINE_LESS`, said in the instruction) keeps the refusal gold
+        said = DECLINED in user_spec.instruction.lower()
+        undeclined = [c for c, r in zip(refused, cand.refusals, strict=True)
+                      if not (said and r.intent < len(cand.drafts) and DECLINE_LESS in cand.drafts[r.intent].preferences)]
+        variants = refusal_variants(self.domain, steps, undeclined)
         if variants:
             raise Reject("policy", variants[0])
 

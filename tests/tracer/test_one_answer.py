@@ -11,7 +11,17 @@ amount the rules accept, so its refusal is.
 import pytest
 
 from tau_emotion.core.models import Action
-from tau_emotion.tracer.answers import alternative_bindings, check_task, compliant_variant
+from tau_emotion.tracer.answers import (
+    DECLINE_LESS,
+    DECLINED,
+    alternative_bindings,
+    check_task,
+    compliant_variant,
+    refusal_variants,
+    task_calls,
+)
+from tau_emotion.tracer.build import build_tasks
+from tau_emotion.tracer.feelings import EmotionLabeler
 from tau_emotion.tracer.grounding import Refusal, Reject
 from tau_emotion.tracer.hints import Choice, IntentDraft, Option, Output
 from tau_emotion.tracer.validate import Validator
@@ -70,17 +80,19 @@ def test_the_other_bill_must_take_the_same_call(telecom):
     assert about_gold([*READS, full, CREDIT]) == []
 
 
-def _suspension(telecom, days: int):
+def _suspension(telecom, days: int, turns_down_less: bool = False):
     line = next(row for row in telecom.database.tables["lines"].values() if row["phone_number"] == PHONE)
     calls = [*READS[:2], ("get_account_details", {"account_id": ACCOUNT}),
              ("get_line_details", {"line_id": line["line_id"]})]
     args = {"line_id": line["line_id"], "reason": "medical", "days": days}
     refusal = Refusal(intent=0, at=len(calls), name="suspend_line", arguments=args)
     draft = IntentDraft(kind="suspend_too_long", goal="suspend_line", arguments=args, request=["x"], refused=True,
-                        outputs=[Output("180 days", reason="suspension_too_long")])
+                        outputs=[Output("180 days", reason="suspension_too_long")],
+                        preferences=[DECLINE_LESS] if turns_down_less else [])
+    said = " You would rather turn down any offer of less than you ask for." if turns_down_less else ""
     known = {"phone_number": PHONE, "suspension_days": days, "suspension_reason": "a long hospital treatment"}
     cand = make_candidate(telecom, known, calls, refusals=[refusal], drafts=[draft], evidence=["get_line_details"],
-                          instruction=f"You want to suspend your line {PHONE} for {days} days.")
+                          instruction=f"You want to suspend your line {PHONE} for {days} days.{said}")
     cand.task.gold.reasons = ["suspension_too_long"]
     cand.persona.entity = USER
     return cand
@@ -90,6 +102,22 @@ def test_refusal_with_a_compliant_variant_is_rejected(telecom):
     with pytest.raises(Reject) as info:
         Validator(telecom).check(_suspension(telecom, 360))
     assert info.value.check == "policy" and "days=360" in info.value.detail and "days=180" in info.value.detail
+    Validator(telecom).check(_suspension(telecom, 360, turns_down_less=True))  # the user says what they do: gold
+
+
+def test_a_build_says_the_user_turns_down_less_exactly_where_the_rules_accept_less(telecom, space):
+    """Grounding gives a refused request with a compliant smaller variant the `DECLINE_LESS` preference; a built
+    split has no task the one-right-answer checks flag."""
+    labeler = EmotionLabeler.from_space(space)
+    report = build_tasks(telecom, "test", 12, 1, challenge_rate=0.9, labeler=labeler, space=space)
+    variants = {}
+    for task in report.tasks:
+        steps, refused = task_calls(task)
+        variants[task.id] = bool(refusal_variants(telecom, steps, refused))
+        assert check_task(telecom, task) == []
+        said = DECLINED in task.user.instruction.lower()
+        assert said == variants[task.id], (task.id, task.user.instruction)
+    assert 0 < sum(variants.values()) < len(variants)
 
 
 def test_refusal_without_a_compliant_variant_stands(telecom):
