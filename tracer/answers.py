@@ -304,12 +304,35 @@ def _alternatives(domain: Domain, state: State, user: Any, call: Call, words: st
         for other in sorted(others):
             if not fits(facts, entity_fields(state, other, skip=[str(user)])):
                 continue
-            if _legal(domain, state, call.name, {**call.arguments, arg: other}):
+            legal = next((args for args in _rebound(state, call.arguments, arg, other, words)
+                          if _legal(domain, state, call.name, args)), None)
+            if legal is not None:
                 said = ", ".join(sorted(f.text for f in facts)) or "nothing about it"
                 what = "the refused" if call.refused else "the gold"
+                same = "the same call" if legal == {**call.arguments, arg: other} else \
+                    f"the same call ({', '.join(f'{k}={v!r}' for k, v in legal.items() if k != arg)})"
                 out.append(f"{call.name}.{arg}: the user's words ({said}) fit {other} as well as {what} "
-                           f"{value}, and the same call is legal on {other}")
+                           f"{value}, and {same} is legal on {other}")
     return out
+
+
+def _rebound(state: State, arguments: dict[str, Any], arg: str, other: str, words: str) -> Iterator[dict[str, Any]]:
+    """The call on `other` instead of `arguments[arg]`: as it is, then with each argument the user does not say that
+    is a field of the old row ("pay the bill in full": amount = its balance) taken from the same field of `other`."""
+    first = {**arguments, arg: other}
+    yield first
+    old = dict(find_rows(state, arguments[arg])).values()
+    new = [row for _, row in find_rows(state, other)]
+    tried = [first]
+    for key, value in arguments.items():
+        if key == arg or isinstance(value, (bool, dict, list)) or value is None or said_in(str(value), words):
+            continue
+        fields = {f for row in old for f, v in row.items() if v == value and not isinstance(v, bool)}
+        for alt in dict.fromkeys(row[f] for row in new for f in fields if f in row):
+            args = {**first, key: alt}
+            if args not in tried:
+                tried.append(args)
+                yield args
 
 
 def _value(n: int, asked: float) -> float | int:
