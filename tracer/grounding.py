@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from tau_emotion.core.models import Action
+from tau_emotion.tracer.answers import DECLINE_LESS, compliant_variant
 from tau_emotion.tracer.decisions import attach_decision
 from tau_emotion.tracer.drafts import Ungrounded
 from tau_emotion.tracer.grounders import plural_key
@@ -307,6 +308,11 @@ class Grounder:
         if draft.refused:
             cand.refusals.append(Refusal(intent=i, at=len(cand.steps), name=draft.goal, arguments=draft.arguments))
             cand.walk.append(f"!{draft.goal}")
+            if DECLINE_LESS not in draft.preferences and compliant_variant(self.domain, state, draft.goal,
+                                                                           draft.arguments):
+                # the rules accept less than the user asks (a credit of 50, not 75): the user says they turn it
+                # down, so refusing stays the one right answer (issue 21)
+                draft.preferences = [*draft.preferences, DECLINE_LESS]
         elif draft.declined:
             cand.walk.append(f"~{draft.goal}")  # the user's own rule says no once the figure is known
         else:

@@ -8,8 +8,12 @@ Each check raises `Reject(check, detail)`; `tau tracer build` counts rejections 
   or was returned by an earlier call (or is a number of the policy); every read is used: its
   result feeds a later call or an output, or it checks a fact the decision rests on.
 - `ambiguous`: every declared choice is settled by what the user says, and no write argument was
-  taken from a list of alternatives that no choice covers.
-- `policy`: no gold write breaks a policy rule of the pack, and every refused request breaks one.
+  taken from a list of alternatives that no choice covers; and no other row the user owns (another bill,
+  line, reservation) fits every fact the user's words state about a written (or refused) entity while the
+  same call is legal on it (`answers.alternative_bindings`).
+- `policy`: no gold write breaks a policy rule of the pack, and every refused request breaks one; and no
+  refused request has a smaller variant the rules accept (a credit of 50 where 75 is over the limit), since
+  an agent offering it would follow the policy and fail the gold (`answers.compliant_variant`).
 - `trivial`: the task needs something an agent that does nothing would not do: a database change,
   an output, or a handover.
 - `leak`: the instruction and the user's lines name no id the user does not know.
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.models import Action
 from tau_emotion.core.state import canonical_json
+from tau_emotion.tracer.answers import DECLINE_LESS, DECLINED, Call, alternative_bindings, refusal_variants
 from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
 
@@ -127,6 +132,7 @@ class Validator:
         self.check_leak(cand, knowledge)
         self.check_consistency(cand)
         self.check_situation(cand)
+        self.check_one_answer(cand)
         self.check_duplicate(cand)
 
     def register(self, cand: Candidate) -> None:
@@ -290,6 +296,26 @@ class Validator:
             return
         if judge is not None and (why := judge(self.domain.database.state(), cand)):
             raise Reject("situation", why)
+
+    def check_one_answer(self, cand: Candidate) -> None:
+        """One right answer (issue 21): no other row of the user's that their words fit and on which the gold write
+        (or the refused request) is legal; no refused call with a smaller variant the rules accept."""
+        assert cand.task is not None
+        steps = [(s.name, s.arguments) for s in cand.steps]
+        refused = [Call(r.name, r.arguments, r.at, True) for r in cand.refusals]
+        user = cand.persona.entity if cand.persona.entity is not None else cand.known.get("user_id")
+        user_spec = cand.task.user
+        found = alternative_bindings(self.domain, user, steps, refused, user_spec.instruction, user_spec.intents,
+                                     user_spec.known)
+        if found:
+            raise Reject("ambiguous", found[0])
+        # a user who turns down less than they ask (`DECLINE_LESS`, said in the instruction) keeps the refusal gold
+        said = DECLINED in user_spec.instruction.lower()
+        undeclined = [c for c, r in zip(refused, cand.refusals, strict=True)
+                      if not (said and r.intent < len(cand.drafts) and DECLINE_LESS in cand.drafts[r.intent].preferences)]
+        variants = refusal_variants(self.domain, steps, undeclined)
+        if variants:
+            raise Reject("policy", variants[0])
 
     def check_duplicate(self, cand: Candidate) -> None:
         sig = candidate_signature(self.domain, cand)
