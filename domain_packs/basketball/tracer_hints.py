@@ -22,6 +22,7 @@ from tau_emotion.domain_packs.basketball.tools import (
     days_until,
     ticket_price,
 )
+from tau_emotion.domain_packs.basketball.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -47,7 +48,7 @@ from tau_emotion.tracer.hints import (
 )
 
 OCCASIONS = [
-    ("{{my}} son turns ten this week and the Herons are his favourite team", 2, "positive"),
+    ("{{my}} child's birthday is coming up and the Herons are their favourite team", 2, "positive"),
     ("{{I}} {{am}} taking {{my}} father to his first game in years", 2, "positive"),
     ("{{I}} just got a new job and want to treat {{my}} friends", 1, "positive"),
     ("{{I}} have been a Herons fan since {{I}} was a kid", 1, "positive"),
@@ -434,4 +435,5 @@ HINTS = TracerHints(
     occasion_intents=["buy", "upgrade", "register", "buy_over_limit", "upgrade_down", "register_age"],
     fact_phrase=fact_phrase,
     visible_ids=frozenset(),
+    situation=situation,
 )

@@ -20,6 +20,7 @@ from typing import Any
 
 from tau_emotion.domain_packs.movie.rules import GROUP_REFUND_HOURS, RESTRICTED_RATINGS
 from tau_emotion.domain_packs.movie.tools import EXCHANGE_FEE, GROUP_SIZE, TODAY, hours_until, screen_seats
+from tau_emotion.domain_packs.movie.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -314,7 +315,8 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
              "new_time": _clock(show["start"]), "new_seats": seats}
     reads = _showtime_reads(show)
     missed = hours_until(old["start"]) < 0
-    mood = Mood("{{I}} missed {{my}} showing and hope to see the film another time" if missed else
+    # a refused request's event never tells the refusal's reason ("I missed my showing" says it has started)
+    mood = Mood("{{I}} still want to see the film and hope to find another time" if missed else
                 "{{my}} plans changed and {{I}} need another showing", "negative" if missed else "neutral", 1,
                 None if missed else days_between(TODAY, old["start"]))
     if ctx.want_challenge:
@@ -349,7 +351,7 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
     args = {"booking_id": booking["booking_id"]}
     request = [f"cancel {ref.phrase} and get {{{{my}}}} money back", f"get a refund for {ref.phrase}"]
     show = _show(ctx, booking)
-    mood = Mood("{{I}} missed the showing and want {{my}} money back", "negative", 2, None) if kind == "refund_started" \
+    mood = Mood("something came up and {{I}} want {{my}} money back", "negative", 2, None) if kind == "refund_started" \
         else Mood("{{I}} can no longer make it to the film", "negative", 1, days_between(TODAY, show["start"]))
     if kind:
         table = {"before_showtime": Refusal("showtime_started", "already started", kind),
@@ -441,4 +443,5 @@ HINTS = TracerHints(
     occasion_intents=["book", "book_age_rating", "book_credits_format", "book_credits_cap", "exchange", "snacks",
                       "exchange_age_rating", "refund_group"],
     fact_phrase=fact_phrase,
+    situation=situation,
 )

@@ -30,6 +30,7 @@ from tau_emotion.domain_packs.school.tools import (
     current_enrollments,
     refund_share,
 )
+from tau_emotion.domain_packs.school.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -186,6 +187,7 @@ fact_phrase = fact_wording({
     "absence_date": ("the class is on {}", "the classes are on {}", month_day),
     "absence_reason": ("the reason is {}", "the reasons are {}", REASONS),
     "student_number": ("the student number is {}", "the student numbers are {}"),
+    "student_first_name": ("you are calling for {}", "you are calling for {}"),
 }, unsaid=["payment_last_four_digits"])
 
 # --------------------------------------------------------------------------- persona
@@ -422,4 +424,5 @@ HINTS = TracerHints(
     occasion_intents=["enroll", "drop", "withdraw", "transcript", "plan", "pay", "prerequisite_missing",
                       "section_full", "credit_limit", "transcript_hold"],
     fact_phrase=fact_phrase,
+    situation=situation,
 )

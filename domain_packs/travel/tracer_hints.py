@@ -26,6 +26,7 @@ from tau_emotion.domain_packs.travel.tools import (
     nightly_rate,
     rooms_free,
 )
+from tau_emotion.domain_packs.travel.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -61,7 +62,7 @@ OCCASIONS = [  # circumstances that fit any trip: a trip's own name says honeymo
     ("{{my}} old dog died the week before {{I}} booked", 2, "negative"),
     ("{{I}} have to fit work calls around everything {{I}} do", 1, "neutral"),
     ("{{I}} like to have {{my}} travel plans settled early", 1, "neutral"),
-    ("it is just a routine change", 0, "neutral"),
+    ("it is nothing out of the ordinary", 0, "neutral"),
 ]
 
 _CLASS = {"CAR_ECONOMY": "economy car", "CAR_COMPACT": "compact car", "CAR_SUV": "SUV", "CAR_VAN": "van",
@@ -445,4 +446,5 @@ HINTS = TracerHints(
                       "tour_points_limit", "tour_points_blocks", "car_driver_too_young", "car_one_way", "car_points",
                       "trip_closed"],
     fact_phrase=fact_phrase,
+    situation=situation,
 )
