@@ -207,9 +207,22 @@ fact_phrase = fact_wording({
     "payment_method": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
 }, _word, unsaid=["payment_last_four_digits"])
 
+#: share of personas drawn among the few customers whose group booking is inside the group refund window (ten
+#: bookings of 600 customers hold one): drawn like everyone, the group refusal never came up in a split
+GROUP_PERSONAS = 0.06
+
+def _customers(db: Any) -> tuple[list[str], list[str]]:
+    """(customers with a booking or a membership, those with a group booking inside the group refund window)."""
+    shows = db.tables["showtimes"]
+    everyone = sorted(c for c, r in db.tables["customers"].items() if r["booking_ids"] or r["membership_id"])
+    groups = sorted({b["customer_id"] for b in db.tables["bookings"].values() if b["status"] == "confirmed"
+                     and len(b["tickets"]) >= GROUP_SIZE
+                     and 0 < hours_until(shows[b["showtime_id"]]["start"]) < GROUP_REFUND_HOURS})
+    return everyone, groups
+
 def persona(ctx: GroundingContext) -> Persona | None:
-    cid = ctx.rng.choice(per_database(ctx, lambda db: sorted(c for c, r in db.tables["customers"].items()
-                                                             if r["booking_ids"] or r["membership_id"])))
+    everyone, groups = per_database(ctx, _customers)
+    cid = ctx.rng.choice(ctx.rng.choices([everyone, groups or everyone], weights=[1 - GROUP_PERSONAS, GROUP_PERSONAS])[0])
     customer = ctx.state["customers"].peek(cid)
     name = customer["name"]
     return Persona(name=f"{name['first_name']} {name['last_name']}",
@@ -340,7 +353,11 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
                  mood=mood)
 
 def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
-    kind = ctx.choose(["refund_started", "refund_started", "refund_group"]) if ctx.want_challenge else None
+    group = [b for b in _fresh(ctx, _bookings(ctx)) if len(b["tickets"]) >= GROUP_SIZE
+             and 0 < hours_until(_show(ctx, b)["start"]) < GROUP_REFUND_HOURS]
+    # few customers hold a group booking inside the 48 hours: the challenge goes to them whenever they call
+    # (drawn by lot, the group refusal was never drawn)
+    kind = ("refund_group" if group else "refund_started") if ctx.want_challenge else None
     if kind == "refund_started" and ctx.rng.random() < 0.7:
         return None  # many bookings have started: throttle this challenge
     window = {"refund_started": (-72, 0), "refund_group": (0, GROUP_REFUND_HOURS)}.get(kind, (2, 24 * 8))
@@ -358,7 +375,7 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
                  "group_refund_window": Refusal("group_refund_window", "48 hours", kind)}
         (_, _, refusal), = need(refused_calls(ctx, "refund_booking", [(booking, args)], table))
         return draft(kind, "refund_booking", args, request, ref, refusal=refusal, mood=mood,
-                     on_refusal="transfer" if kind == "refund_group" and ctx.rng.random() < 0.5 else "accept",
+                     on_refusal="transfer" if kind == "refund_group" and ctx.is_last and ctx.rng.random() < 0.5 else "accept",
                      handoff_summary=f"customer wants a refund of booking {booking['confirmation_code']}")
     need(not ctx.violations("refund_booking", args))
     credits = sum(t["paid_with"] == "credit" for t in booking["tickets"])

@@ -132,6 +132,9 @@ def _part_ref(ctx: GroundingContext, trip: dict, row: dict, table: str) -> Refer
     words = {"stay": f"{{{{my}}}} stay at {label(row)}", "tour": f"{{{{my}}}} {label(row)} booking",
              "car": f"{{{{my}}}} {label(row)} rental"}[what]
     facts = {what: label(row)}
+    if table == "stays":  # a guest knows the hotel's city, and the agent searches the city's hotels with it
+        words += f" in {row['city']}"
+        facts["city"] = row["city"]
     if "day" in choice.selectors:
         words += f" from {month_day(row[day])}"
         facts[f"{what}_from"] = row[day]
