@@ -321,7 +321,7 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
     seats = args["seats"]
     film = _film(ctx, show)
     ref = _booking_ref(ctx, booking)
-    when = (f"{film['title']} " if show["film_code"] != old["film_code"] else "") + \
+    when = (f"{film['title']} " if show["film_code"] != old["film_code"] else "the showing ") + \
         f"at {_theatre_name(ctx, show)} on {_day(show['start'])} at {_clock(show['start'])}"
     request = [f"move {ref.phrase} to {when}", f"exchange {ref.phrase} for {when}"]
     facts = {"new_film": film["title"], "new_theatre": _theatre_name(ctx, show), "new_date": show["start"][:10],
