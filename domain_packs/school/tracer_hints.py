@@ -187,7 +187,6 @@ fact_phrase = fact_wording({
     "absence_date": ("the class is on {}", "the classes are on {}", month_day),
     "absence_reason": ("the reason is {}", "the reasons are {}", REASONS),
     "student_number": ("the student number is {}", "the student numbers are {}"),
-    "student_first_name": ("you are calling for {}", "you are calling for {}"),
 }, unsaid=["payment_last_four_digits"])
 
 # --------------------------------------------------------------------------- persona
