@@ -200,8 +200,8 @@ fact_phrase = fact_wording({
     "ticket_types": "",
     "new_seats": ("the new seats you want are {}", "the new seats you want are {}"),
     "credits": ("you want {} of the tickets paid with membership credits", "you want {} tickets paid with credits"),
-    "concession": ("the snack you want is {}", "the snacks you want are {}"),
-    "quantity": ("you want {} of them", "you want {} of them respectively"),
+    "concession": "",  # the request says it ("4 bottles of water"); the catalogue name again was a second pass
+    "quantity": "",  # the request says it
     "new_tier": ("the tier you want is {}", "the tiers you want are {}"),
     "member_number": ("your member number is {}", "your member numbers are {}"),
     "payment_method": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
