@@ -22,6 +22,7 @@ from tau_emotion.domain_packs.basketball.tools import (
     days_until,
     ticket_price,
 )
+from tau_emotion.domain_packs.basketball.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -47,7 +48,7 @@ from tau_emotion.tracer.hints import (
 )
 
 OCCASIONS = [
-    ("{{my}} son turns ten this week and the Herons are his favourite team", 2, "positive"),
+    ("{{my}} child's birthday is coming up and the Herons are their favourite team", 2, "positive"),
     ("{{I}} {{am}} taking {{my}} father to his first game in years", 2, "positive"),
     ("{{I}} just got a new job and want to treat {{my}} friends", 1, "positive"),
     ("{{I}} have been a Herons fan since {{I}} was a kid", 1, "positive"),
@@ -212,13 +213,15 @@ def ground_buy_tickets(ctx: GroundingContext) -> IntentDraft | None:
                  decline="not buy the tickets after all", mood=mood)
 
 def _ticket_orders(ctx: GroundingContext, goal: str, statuses: tuple[str, ...] = ("active",)) -> list[dict]:
-    """Orders to act on: on a challenge some tonight (game day) or already transferred, else ones for later games."""
-    out = []
-    for o in _orders(ctx, statuses):
-        days = days_until(_game(ctx, o["game_code"])["date"])
-        if (days == 0 if ctx.want_challenge and ctx.rng.random() < 0.6 else days >= 1):
-            out.append(o)
-    return out
+    """Orders to act on: on a challenge tonight's (game day) when the fan holds some, else ones for later games.
+
+    Few fans hold tickets for tonight's game, so a challenge takes them whenever the fan has them (the game-day
+    cutoff was never drawn when each order was a coin toss)."""
+    days = {o["order_id"]: days_until(_game(ctx, o["game_code"])["date"]) for o in _orders(ctx, statuses)}
+    tonight = [o for o in _orders(ctx, statuses) if days[o["order_id"]] == 0]
+    if ctx.want_challenge and tonight and ctx.index > 0:  # a first intent leaves too short a task to stand alone
+        return tonight
+    return [o for o in _orders(ctx, statuses) if days[o["order_id"]] >= 1]
 
 def _today(refusal: Refusal) -> dict:
     """A game-day refusal rests on the game's date, which only the schedule gives."""
@@ -430,8 +433,15 @@ HINTS = TracerHints(
                   "cancel_registration": 1.5, "return_merch_order": 1.2, "transfer_tickets": 1.0,
                   "list_tickets_for_resale": 0.8},
     entry_tools=["find_fan_by_email"],
+    # a game-day refusal rests on the game's date, which only the schedule gives: it may be read after any step
+    # (the mined graph reaches it only from the fan's account, so a game-day request never followed another one)
+    policy_edges=[(t, "get_game_schedule") for t in ("buy_tickets", "upgrade_tickets", "relocate_membership_seat",
+                                                     "register_player", "cancel_registration", "return_merch_order",
+                                                     "get_player_details", "get_membership_details",
+                                                     "get_seat_availability", "list_youth_programs", "calculate")],
     occasions=OCCASIONS,
     occasion_intents=["buy", "upgrade", "register", "buy_over_limit", "upgrade_down", "register_age"],
     fact_phrase=fact_phrase,
     visible_ids=frozenset(),
+    situation=situation,
 )

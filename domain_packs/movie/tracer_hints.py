@@ -20,6 +20,7 @@ from typing import Any
 
 from tau_emotion.domain_packs.movie.rules import GROUP_REFUND_HOURS, RESTRICTED_RATINGS
 from tau_emotion.domain_packs.movie.tools import EXCHANGE_FEE, GROUP_SIZE, TODAY, hours_until, screen_seats
+from tau_emotion.domain_packs.movie.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -199,16 +200,29 @@ fact_phrase = fact_wording({
     "ticket_types": "",
     "new_seats": ("the new seats you want are {}", "the new seats you want are {}"),
     "credits": ("you want {} of the tickets paid with membership credits", "you want {} tickets paid with credits"),
-    "concession": ("the snack you want is {}", "the snacks you want are {}"),
-    "quantity": ("you want {} of them", "you want {} of them respectively"),
+    "concession": "",  # the request says it ("4 bottles of water"); the catalogue name again was a second pass
+    "quantity": "",  # the request says it
     "new_tier": ("the tier you want is {}", "the tiers you want are {}"),
     "member_number": ("your member number is {}", "your member numbers are {}"),
     "payment_method": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
 }, _word, unsaid=["payment_last_four_digits"])
 
+#: share of personas drawn among the few customers whose group booking is inside the group refund window (ten
+#: bookings of 600 customers hold one): drawn like everyone, the group refusal never came up in a split
+GROUP_PERSONAS = 0.06
+
+def _customers(db: Any) -> tuple[list[str], list[str]]:
+    """(customers with a booking or a membership, those with a group booking inside the group refund window)."""
+    shows = db.tables["showtimes"]
+    everyone = sorted(c for c, r in db.tables["customers"].items() if r["booking_ids"] or r["membership_id"])
+    groups = sorted({b["customer_id"] for b in db.tables["bookings"].values() if b["status"] == "confirmed"
+                     and len(b["tickets"]) >= GROUP_SIZE
+                     and 0 < hours_until(shows[b["showtime_id"]]["start"]) < GROUP_REFUND_HOURS})
+    return everyone, groups
+
 def persona(ctx: GroundingContext) -> Persona | None:
-    cid = ctx.rng.choice(per_database(ctx, lambda db: sorted(c for c, r in db.tables["customers"].items()
-                                                             if r["booking_ids"] or r["membership_id"])))
+    everyone, groups = per_database(ctx, _customers)
+    cid = ctx.rng.choice(ctx.rng.choices([everyone, groups or everyone], weights=[1 - GROUP_PERSONAS, GROUP_PERSONAS])[0])
     customer = ctx.state["customers"].peek(cid)
     name = customer["name"]
     return Persona(name=f"{name['first_name']} {name['last_name']}",
@@ -307,14 +321,15 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
     seats = args["seats"]
     film = _film(ctx, show)
     ref = _booking_ref(ctx, booking)
-    when = (f"{film['title']} " if show["film_code"] != old["film_code"] else "") + \
+    when = (f"{film['title']} " if show["film_code"] != old["film_code"] else "the showing ") + \
         f"at {_theatre_name(ctx, show)} on {_day(show['start'])} at {_clock(show['start'])}"
     request = [f"move {ref.phrase} to {when}", f"exchange {ref.phrase} for {when}"]
     facts = {"new_film": film["title"], "new_theatre": _theatre_name(ctx, show), "new_date": show["start"][:10],
              "new_time": _clock(show["start"]), "new_seats": seats}
     reads = _showtime_reads(show)
     missed = hours_until(old["start"]) < 0
-    mood = Mood("{{I}} missed {{my}} showing and hope to see the film another time" if missed else
+    # a refused request's event never tells the refusal's reason ("I missed my showing" says it has started)
+    mood = Mood("{{I}} still want to see the film and hope to find another time" if missed else
                 "{{my}} plans changed and {{I}} need another showing", "negative" if missed else "neutral", 1,
                 None if missed else days_between(TODAY, old["start"]))
     if ctx.want_challenge:
@@ -338,7 +353,11 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
                  mood=mood)
 
 def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
-    kind = ctx.choose(["refund_started", "refund_started", "refund_group"]) if ctx.want_challenge else None
+    group = [b for b in _fresh(ctx, _bookings(ctx)) if len(b["tickets"]) >= GROUP_SIZE
+             and 0 < hours_until(_show(ctx, b)["start"]) < GROUP_REFUND_HOURS]
+    # few customers hold a group booking inside the 48 hours: the challenge goes to them whenever they call
+    # (drawn by lot, the group refusal was never drawn)
+    kind = ("refund_group" if group else "refund_started") if ctx.want_challenge else None
     if kind == "refund_started" and ctx.rng.random() < 0.7:
         return None  # many bookings have started: throttle this challenge
     window = {"refund_started": (-72, 0), "refund_group": (0, GROUP_REFUND_HOURS)}.get(kind, (2, 24 * 8))
@@ -349,14 +368,14 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
     args = {"booking_id": booking["booking_id"]}
     request = [f"cancel {ref.phrase} and get {{{{my}}}} money back", f"get a refund for {ref.phrase}"]
     show = _show(ctx, booking)
-    mood = Mood("{{I}} missed the showing and want {{my}} money back", "negative", 2, None) if kind == "refund_started" \
+    mood = Mood("something came up and {{I}} want {{my}} money back", "negative", 2, None) if kind == "refund_started" \
         else Mood("{{I}} can no longer make it to the film", "negative", 1, days_between(TODAY, show["start"]))
     if kind:
         table = {"before_showtime": Refusal("showtime_started", "already started", kind),
                  "group_refund_window": Refusal("group_refund_window", "48 hours", kind)}
         (_, _, refusal), = need(refused_calls(ctx, "refund_booking", [(booking, args)], table))
         return draft(kind, "refund_booking", args, request, ref, refusal=refusal, mood=mood,
-                     on_refusal="transfer" if kind == "refund_group" and ctx.rng.random() < 0.5 else "accept",
+                     on_refusal="transfer" if kind == "refund_group" and ctx.is_last and ctx.rng.random() < 0.5 else "accept",
                      handoff_summary=f"customer wants a refund of booking {booking['confirmation_code']}")
     need(not ctx.violations("refund_booking", args))
     credits = sum(t["paid_with"] == "credit" for t in booking["tickets"])
@@ -441,4 +460,5 @@ HINTS = TracerHints(
     occasion_intents=["book", "book_age_rating", "book_credits_format", "book_credits_cap", "exchange", "snacks",
                       "exchange_age_rating", "refund_group"],
     fact_phrase=fact_phrase,
+    situation=situation,
 )

@@ -30,6 +30,7 @@ from tau_emotion.domain_packs.school.tools import (
     current_enrollments,
     refund_share,
 )
+from tau_emotion.domain_packs.school.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -422,4 +423,5 @@ HINTS = TracerHints(
     occasion_intents=["enroll", "drop", "withdraw", "transcript", "plan", "pay", "prerequisite_missing",
                       "section_full", "credit_limit", "transcript_hold"],
     fact_phrase=fact_phrase,
+    situation=situation,
 )

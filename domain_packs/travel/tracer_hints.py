@@ -26,6 +26,7 @@ from tau_emotion.domain_packs.travel.tools import (
     nightly_rate,
     rooms_free,
 )
+from tau_emotion.domain_packs.travel.tracer_situation import situation
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -61,7 +62,7 @@ OCCASIONS = [  # circumstances that fit any trip: a trip's own name says honeymo
     ("{{my}} old dog died the week before {{I}} booked", 2, "negative"),
     ("{{I}} have to fit work calls around everything {{I}} do", 1, "neutral"),
     ("{{I}} like to have {{my}} travel plans settled early", 1, "neutral"),
-    ("it is just a routine change", 0, "neutral"),
+    ("it is nothing out of the ordinary", 0, "neutral"),
 ]
 
 _CLASS = {"CAR_ECONOMY": "economy car", "CAR_COMPACT": "compact car", "CAR_SUV": "SUV", "CAR_VAN": "van",
@@ -131,6 +132,9 @@ def _part_ref(ctx: GroundingContext, trip: dict, row: dict, table: str) -> Refer
     words = {"stay": f"{{{{my}}}} stay at {label(row)}", "tour": f"{{{{my}}}} {label(row)} booking",
              "car": f"{{{{my}}}} {label(row)} rental"}[what]
     facts = {what: label(row)}
+    if table == "stays":  # a guest knows the hotel's city, and the agent searches the city's hotels with it
+        words += f" in {row['city']}"
+        facts["city"] = row["city"]
     if "day" in choice.selectors:
         words += f" from {month_day(row[day])}"
         facts[f"{what}_from"] = row[day]
@@ -445,4 +449,5 @@ HINTS = TracerHints(
                       "tour_points_limit", "tour_points_blocks", "car_driver_too_young", "car_one_way", "car_points",
                       "trip_closed"],
     fact_phrase=fact_phrase,
+    situation=situation,
 )
