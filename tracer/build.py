@@ -24,17 +24,17 @@ from tau_emotion.tracer.audit import task_user, writes, written_entities
 from tau_emotion.tracer.design import (
     INTENT_STRATA,
     design_conditions,
-    events_fit,
     needs_occasion,
     normalise_occasions,
     occasion_fits,
     pick_occasion,
     share_fits,
 )
+from tau_emotion.tracer.feelings import feelings_misfit, situation
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
-from tau_emotion.tracer.refine import FIRST, TemplateRefiner, intent_fact_keys, say
+from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
 from tau_emotion.tracer.sampling import check_lengths, profile_for
 from tau_emotion.tracer.validate import CHECKS, Validator
 
@@ -193,9 +193,10 @@ def build_tasks(
                 raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
             allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
             condition = take_condition(design, len(accepted), cand, strata, occasions, allowed)
-            occasion = pick_occasion(occasions, condition, rng, allowed=allowed)
+            occasion = pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
+                                     feelings_misfit(k, situation(c, o)) is None)
             if occasion is not None:
-                cand.occasion, cand.occasion_stakes = occasion
+                cand.occasion, cand.occasion_stakes, cand.occasion_valence = occasion
             refined = refiner.refine(cand, rng)
             cand.task = make_task(cand, refined, getattr(refined, "source", None) or getattr(refiner, "name", "template"),
                                   seed)
@@ -265,12 +266,15 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
     """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
     emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
     policy challenges, or tasks of its number of intents (`design.share_fits`)."""
-    moods = [(d.mood.valence, d.mood.stakes) for d in cand.drafts]
-    if not events_fit(moods, condition):
-        bad = next(d.mood.event for d in cand.drafts if not events_fit([(d.mood.valence, d.mood.stakes)], condition))
-        return Reject("feelings", f"{condition['emotion']} does not fit a misfortune ({say(bad, FIRST)})")
-    if needs_occasion(condition) and not (allowed and any(occasion_fits(o[2], condition) for o in occasions)):
-        return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
+    if needs_occasion(condition):
+        fitting = [o for o in occasions if occasion_fits(o[2], condition)
+                   and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
+        if not fitting:
+            return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
+    else:
+        why = feelings_misfit(condition, situation(cand))
+        if why is not None:
+            return Reject("feelings", why)
     for name, value in stratum(cand).items():
         if not share_fits(strata[name], condition["family"], value):
             kind = {"challenge": "a policy challenge" if value else "no policy challenge",
