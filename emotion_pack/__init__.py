@@ -165,6 +165,11 @@ def tau_user_prompt(episode, prompt):
         "<emotion>",
         f"How you feel: {emotion.anchor}",
         f"(condition: {emotion.id})",
+    ]
+    feeling = episode.task.meta.get("feeling")
+    if isinstance(feeling, str) and feeling.strip():  # a Tracer task's own feelings text: task instruction + feeling
+        lines.append(f"In your own words, your situation and feelings: {feeling.strip()}")
+    lines += [
         "Your emotion is fixed for the whole conversation, but how you express it responds to how the "
         "conversation goes: it eases when the agent makes real progress and sharpens when it stalls, repeats "
         "itself, or asks you for things it could look up.",

@@ -22,19 +22,23 @@ from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.core.state import write_text_atomic
 from tau_emotion.tracer.audit import task_user, writes, written_entities
 from tau_emotion.tracer.design import (
+    CHALLENGE_SLACK,
     INTENT_STRATA,
+    KIND_SLACK,
     design_conditions,
-    events_fit,
+    kinds_fit,
+    length_bin,
     needs_occasion,
     normalise_occasions,
     occasion_fits,
     pick_occasion,
     share_fits,
 )
+from tau_emotion.tracer.feelings import feelings_misfit, situation
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
-from tau_emotion.tracer.refine import FIRST, TemplateRefiner, intent_fact_keys, say
+from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
 from tau_emotion.tracer.sampling import check_lengths, profile_for
 from tau_emotion.tracer.validate import CHECKS, Validator
 
@@ -48,6 +52,9 @@ if TYPE_CHECKING:
 SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
+#: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
+#: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed)
+STALL_CANDIDATES = 1000
 
 
 class TracerError(TauError):
@@ -181,9 +188,10 @@ def build_tasks(
     accepted: list[Candidate] = []
     readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
     # per stratified variable, family -> Counter of the accepted tasks' values
-    strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}}
+    strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}, "length": {}, "kinds": {}}
     limit = max_candidates or max(500, 60 * n)
     index = 0
+    last_accept = 0  # the candidate index after the last accepted task (stall relaxes the balance strata)
     while len(accepted) < n and index < limit:
         rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{index}")
         index += 1
@@ -192,10 +200,12 @@ def build_tasks(
             if (cand.persona.entity or cand.persona.name) in reserved_users:
                 raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
             allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
-            condition = take_condition(design, len(accepted), cand, strata, occasions, allowed)
-            occasion = pick_occasion(occasions, condition, rng, allowed=allowed)
+            condition = take_condition(design, len(accepted), cand, strata, occasions, allowed,
+                                       slack=1 + (index - 1 - last_accept) // STALL_CANDIDATES)
+            occasion = pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
+                                     feelings_misfit(k, situation(c, o)) is None)
             if occasion is not None:
-                cand.occasion, cand.occasion_stakes = occasion
+                cand.occasion, cand.occasion_stakes, cand.occasion_valence = occasion
             refined = refiner.refine(cand, rng)
             cand.task = make_task(cand, refined, getattr(refined, "source", None) or getattr(refiner, "name", "template"),
                                   seed)
@@ -229,9 +239,11 @@ def build_tasks(
         split_users.add(task_user(cand.task))
         split_entities.update(written_entities(domain, cand.task))
         accepted.append(cand)
+        last_accept = index
         readings.append((condition, reading, tries))
         for name, value in stratum(cand).items():
             strata[name].setdefault(condition["family"], Counter())[value] += 1
+        strata["kinds"].setdefault(condition["family"], Counter()).update(d.kind for d in cand.drafts)
         if on_accept is not None:
             on_accept(len(accepted))
     report.candidates = index
@@ -254,42 +266,58 @@ def build_tasks(
 
 
 def stratum(cand: Candidate) -> dict[str, Any]:
-    """What the build balances across emotion families: whether the task is a policy challenge, and how many
-    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`)."""
+    """What the build balances across emotion families: whether the task is a policy challenge, how many
+    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`) and its gold length (`design.length_bin`); its request kinds separately (`kinds_fit`)."""
     intents = sum(1 + int(bool(d.refused and d.on_refusal == "transfer")) for d in cand.drafts)
-    return {"challenge": bool(cand.policy_challenge), "intents": min(intents, INTENT_STRATA)}
+    return {"challenge": bool(cand.policy_challenge), "intents": min(intents, INTENT_STRATA),
+            "length": length_bin(len(cand.gold_actions))}
 
 
 def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[str, dict[str, Counter]],
-                     occasions: list[tuple[str, int, str]], allowed: bool) -> Reject | None:
+                     occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> Reject | None:
     """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
     emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
     policy challenges, or tasks of its number of intents (`design.share_fits`)."""
-    moods = [(d.mood.valence, d.mood.stakes) for d in cand.drafts]
-    if not events_fit(moods, condition):
-        bad = next(d.mood.event for d in cand.drafts if not events_fit([(d.mood.valence, d.mood.stakes)], condition))
-        return Reject("feelings", f"{condition['emotion']} does not fit a misfortune ({say(bad, FIRST)})")
-    if needs_occasion(condition) and not (allowed and any(occasion_fits(o[2], condition) for o in occasions)):
-        return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
+    if needs_occasion(condition):
+        fitting = [o for o in occasions if occasion_fits(o[2], condition)
+                   and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
+        if not fitting:
+            return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
+    else:
+        why = feelings_misfit(condition, situation(cand))
+        if why is not None:
+            return Reject("feelings", why)
     for name, value in stratum(cand).items():
-        if not share_fits(strata[name], condition["family"], value):
+        if not share_fits(strata[name], condition["family"], value, CHALLENGE_SLACK * slack):
             kind = {"challenge": "a policy challenge" if value else "no policy challenge",
-                    "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)"}[name]
+                    "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
+                    "length": f"gold length bin {value}"}[name]
             return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's "
                                      f"running share")
+    sizes = Counter({f: sum(c.values()) for f, c in strata["challenge"].items()})
+    if not kinds_fit(strata["kinds"], sizes, condition["family"], [d.kind for d in cand.drafts], KIND_SLACK * slack):
+        return Reject("balance", f"{condition['family']} has enough {'/'.join(d.kind for d in cand.drafts)} "
+                                 f"requests for the split's running share")
     return None
 
 
 def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
-                   occasions: list[tuple[str, int, str]], allowed: bool) -> dict[str, str]:
-    """The condition task `k` gets: the design's condition `k` when the candidate can take it, else the first
-    later one it can take, swapped into place (the design keeps every condition once; a condition the candidate
+                   occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> dict[str, str]:
+    """The condition task `k` gets: a later condition whose emotion needs an occasion when the candidate can take
+    one, else the design's condition `k` when the candidate can take it, else the first later one it can take,
+    swapped into place (the design keeps every condition once; a condition the candidate
     cannot take waits for a candidate that can); a Reject when none fits."""
-    first = condition_misfit(design[k], cand, strata, occasions, allowed)
+    # an emotion that needs an occasion (sorrow) fits few candidates: take it whenever one can, so it does not
+    # drift to the end of the design and wait there for a candidate that may never come
+    for j in range(k, len(design)):
+        if needs_occasion(design[j]) and condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None:
+            design[k], design[j] = design[j], design[k]
+            return design[k]
+    first = condition_misfit(design[k], cand, strata, occasions, allowed, slack)
     if first is None:
         return design[k]
     for j in range(k + 1, len(design)):
-        if condition_misfit(design[j], cand, strata, occasions, allowed) is None:
+        if condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None:
             design[k], design[j] = design[j], design[k]
             return design[k]
     raise first

@@ -9,8 +9,10 @@ emotion by the emotion pack's classifier (`build.py` retries and finally rejects
 
 Occasions carry a valence (a pack may declare `(text, stakes, valence)`): a funeral is never paired
 with an enjoyment emotion, and sorrow only with an occasion that gives reason for it, so the
-feelings fit the occasion. The intents' own events carry one too (`Mood.valence`, `Mood.stakes`): an
-enjoyment condition takes no task with a misfortune, a negative event of stakes 3 (`events_fit`).
+feelings fit the occasion. The intents' own events carry one too (`Mood.valence`, `Mood.stakes`, `Mood.days_left`):
+a condition takes a task only when every slot of its feelings text has a cue sentence that fits the situation
+(`feelings.feelings_misfit`: no excitement beside a misfortune, no "no rush" beside a date three days away or a
+father in hospital, no begging over a trivial request).
 
 Policy challenges and intents per task (1, 2, 3+) are stratified by family (`share_fits`): both are the
 grounder's draw, independent of the condition, so a small split could give one family none of the
@@ -28,6 +30,8 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tau_emotion.core.conditions import ConditionSpace
 
 FAMILY_VALENCE = {"enjoyment": "positive", "anger": "negative", "disgust": "negative", "fear": "negative",
@@ -83,25 +87,6 @@ def occasion_fits(occasion_valence: str, condition: dict[str, str]) -> bool:
     return not (FAMILY_VALENCE[condition["family"]] == "positive" and occasion_valence == "negative")
 
 
-#: a negative event this serious is a misfortune (a stolen phone, a hospital stay, an airline-cancelled
-#: flight), as every negative occasion is; milder negative moods are worries about the request itself
-#: ("it may already be on its way"), which most policy challenges carry
-MISFORTUNE_STAKES = 3
-
-
-def events_fit(moods: list[tuple[str, int]], condition: dict[str, str]) -> bool:
-    """Whether feelings of `condition` fit the task's own events, given as (valence, stakes) per intent.
-
-    The instruction states every intent's reason, so relief or excitement beside a stolen phone or a
-    hospital stay would make one user text say two things: a positive-family condition takes no task
-    with a misfortune. Milder negative moods stay allowed: ruling them out too left enjoyment
-    conditions with a third of the policy challenges of the other families (airline train: 6% against
-    20%), confounding emotion with difficulty. Negative feelings fit any event.
-    """
-    return not (FAMILY_VALENCE[condition["family"]] == "positive"
-                and any(valence == "negative" and stakes >= MISFORTUNE_STAKES for valence, stakes in moods))
-
-
 def needs_occasion(condition: dict[str, str]) -> bool:
     return condition["emotion"] in EMOTION_NEEDS
 
@@ -117,19 +102,22 @@ def normalise_occasions(raw: list[Any]) -> list[tuple[str, int, str]]:
 
 
 def pick_occasion(occasions: list[tuple[str, int, str]], condition: dict[str, str] | None,
-                  rng: random.Random, *, allowed: bool = True) -> tuple[str, int] | None:
-    """An occasion that fits the condition (always one when the emotion needs it, else half the time).
+                  rng: random.Random, *, allowed: bool = True,
+                  fits: Callable[[tuple[str, int, str]], bool] | None = None) -> tuple[str, int, str] | None:
+    """An occasion (text, stakes, valence) that fits the condition (always one when the emotion needs it, else
+    half the time).
 
-    `allowed`: whether the task's intents may have an occasion at all (the pack's OCCASION_INTENTS).
+    `allowed`: whether the task's intents may have an occasion at all (the pack's OCCASION_INTENTS); `fits`: whether
+    the feelings of the condition can still be said beside it (no "no rush" beside a father in hospital).
     """
     if not occasions or not allowed:
         return None
-    fitting = [o for o in occasions if condition is None or occasion_fits(o[2], condition)]
+    fitting = [o for o in occasions if (condition is None or occasion_fits(o[2], condition))
+               and (fits is None or fits(o))]
     must = condition is not None and needs_occasion(condition)
     if not fitting or (not must and rng.random() >= 0.5):
         return None
-    text, stakes, _ = rng.choice(fitting)
-    return text, stakes
+    return rng.choice(fitting)
 
 
 #: how far (in tasks) a family's count of a stratum (policy challenges; tasks of 1, 2 or 3+ intents) may
@@ -161,6 +149,43 @@ def share_fits(counts: dict[str, Counter], family: str, value: Any, slack: float
 
     after = worst(mine + Counter([value]), totals + Counter([value]), total + 1, size + 1)
     return after <= slack or after < worst(mine, totals, total, size)
+
+
+#: how far (in intents) a family's count of one request kind may stray from the split's running share of it times
+#: the family's size (`kinds_fit`); request kinds are many and a task has several, so a little more room
+KIND_SLACK = 1.5
+#: gold-call counts are stratified in these bins (up to 6 calls, 7-8, 9 or more)
+LENGTH_BINS = (6, 8)
+
+
+def length_bin(calls: int) -> int:
+    """The stratum of a task's gold length: 0 (<= 6 calls), 1 (7-8), 2 (9+)."""
+    return sum(calls > edge for edge in LENGTH_BINS)
+
+
+def kinds_fit(kinds: dict[str, Counter], sizes: Counter, family: str, task_kinds: list[str],
+              slack: float = KIND_SLACK) -> bool:
+    """Whether accepting a task of `family` with these request kinds (one per intent) keeps the family's count of
+    every kind within `slack` of the split's running count of it times the family's share of the tasks, or brings
+    the family closer. `kinds`: family -> Counter of the kinds of its accepted tasks; `sizes`: family -> tasks.
+
+    The audit's request kind balance (a permutation test of the largest per-kind chi-square) failed by chance on
+    splits the stratified build left to chance (telecom test at p=0.026); this makes the kinds a designed stratum,
+    like policy challenges and intents per task.
+    """
+    totals: Counter = Counter()
+    for tally in kinds.values():
+        totals.update(tally)
+    n = sum(sizes.values())
+    mine, size = kinds.get(family, Counter()), sizes.get(family, 0)
+    strata = set(totals) | set(task_kinds)
+
+    def worst(tally: Counter, everyone: Counter, tasks: int, members: int) -> float:
+        return max((abs(tally[k] - everyone[k] / tasks * members) for k in strata), default=0.0) if tasks else 0.0
+
+    add = Counter(task_kinds)
+    after = worst(mine + add, totals + add, n + 1, size + 1)
+    return after <= slack or after < worst(mine, totals, n, size)
 
 
 def challenge_fits(counts: dict[str, list[int]], family: str, challenge: bool,

@@ -44,20 +44,85 @@ def cue_bank() -> dict[str, Any]:
     return json.loads(files(__package__).joinpath("feeling_cues.json").read_text(encoding="utf-8"))
 
 
-def situation(cand: Candidate) -> dict[str, Any]:
-    """What the feelings rest on: events, occasion, valence, stakes and time pressure."""
+#: a date this close makes a situation pressing ("no rush" would contradict it)
+PRESSING_DAYS = 3
+#: "Time is running out" needs a date at most this far away
+DEADLINE_DAYS = 7
+#: a negative event this serious is a misfortune (design.MISFORTUNE_STAKES)
+MISFORTUNE_STAKES = 3
+#: the labels of a condition, the slots of a feelings text
+SLOTS = ("emotion", "urgency", "politeness", "trust")
+
+
+def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> dict[str, Any]:
+    """What the feelings rest on: events, occasion, valence, stakes and time pressure.
+
+    `occasion` (text, stakes, valence) stands in for the candidate's own (`cand.occasion`) when the build asks
+    whether an occasion would fit before it picks one. `pressing`: a date within PRESSING_DAYS, a misfortune or a
+    sad occasion (no "no rush" beside them); `misfortune`: a negative event of MISFORTUNE_STAKES or a negative
+    occasion; `upcoming`: a positive event or occasion to look forward to.
+    """
     moods = [d.mood for d in cand.drafts]
-    valence = max((m.valence for m in moods), key=lambda v: _VALENCE_ORDER.get(v, 1), default="neutral")
-    stakes = max((m.stakes for m in moods), default=1) + (cand.occasion_stakes if cand.occasion else 0) // 2
+    if occasion is None and cand.occasion:
+        occasion = (cand.occasion, cand.occasion_stakes, getattr(cand, "occasion_valence", "neutral"))
+    text, o_stakes, o_valence = occasion if occasion is not None else (None, 0, "neutral")
+    valences = [m.valence for m in moods] + ([o_valence] if text else [])
+    valence = max(valences, key=lambda v: _VALENCE_ORDER.get(v, 1), default="neutral")
+    stakes = max((m.stakes for m in moods), default=1) + o_stakes // 2
     days = [m.days_left for m in moods if m.days_left is not None]
+    days_left = min(days) if days else None
+    misfortune = (any(m.valence == "negative" and m.stakes >= MISFORTUNE_STAKES for m in moods)
+                  or (bool(text) and o_valence == "negative"))
     events: list[str] = []
     for m in moods:
-        text = say(m.event, FIRST)
-        if text not in events:
-            events.append(text)
-    return {"events": events, "occasion": say(cand.occasion, FIRST),
-            "valence": valence, "stakes": min(stakes, 3), "days_left": min(days) if days else None,
+        said = say(m.event, FIRST)
+        if said not in events:
+            events.append(said)
+    return {"events": events, "occasion": say(text, FIRST) if text else None,
+            "valence": valence, "stakes": min(stakes, 3), "days_left": days_left,
+            "pressing": misfortune or (days_left is not None and days_left <= PRESSING_DAYS),
+            "misfortune": misfortune, "upcoming": "positive" in valences,
             "requests": [say(d.request[0], FIRST) for d in cand.drafts]}
+
+
+#: when a cue fits the situation (`feeling_cues.json`, field `when`)
+WHEN: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "any": lambda f: True,
+    "trouble": lambda f: f["valence"] == "negative",
+    "calm": lambda f: not f["pressing"],
+    "upbeat": lambda f: not f["misfortune"],
+    "positive": lambda f: f["upcoming"] and not f["misfortune"],
+    "deadline": lambda f: f["days_left"] is not None and f["days_left"] <= DEADLINE_DAYS,
+    "later": lambda f: f["days_left"] is None or f["days_left"] > PRESSING_DAYS - 1,
+}
+
+
+def _cue(entry: str | dict[str, Any]) -> dict[str, Any]:
+    return {"text": entry} if isinstance(entry, str) else entry
+
+
+def cue_fits(cue: dict[str, Any], condition: dict[str, str], facts: dict[str, Any]) -> bool:
+    """Whether a cue can be said in this situation by a user of this condition: its `when` holds, the situation's
+    stakes reach its `min_stakes`, and no label of `not_with` is the condition's."""
+    clash = any(condition.get(label) == value for label, value in (x.split(":", 1) for x in cue.get("not_with", ())))
+    return not clash and facts["stakes"] >= cue.get("min_stakes", 0) and WHEN[cue.get("when", "any")](facts)
+
+
+def cue_options(condition: dict[str, str], facts: dict[str, Any]) -> dict[str, list[str]]:
+    """Per slot (the emotion, then urgency, politeness and trust), the cue sentences that fit."""
+    bank = cue_bank()
+    rows = {"emotion": bank["emotion"][condition["emotion"]], **{d: bank[d][condition[d]] for d in SLOTS[1:]}}
+    return {slot: [c["text"] for c in map(_cue, cues) if cue_fits(c, condition, facts)] for slot, cues in rows.items()}
+
+
+def feelings_misfit(condition: dict[str, str], facts: dict[str, Any]) -> str | None:
+    """Why no coherent feelings text of `condition` fits this situation (None when one does): a slot without a
+    cue that fits (excitement beside a misfortune, desperation over a trivial request without a way to say it)."""
+    empty = [slot for slot, cues in cue_options(condition, facts).items() if not cues]
+    if not empty:
+        return None
+    return f"no {' or '.join(empty)} cue of {condition['emotion']}/{condition['urgency']} fits the situation " \
+           f"({'; '.join(facts['events'][:2]) or 'no event'})"
 
 
 class TemplateFeelings:
@@ -67,13 +132,13 @@ class TemplateFeelings:
 
     def describe(self, cand: Candidate, rng: random.Random, condition: dict[str, str]) -> str:
         facts = situation(cand)
-        bank = cue_bank()
-        # An enjoyment emotion is about what lies ahead, not about a mishap: leave bad news out of it.
-        events = [] if condition["family"] == "enjoyment" and facts["valence"] == "negative" else facts["events"]
-        dims = [rng.choice(bank[d][condition[d]]) for d in ("urgency", "politeness", "trust")]
+        options = cue_options(condition, facts)
+        if not all(options.values()):  # the build asks `feelings_misfit` first; a direct caller gets the reason
+            raise EmotionUnavailable(feelings_misfit(condition, facts) or "no cue fits")
+        dims = [rng.choice(options[d]) for d in SLOTS[1:]]
         rng.shuffle(dims)
-        return render("feeling.j2", events=events, occasion=facts["occasion"],
-                      cue=rng.choice(bank["emotion"][condition["emotion"]]), dimension_cues=dims)
+        return render("feeling.j2", events=facts["events"], occasion=facts["occasion"],
+                      cue=rng.choice(options["emotion"]), dimension_cues=dims)
 
 
 class LLMFeelings:

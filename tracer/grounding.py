@@ -85,6 +85,7 @@ class Candidate:
     end_hash: str = ""
     occasion: str | None = None
     occasion_stakes: int = 0
+    occasion_valence: str = "neutral"
     task: Task | None = None
     feeling: str | None = None
     emotion: dict[str, Any] | None = None

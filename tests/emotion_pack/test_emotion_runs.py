@@ -119,6 +119,23 @@ def test_llm_user_sending_unsatisfied_mid_task(openai_server, tmp_path, blocked)
         assert "This is hopeless." in result.messages[-1].content
 
 
+def test_llm_user_prompt_carries_the_tasks_feeling(openai_server, tmp_path):
+    """The paper's emotional instruction is the task instruction plus its feeling: a Tracer task's `meta.feeling` reaches
+    the LLM user's prompt beside the condition's anchor."""
+    from tau_emotion.core.manager import get_plugin_manager as manager
+
+    task = next(t for t in manager(["emotion", "airline"]).catalog("domains").get("airline").tasks("test")
+                if t.meta.get("feeling"))
+    openai_server.script("agent", {"content": "How can I help?"})
+    openai_server.script("user", {"content": "###STOP###"})
+    config = {**_llm_config(openai_server), "task_ids": [task.id]}
+    config["options"] = {k: v for k, v in config["options"].items() if k != "emotion"}
+    _run(["emotion", "airline"], tmp_path, **config)
+    user_system = [r for r in openai_server.requests if r["model"] == "user"][0]["messages"][0]["content"]
+    block = user_system.split("<emotion>")[1]
+    assert task.meta["feeling"] in block and task.blocks["emotion"]["anchor"] in block
+
+
 def test_emotion_control_runs_each_task_both_ways(tmp_path):
     run, summary, results = _run(["emotion", "mock"], tmp_path, trials=1, options={"emotion": {"emotion_control": True}})
     assert len(run.tasks) == 8

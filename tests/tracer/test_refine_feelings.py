@@ -7,7 +7,16 @@ import re
 import pytest
 
 from tau_emotion.tracer.build import make_task
-from tau_emotion.tracer.feelings import EmotionLabeler, LLMFeelings, TemplateFeelings, agrees, cue_bank, situation
+from tau_emotion.tracer.feelings import (
+    EmotionLabeler,
+    EmotionUnavailable,
+    LLMFeelings,
+    TemplateFeelings,
+    agrees,
+    cue_bank,
+    feelings_misfit,
+    situation,
+)
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.grounding import Grounder, Reject
 from tau_emotion.tracer.hints import load_hints
@@ -170,10 +179,14 @@ def test_feelings_follow_the_situation(airline):
     texts = {TemplateFeelings().describe(refusal, random.Random(s), condition) for s in range(8)}
     assert len(texts) > 3 and all(facts["events"][0][:12].lower() in t.lower() for t in texts)
     assert all(any(cue in t for cue in cue_bank()["emotion"]["anxiety"]) for t in texts)
-    # an enjoyment feeling leaves the mishap out: nobody is delighted that their flight was cancelled
-    if facts["valence"] == "negative":
+    # nobody is excited that their flight was cancelled: excitement does not fit a misfortune, relief does
+    if facts["misfortune"]:
         joy = {**condition, "family": "enjoyment", "emotion": "excitement"}
-        assert facts["events"][0][:12].lower() not in TemplateFeelings().describe(refusal, random.Random(0), joy).lower()
+        assert feelings_misfit(joy, facts) is not None
+        with pytest.raises(EmotionUnavailable, match="excitement"):
+            TemplateFeelings().describe(refusal, random.Random(0), joy)
+        relief = TemplateFeelings().describe(refusal, random.Random(0), {**joy, "emotion": "relief"})
+        assert facts["events"][0][:12].lower() in relief.lower()
     bank = cue_bank()["emotion"]
     assert {e for emotions in EMOTIONS.values() for e in emotions} == set(bank)
 
@@ -186,14 +199,16 @@ SITUATION_WORDS = re.compile(r"\b(trip|travel|flight|fly|holiday|order|parcel|de
 
 def test_feeling_cues_name_no_situation():
     bank = cue_bank()
-    cues = [c for section in ("emotion", "urgency", "politeness", "trust") for cs in bank[section].values() for c in cs]
+    cues = [c if isinstance(c, str) else c["text"] for section in ("emotion", "urgency", "politeness", "trust")
+            for cs in bank[section].values() for c in cs]
     assert not [c for c in cues if SITUATION_WORDS.search(c)]
 
 
 def test_each_emotion_cue_alone_reads_back_as_its_emotion(space):
     labeler = EmotionLabeler.from_space(space)
-    wrong = [(emotion, cue, labeler.read(cue)["emotion"]) for emotion, cues in cue_bank()["emotion"].items()
-             for cue in cues if labeler.read(cue)["emotion"] != emotion]
+    texts = [(emotion, c if isinstance(c, str) else c["text"]) for emotion, cues in cue_bank()["emotion"].items()
+             for c in cues]
+    wrong = [(emotion, cue, labeler.read(cue)["emotion"]) for emotion, cue in texts if labeler.read(cue)["emotion"] != emotion]
     assert not wrong
 
 
@@ -206,6 +221,9 @@ def test_template_feelings_are_read_back_as_their_emotion(airline, candidate, sp
         for emotion in emotions:
             condition = {"family": family, "emotion": emotion, "politeness": "cold", "urgency": "low",
                          "trust": "skeptical"}
+            if feelings_misfit(condition, situation(candidate)) is not None:
+                assert emotion == "excitement"  # beside a misfortune; the build gives the condition another task
+                continue
             rng = random.Random(emotion)
             texts = [TemplateFeelings().describe(candidate, rng, condition) for _ in range(FEELINGS_TRIES)]
             assert any(agrees(condition, labeler.read(t)) for t in texts), emotion
@@ -318,3 +336,51 @@ def test_a_question_the_request_already_asks_is_not_asked_again():
     assert ask_in_request("the diagnosis", "learn what Dr. Kevin Adler diagnosed at my December 9 visit")
     assert not ask_in_request("the price difference", "exchange the Electric Kettle for the steel one")
     assert not ask_in_request("how many GB of data are left", "check the data I have left on my line")
+
+
+def _facts(**kw):
+    base = {"events": ["something happened"], "occasion": None, "valence": "neutral", "stakes": 1, "days_left": None,
+            "pressing": False, "misfortune": False, "upcoming": False, "requests": []}
+    return {**base, **kw}
+
+
+#: situations the packs' moods and occasions make: nothing special, a date tomorrow, a misfortune (a stolen phone),
+#: something to look forward to, a trivial request
+SITUATIONS = {"plain": _facts(), "tomorrow": _facts(days_left=1, pressing=True),
+              "misfortune": _facts(valence="negative", stakes=3, pressing=True, misfortune=True),
+              "wedding": _facts(valence="positive", stakes=2, days_left=20, upcoming=True), "trivial": _facts(stakes=0)}
+
+
+def test_every_condition_has_a_coherent_feeling_in_every_situation(space):
+    """Each of the 594 conditions can be said in each kind of situation (one cue per slot fits), except excitement
+    beside a misfortune; so the design's swap never waits for a situation that cannot come."""
+    from tau_emotion.tracer.feelings import cue_options, feelings_misfit
+
+    missing = []
+    for emotion, family in space.labels.items():
+        for p in space.dimensions["politeness"]:
+            for u in space.dimensions["urgency"]:
+                for t in space.dimensions["trust"]:
+                    condition = {"family": family, "emotion": emotion, "politeness": p, "urgency": u, "trust": t}
+                    for name, facts in SITUATIONS.items():
+                        if feelings_misfit(condition, facts) is not None:
+                            missing.append((emotion, p, u, t, name))
+    assert missing and {(e, s) for e, *_, s in missing} == {("excitement", "misfortune")}
+    # what the tags promise: no calm "no rush" beside a date tomorrow, no "Time is running out" without a date
+    low = {"family": "fear", "emotion": "anxiety", "politeness": "neutral", "urgency": "low", "trust": "cautious"}
+    assert not [c for c in cue_options(low, SITUATIONS["tomorrow"])["urgency"] if c.startswith(("There's no rush at", "Whenever", "Take your time"))]
+    high = {**low, "urgency": "high"}
+    assert not [c for c in cue_options(high, SITUATIONS["plain"])["urgency"] if "running out" in c]
+    assert [c for c in cue_options(high, SITUATIONS["tomorrow"])["urgency"] if "running out" in c]
+    # a cold user never says please, nor asks for everything explained; a trusting one is not also hopeless
+    cold = {**low, "politeness": "cold"}
+    said = [c for slot in cue_options(cold, SITUATIONS["plain"]).values() for c in slot]
+    assert said and not [c for c in said if "please" in c.lower() or "explain everything" in c.lower()]
+    hopeless = {"family": "sadness", "emotion": "hopelessness", "politeness": "warm", "urgency": "low", "trust": "trusting"}
+    options = cue_options(hopeless, SITUATIONS["plain"])
+    assert not [c for c in options["trust"] if "sure you'll sort" in c]
+    assert not [c for c in options["emotion"] if "given up hope" in c]
+    # begging needs stakes; a trivial request gets the milder way of saying desperation
+    desperate = {"family": "fear", "emotion": "desperation", "politeness": "neutral", "urgency": "high", "trust": "cautious"}
+    assert not [c for c in cue_options(desperate, SITUATIONS["trivial"])["emotion"] if "begging" in c]
+    assert [c for c in cue_options(desperate, SITUATIONS["misfortune"])["emotion"] if "begging" in c]
