@@ -51,6 +51,8 @@ def attach_decision(draft: IntentDraft, rng: random.Random) -> None:
         return
     draft.decision = {"ask": money.ask, "threshold": threshold, "amount": money.text, "branch": branch,
                       "decline": draft.decline}
+    if branch == "decline":  # the write does not happen: nothing it would return can be asked for afterwards
+        draft.outputs = [o for o in draft.outputs if not o.from_goal]
 
 
 def rule_text(decision: dict[str, Any], person: dict[str, str], say: Any) -> str:

@@ -275,7 +275,9 @@ class Validator:
                     created[value] = step.name
                     born[value] = step.intent
             for key, value in step.arguments.items():
-                if key.endswith("_id") and not key.startswith(("payment", "user")):
+                # the caller's own id (a student's, on every school write) names who asks, not what is written
+                if key.endswith("_id") and not key.startswith(("payment", "user")) \
+                        and str(value) != str(cand.persona.entity):
                     entity = (key, str(value))
                     if entity in written:
                         raise Reject("consistency", f"{step.name} writes {key} {value} again after "

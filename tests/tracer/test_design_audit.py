@@ -141,11 +141,15 @@ def test_decision_rules_follow_the_data(airline):
 
     for seed in range(40):
         draft = IntentDraft(kind="change", goal="update_reservation_flights", arguments={}, request=["x"],
-                            outputs=[Output("150", "the fare difference")], decline="keep {{my}} flight")
+                            outputs=[Output("150", "the fare difference"),
+                                     Output("40", "the balance afterwards", from_goal=True)], decline="keep {{my}} flight")
         attach_decision(draft, random.Random(seed))
         if draft.decision:
             above = 150 > draft.decision["threshold"]
             assert draft.declined == above == (draft.decision["branch"] == "decline")
+            # a declined write returns nothing, so nothing it would return is asked for (school-test-001 asked for the
+            # balance after a registration the user turned down)
+            assert [o.text for o in draft.outputs] == (["150"] if above else ["150", "40"])
     tasks = airline.tasks("test")
     ruled = [t for t in tasks if t.meta["decisions"]]
     assert len(ruled) >= 0.2 * len(tasks)
