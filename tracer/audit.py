@@ -197,9 +197,10 @@ def leaked_ids(task: Task, visible: frozenset[str]) -> list[str]:
             if k.endswith("_id") and k not in visible and isinstance(v, str) and any(c.isdigit() for c in v):
                 hidden[v] = k
     text = task.user.instruction
+    # a tail standing alone ("ending in 8918"), not the end of a longer number the user knows ("415-555-7059")
     return sorted(f"{k}={v}" + (f" (as {tail!r})" if tail != v else "")
                   for v, k in hidden.items() for tail in id_tails(v)
-                  if re.search(rf"(?<![\w]){re.escape(tail)}(?![\w])", text))
+                  if re.search(rf"(?<![\w{'' if tail == v else '-'}]){re.escape(tail)}(?![\w])", text))
 
 
 def _bounds(n: int, k: int, low: float, high: float) -> tuple[int, int]:

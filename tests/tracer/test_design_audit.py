@@ -377,6 +377,10 @@ def test_id_leak_catches_an_internal_ids_tail(airline, monkeypatch, space):
     assert leaked_ids(told, frozenset({"reservation_id", "user_id", "payment_id"})) == []
     clean = told.model_copy(update={"user": told.user.model_copy(update={"instruction": "You pay with your Visa."})})
     assert leaked_ids(clean, frozenset()) == []
+    # the same four digits closing a phone number the user knows are not the id's tail (telecom-train: 415-555-7059
+    # beside bill B537059)
+    phone = told.model_copy(update={"user": told.user.model_copy(update={"instruction": f"Call me on 415-555-{tail}."})})
+    assert leaked_ids(phone, frozenset({"reservation_id", "user_id"})) == []
     _patched(monkeypatch, airline, [told if t.id == task.id else t for t in airline.tasks(None)])
     _, failed = _failed(airline, space, visible_ids=frozenset({"reservation_id", "user_id"}))
     assert task.id in failed["id leak"]
