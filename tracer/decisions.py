@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tau_emotion.tracer.hints import IntentDraft
 
 #: chance that an eligible intent carries a rule, and that the rule's branch declines the request
-DECISION_RATE = 0.6
+DECISION_RATE = 0.7
 DECLINE_SHARE = 0.5
 #: amounts below this are not worth a rule
 MIN_AMOUNT = 20
