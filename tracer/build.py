@@ -52,8 +52,9 @@ if TYPE_CHECKING:
 SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
-#: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
-#: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed)
+#: after this many candidates in a row without an accepted task, the request-kind and gold-length strata get one more
+#: unit of slack (the last few conditions of a design may ask for a family whose strata few candidates fit;
+#: deterministic per seed); challenges and intents per task keep theirs, which the audit holds to 1.5 tasks
 STALL_CANDIDATES = 1000
 
 
@@ -288,7 +289,7 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
         if why is not None:
             return Reject("feelings", why)
     for name, value in stratum(cand).items():
-        if not share_fits(strata[name], condition["family"], value, CHALLENGE_SLACK * slack):
+        if not share_fits(strata[name], condition["family"], value, CHALLENGE_SLACK * (slack if name == "length" else 1)):
             kind = {"challenge": "a policy challenge" if value else "no policy challenge",
                     "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
                     "length": f"gold length bin {value}"}[name]

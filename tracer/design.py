@@ -120,10 +120,10 @@ def pick_occasion(occasions: list[tuple[str, int, str]], condition: dict[str, st
     return rng.choice(fitting)
 
 
-#: how far (in tasks) a family's count of a stratum (policy challenges; tasks of 1, 2 or 3+ intents) may
+#: how far (in tasks) a family's count of a stratum (policy challenges; tasks of 1, 2 or 3+ intents; a gold-length bin) may
 #: stray from the split's running share of it times the family's size when the build accepts a task
-#: (`build.py`, rejection `balance`)
-CHALLENGE_SLACK = 1.0
+#: (`build.py`, rejection `balance`); below the audit's 1.5 so that the shares moving after a family filled up leave room
+CHALLENGE_SLACK = 0.75
 #: intents per task are stratified as 1, 2 and this many or more
 INTENT_STRATA = 3
 
