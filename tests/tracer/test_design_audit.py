@@ -182,6 +182,22 @@ def test_challenge_fits_keeps_a_family_near_the_running_share():
             assert challenge_fits(state, "sadness", True) or challenge_fits(state, "sadness", False)
 
 
+def test_kinds_fit_keeps_each_request_kind_near_the_running_share():
+    from collections import Counter
+
+    from tau_emotion.tracer.design import kinds_fit, length_bin
+
+    # 20 tasks: anger holds 4 of the 5 refunds in 10 tasks; enjoyment none in 10
+    kinds = {"anger": Counter(refund=4, cancel=6), "enjoyment": Counter(refund=1, cancel=9)}
+    sizes = Counter(anger=10, enjoyment=10)
+    assert not kinds_fit(kinds, sizes, "anger", ["refund"])  # 5 of 11 against 6/21 of 11 = 3.1
+    assert kinds_fit(kinds, sizes, "enjoyment", ["refund"])  # brings enjoyment closer
+    assert kinds_fit(kinds, sizes, "anger", ["cancel"])
+    assert kinds_fit(kinds, sizes, "anger", ["refund"], slack=2.0)  # a stalled build relaxes the kinds
+    assert kinds_fit({}, Counter(), "fear", ["refund", "cancel"])
+    assert [length_bin(c) for c in (3, 6, 7, 8, 9, 12)] == [0, 0, 1, 1, 2, 2]
+
+
 def _family_challenges(tasks):
     by_family = {}
     for t in tasks:
