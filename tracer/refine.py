@@ -174,27 +174,20 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
     `companion_dob`); a value the instruction states that a write of the request takes under another name (the
     `total_baggages` of a booking the user wants '3 bags' on) is also known under that argument's name, and so is
     a date a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19' for
-    a `date` of 2024-05-19). A part two requests would give different values is left out (the user
-    would answer one request with the other's).
+    a `date` of 2024-05-19). A part two requests give different values is known under its plural (`dates`: both),
+    owned by both; the scripted user answers each request with its own (the one its words or calls name).
     Returns the new keys with their values and, per request, the keys it owns.
     """
-    parts: dict[str, Any] = {}
-    owners: list[list[str]] = [[] for _ in cand.drafts]
-    clash: set[str] = set()
+    said: dict[str, dict[int, Any]] = {}  # part -> request -> its value
+    torn: set[str] = set()  # parts one request gives two values (two dates its words say): left out
 
     def add(i: int, key: str, value: Any) -> None:
-        if key in known or key in clash:
+        if key in known:
             return
-        if key in parts and parts[key] != value:
-            clash.add(key)
-            parts.pop(key)
-            for own in owners:
-                if key in own:
-                    own.remove(key)
-            return
-        parts[key] = value
-        if key not in owners[i]:
-            owners[i].append(key)
+        mine = said.setdefault(key, {})
+        if i in mine and mine[i] != value:
+            torn.add(key)
+        mine.setdefault(i, value)
 
     for i, group in enumerate(groups):
         for key in group:
@@ -227,6 +220,24 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
                         continue
                     if any(_said_in(f, lowered) for f in surfaces(v)):
                         add(i, name, v)
+    parts: dict[str, Any] = {}
+    owners: list[list[str]] = [[] for _ in cand.drafts]
+    for key, by_request in said.items():
+        if key in torn:
+            continue
+        values = list(dict.fromkeys(json.dumps(v, sort_keys=True, default=str) for v in by_request.values()))
+        if len(values) > 1:
+            # two requests, two values: known together under the plural ('dates'), each request owning it; the
+            # scripted user answers a request with the value its own words or calls name, never the other's
+            plural = plural_key(key)
+            if plural != key and (plural in known or plural in said or plural in parts):
+                continue
+            key = plural
+            parts[key] = [json.loads(v) for v in values]
+        else:
+            parts[key] = next(iter(by_request.values()))
+        for i in by_request:
+            owners[i].append(key)
     return parts, owners
 
 

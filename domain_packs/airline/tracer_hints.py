@@ -196,6 +196,9 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
     # the policy asks to read a reservation before acting on it
     ref = Reference(f"{{{{my}}}} {_trip(ctx, res)} on {month_day(res['flights'][0]['date'])}",
                     reads={"get_reservation_details": [{"reservation_id": rid}]}, evidence=["get_reservation_details"])
+    # every phrase below names the trip's cities ("your Miami to Denver trip"): the user knows them, as an agent asks
+    # for them ("the origin?", "the destination?"), whether or not they are what picks the reservation out
+    ref.facts.update({"trip_origin": _place(ctx, res["origin"]), "trip_destination": _place(ctx, res["destination"])})
     if rid not in ctx.domain.database.tables["reservations"]:
         ref.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
         return ref
