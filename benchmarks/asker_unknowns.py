@@ -33,6 +33,7 @@ def dont_know_phrases() -> list[str]:
 
 DONT_KNOW = dont_know_phrases()
 ASK = re.compile(r"^Could you tell me the (.+)\?$")
+STATED = re.compile(r"\bmy [a-z ]+? (?:is|are) ([^.]*(?:\.\d+[^.]*)?)\.")
 MONTHS = "January February March April May June July August September October November December".split()
 
 
@@ -140,7 +141,8 @@ def foreign_values(task: dict, messages: list[dict]) -> list[str]:
         m = ASK.match((ask.get("content") or "").strip())
         if not m or m.group(1).replace(" ", "_") not in requests[position][1]:
             continue
-        answer = (reply.get("content") or "").lower()
+        # only the facts stated ("My trip origin is Miami."), not the style's words ("my business elsewhere")
+        answer = " | ".join(STATED.findall((reply.get("content") or "").lower()))
         mine = requests[position][0]
         for v in values:
             if not _said(v, answer) or _said(v, mine):

@@ -144,6 +144,13 @@ def singular(word: str) -> str:
     return word
 
 
+def singular_key(key: str) -> str:
+    """'reservation_ids' -> 'reservation_id', 'check_outs' -> 'check_out' (a plural fact narrowed to one value)."""
+    head, _, last = key.rpartition("_")
+    last = "id" if last == "ids" else singular(last)
+    return f"{head}_{last}" if head else last
+
+
 def key_terms(key: str) -> list[set[str]]:
     terms = []
     for token in key.lower().split("_"):
@@ -461,7 +468,12 @@ class ScriptedUser:
             elif keys:
                 kind = "repeated_question" if all(k in self.told for k in keys) else None
                 self.told.update(keys)
-                facts = " ".join(state_fact(k, self._value(k)) for k in keys)
+                said: dict[str, str] = {}  # one sentence per value: 'check_outs' narrowed and 'check_out' say one date
+                for k in keys:
+                    value = self._value(k)
+                    name = k if isinstance(value, list) or value == self.task.user.known[k] else singular_key(k)
+                    said.setdefault(json.dumps(value, sort_keys=True, default=str), state_fact(name, value))
+                facts = " ".join(said.values())
                 reply = self._with_friction(kind, self.style.answer(facts))
             elif _CHOICE.search(lower) and self._preference():
                 reply = self._with_friction("repeated_question" if repeated else None,

@@ -120,8 +120,27 @@ def surfaces(value: Any) -> list[str]:
     return out
 
 
+_MONEY_KEY = re.compile(r"amount|price|fee|cost|total|refund|balance|limit|charge|credit|payment")
+
+
+def money_forms(value: Any) -> list[str]:
+    """'$75', '$75.00' for 75 (an amount the request says with its dollar sign)."""
+    try:
+        number = float(str(value).replace(",", ""))
+    except ValueError:
+        return []
+    if number <= 0:
+        return []
+    out = [f"${number:,.2f}", f"${number:.2f}"]
+    if number == int(number):
+        out += [f"${int(number):,}", f"${int(number)}"]
+    return out
+
+
 def _said_in(form: str, lowered: str) -> bool:
     form = form.lower()
+    if form.startswith("$"):  # an amount: '$75' is not said by '$750' or '$75.50'
+        return re.search(rf"{re.escape(form)}(?![\d]|[.,]\d)", lowered) is not None
     if form.isdigit():  # a count or number said on its own ("5 in total")
         return re.search(rf"(?<![\w$.,]){form}(?![\w]|[.,]\d)", lowered) is not None
     if re.fullmatch(r"[a-z][a-z ]+", form) and all(len(w) >= 6 for w in form.split()):
@@ -143,7 +162,8 @@ def already_said(key: str, value: Any, phrase: str, text: str) -> bool:
     usable = [v for v in values if str(v).isdigit() or len(str(v)) >= 3]
     if not usable or any(str(v).lower() in ("yes", "no", "none", "true", "false") for v in usable):
         return False
-    return all(any(_said_in(f, lowered) for f in surfaces(v)) for v in usable)
+    money = bool(_MONEY_KEY.search(key))  # an amount is said with its dollar sign: 'send $75' says amount 75
+    return all(any(_said_in(f, lowered) for f in [*surfaces(v), *(money_forms(v) if money else [])]) for v in usable)
 
 
 def ask_in_request(ask: str, request: str) -> bool:
@@ -333,11 +353,10 @@ class TemplateRefiner:
         said_by = [" ".join([it["request"], it["context"], *it["prefs"]]) for it in intents]
         told: set[str] = set()
         earlier_prefs: list[list[str]] = []
-        for it in intents:  # a preference an earlier request stated word for word is not stated again
-            it["same_prefs"] = bool(it["prefs"]) and it["prefs"] in earlier_prefs
-            earlier_prefs.append(it["prefs"])
-            if it["same_prefs"]:
+        for it in intents:  # a preference an earlier request stated word for word is not stated again, nor pointed at
+            if it["prefs"] and it["prefs"] in earlier_prefs:
                 it["prefs"] = []
+            earlier_prefs.append(it["prefs"])
         for it, group, mine in zip(intents, groups, own, strict=True):
             text = " ".join([it["request"], it["context"], *it["prefs"], *it["asks"], it["rule"] or ""])
             it["facts"] = []

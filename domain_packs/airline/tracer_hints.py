@@ -465,6 +465,9 @@ _REASONS = {
     "insured": ("{{I}} {{am}} sick and {{my}} doctor says {{I}} should not fly", "health: doctor advised not to fly"),
     "weather": ("a big storm is forecast where {{I}} {{am}} going", "weather: a storm is forecast"),
     "none": ("{{I}} would rather not travel after all", "change of plans"),
+    # a trip partly flown: the traveller's plans changed on the way (not "would rather not travel", which the
+    # situation check refuses for a trip that started)
+    "flown": ("{{I}} no longer need the rest of {{my}} trip", "change of plans"),
 }
 
 
@@ -476,12 +479,12 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
         res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
         ref = _ref(ctx, res)
-        reason, said = _REASONS["none"]
+        reason, said = _REASONS["flown" if res in flown else "none"]
         if res in flown:
             return draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
                          context=reason, **_after_departure(ctx, res, f"User wants to cancel reservation {res['reservation_id']}, partly flown."),
-                         mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
+                         mood=Mood("{{I}} want {{my}} money back for this booking", "negative", 2, 0))
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
                      refusal=Refusal("cancel_not_covered", "insurance"), context=reason,
