@@ -403,8 +403,8 @@ class ScriptedUser:
         if not (self.per_intent and isinstance(value, list) and len(value) > 1 and key in self._intent_facts()):
             return value
         line = self.intents[self.position].lower()
-        calls = {str(x).lower() for x in leaves(self._current_arguments()) if not isinstance(x, bool)}
-        own = [v for v in value if any(str(x).lower() in calls or _names_value(x, line)
+        calls = {str(x).lower().replace("_", " ") for x in leaves(self._current_arguments()) if not isinstance(x, bool)}
+        own = [v for v in value if any(str(x).lower().replace("_", " ") in calls or _names_value(x, line)
                                        for x in leaves(v) if isinstance(x, (str, int)) and not isinstance(x, bool))]
         if not own or len(own) == len(value):
             return value

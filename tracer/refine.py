@@ -108,6 +108,8 @@ def fact_phrase(key: str, value: Any) -> str:
 
 
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+#: a value said in words: letters and spaces, 4 or more, some lower case (not a code, id or yes/no)
+_WORDS = re.compile(r"^(?=.*[a-z])(?!(?:yes|no|none|true|false)$)[A-Za-z][A-Za-z _'-]{3,}$")
 _DETERMINERS = re.compile(r"^(?:you |your |the |a |an |my |no )+", re.I)
 
 
@@ -193,8 +195,8 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
     A fact given whole (an address, a passenger) is also known field by field (`new_address_city`,
     `companion_dob`); a value the instruction states that a write of the request takes under another name (the
     `total_baggages` of a booking the user wants '3 bags' on) is also known under that argument's name, and so is
-    a date a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19' for
-    a `date` of 2024-05-19). A part two requests give different values is known under its plural (`dates`: both),
+    a date or a word a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19'
+    for a `date` of 2024-05-19, 'your stay on the Florence city break' for a hotel search's `city`). A part two requests give different values is known under its plural (`dates`: both),
     owned by both; the scripted user answers each request with its own (the one its words or calls name).
     Returns the new keys with their values and, per request, the keys it owns.
     """
@@ -235,8 +237,9 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
                 if step.intent != i:
                     continue
                 for name, v in _arg_leaves(step.arguments):
-                    # dates only: a leg's airport code is not the trip's origin or destination
-                    if name.endswith("_id") or not isinstance(v, str) or not _ISO_DATE.match(v):
+                    # dates and words ('Florence' for a hotel search's city): not codes or ids (a leg's airport
+                    # code, 'JFK', is not the trip's origin or destination even where 'New York JFK' is said)
+                    if name.endswith("_id") or not isinstance(v, str) or not (_ISO_DATE.match(v) or _WORDS.match(v)):
                         continue
                     if any(_said_in(f, lowered) for f in surfaces(v)):
                         add(i, name, v)
