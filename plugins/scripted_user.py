@@ -360,10 +360,22 @@ class ScriptedUser:
         known = [k for k in self.task.user.known if k != "preferences"]
         grouped = self._intent_facts()
 
+        # arguments of the current request's calls the question names in full ("the nonfree baggages?")
+        named = [key_terms(n) for n in set(argument_names(self._current_arguments()))]
+        named = [terms for terms in named if terms and all(t & words for t in terms)]
+
+        def narrower(key: str) -> bool:
+            """The question names an argument `key` does not cover: 'nonfree baggages' is not 'total_baggages'."""
+            mine = key_terms(key)
+            return any(not all(any(t & m for m in mine) for t in terms) for terms in named)
+
         def matching(keys: list[str]) -> list[str]:
             found = [k for k in keys if all(terms & words for terms in key_terms(k))]
+            if not found:  # "the first name?" asks for the new passenger's: the key's last two terms
+                found = [k for k in keys if len(terms := key_terms(k)) > 2 and all(t & words for t in terms[-2:])]
             if not found:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
-                found = [k for k in keys if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
+                found = [k for k in keys if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words
+                         and not narrower(k)]
             return found
 
         # The current request's facts answer first (Tracer lists them, and the parts an agent asks for, in

@@ -102,3 +102,28 @@ def test_a_trip_the_request_names_gives_its_cities_as_known_facts():
             assert any(m.group(1) in (v if isinstance(v, list) else [v]) for v in origins), (task.id, line, facts)
             assert any(m.group(2) in (v if isinstance(v, list) else [v]) for v in destinations), (task.id, line, facts)
     assert named >= 10
+
+
+def _answer(pm, domain, task, question):
+    episode, view = bare_episode(pm, domain, task)
+    user = ScriptedUser(view)
+    episode.messages.append(asyncio.run(user.start()))
+    message = Message(role="assistant", content=question)
+    episode.messages.append(message)
+    return asyncio.run(user.respond(message)).content
+
+
+def test_a_qualified_question_gets_the_requests_part_not_a_near_namesake():
+    """'the first name?' while adding a passenger is the newcomer's, not the caller's; 'the nonfree baggages?' is
+    not answered with the total the user wants (a different number)."""
+    pm, domain, tasks = _built("airline", 58, 5)
+    first = [t for t in tasks if "new_passenger_first_name" in t.meta["intent_gold"][0]["facts"]]
+    bags = [t for t in tasks if "total_baggages" in t.meta["intent_gold"][0]["facts"]
+            and "nonfree_baggages" not in t.meta["intent_gold"][0]["facts"]]
+    assert first and bags
+    for task in first:
+        reply = _answer(pm, domain, task, "Could you tell me the first name?")
+        assert task.user.known["new_passenger_first_name"] in reply and task.user.known["first_name"] not in reply
+    for task in bags:
+        reply = _answer(pm, domain, task, "Could you tell me the nonfree baggages?")
+        assert "baggages" not in reply, reply
