@@ -6,6 +6,11 @@ task's instruction: some gold-call argument named X has a value that the instruc
 as "May 19", a value with underscores or spaces as words) or that is a leaf of `user.known`. Prints the totals,
 the count per argument name, and the tasks where it happened.
 
+It also counts answers with another request's value: a question about an argument of the current request's gold
+calls (the user is on request k once its line, `user.intents[k]`, was said) answered with a value that another
+request's line or gold calls name and the current one's do not (airline-003 giving the other reservation's
+origin). Questions only later requests' calls take (an agent asking ahead) are left aside.
+
     python benchmarks/asker_unknowns.py DB [RUN] [--tasks domain_packs/airline/data/tasks.json]
 """
 
@@ -28,6 +33,7 @@ def dont_know_phrases() -> list[str]:
 
 DONT_KNOW = dont_know_phrases()
 ASK = re.compile(r"^Could you tell me the (.+)\?$")
+STATED = re.compile(r"\bmy [a-z ]+? (?:is|are) ([^.]*(?:\.\d+[^.]*)?)\.")
 MONTHS = "January February March April May June July August September October November December".split()
 
 
@@ -61,10 +67,25 @@ def arg_values(arguments, name: str) -> list:
     return out
 
 
-def stated(task: dict, name: str) -> bool:
+def stated(task: dict, name: str, position: int | None = None) -> bool:
+    """Whether a gold argument `name` has a value the instruction states. With `position` (the request the user is
+    on) and a question about that request's calls, it is what the instruction states for that request: a value of
+    those calls said in the request's line or among its facts (`meta.intent_gold[i].facts`). A request known by its
+    trip's words, asked for its reservation id, does not know the id the next request states: 'I don't know' is
+    the right answer there, and that request's id would be another request's value."""
     text = task["user"]["instruction"].lower()
     known = {str(v).lower() for v in leaves(task["user"]["known"])}
-    for action in task["gold"]["actions"]:
+    actions = task["gold"]["actions"]
+    split = task.get("meta", {}).get("intent_gold")
+    lines = task["user"].get("intents") or []
+    if position is not None and isinstance(split, list) and position < len(split) and len(lines) == len(split):
+        mine = [actions[j] for j in split[position].get("actions", []) if j < len(actions)]
+        if any(arg_values(a["arguments"], name.replace(" ", "_")) for a in mine):
+            actions = mine
+            facts = [task["user"]["known"][k] for k in split[position].get("facts", []) if k in task["user"]["known"]]
+            known = {str(v).lower() for v in leaves(facts)}
+            text = lines[position].lower()
+    for action in actions:
         for v in arg_values(action["arguments"], name.replace(" ", "_")):
             if isinstance(v, bool) or v is None:
                 continue
@@ -73,6 +94,62 @@ def stated(task: dict, name: str) -> bool:
             if any(len(f) >= 3 and re.search(rf"(?<!\w){re.escape(f.lower())}(?!\w)", text) for f in forms(v)):
                 return True
     return False
+
+
+def _said(value, text: str) -> bool:
+    return any(len(f) >= 3 and re.search(rf"(?<!\w){re.escape(f.lower())}(?!\w)", text) for f in forms(value))
+
+
+def request_values(task: dict) -> list[tuple[str, set[str]]]:
+    """Per request: its line (lowered) and the argument names of its gold calls, from `meta.intent_gold`."""
+    lines = task["user"].get("intents") or []
+    split = task.get("meta", {}).get("intent_gold")
+    if not isinstance(split, list) or len(split) != len(lines):
+        return []
+    actions = task["gold"]["actions"]
+    out = []
+    for line, part in zip(lines, split, strict=True):
+        calls = [actions[j] for j in part.get("actions", []) if j < len(actions)]
+        names = {n for a in calls for n in _names(a["arguments"])}
+        text = (line + " " + json.dumps([a["arguments"] for a in calls])).lower()
+        out.append((text, names))
+    return out
+
+
+def _names(value) -> list[str]:
+    if isinstance(value, dict):
+        return [n for k, v in value.items() for n in [k, *_names(v)]]
+    if isinstance(value, list):
+        return [n for v in value for n in _names(v)]
+    return []
+
+
+def foreign_values(task: dict, messages: list[dict]) -> list[str]:
+    """Values the user gave, to a question about the current request, that belong to another request only."""
+    requests = request_values(task)
+    if len(requests) < 2:
+        return []
+    lines = [line.lower() for line in task["user"]["intents"]]
+    values = {str(v) for v in leaves(task["user"]["known"]) if not isinstance(v, bool) and v is not None}
+    position, found = 0, []
+    for ask, reply in zip(messages, messages[1:], strict=False):
+        if ask.get("role") == "user":
+            said = (ask.get("content") or "").lower()
+            position = max([position] + [k for k, line in enumerate(lines) if line and line in said])
+        if ask.get("role") != "assistant" or reply.get("role") != "user":
+            continue
+        m = ASK.match((ask.get("content") or "").strip())
+        if not m or m.group(1).replace(" ", "_") not in requests[position][1]:
+            continue
+        # only the facts stated ("My trip origin is Miami."), not the style's words ("my business elsewhere")
+        answer = " | ".join(STATED.findall((reply.get("content") or "").lower()))
+        mine = requests[position][0]
+        for v in values:
+            if not _said(v, answer) or _said(v, mine):
+                continue
+            if any(_said(v, text) for k, (text, _) in enumerate(requests) if k != position):
+                found.append(f"{m.group(1)}={v}")
+    return found
 
 
 def main() -> None:
@@ -85,23 +162,34 @@ def main() -> None:
     con = sqlite3.connect(args.db)
     run = args.run or con.execute("select run_id from runs order by created desc limit 1").fetchone()[0]
     per_name, where, total_unknown, trials = Counter(), Counter(), 0, 0
+    foreign, foreign_where = Counter(), Counter()
     for task_id, _trial, result in con.execute("select task_id, trial, result from trials where run_id=?", (run,)):
         trials += 1
         messages = json.loads(result).get("messages") or json.loads(result).get("transcript") or []
+        for hit in foreign_values(tasks[task_id], messages):
+            foreign[hit.split("=")[0]] += 1
+            foreign_where[task_id] += 1
+        lines = [line.lower() for line in tasks[task_id]["user"].get("intents") or []]
+        position = 0
         for ask, reply in zip(messages, messages[1:], strict=False):
+            if ask.get("role") == "user":
+                said = (ask.get("content") or "").lower()
+                position = max([position] + [k for k, line in enumerate(lines) if line and line in said])
             if ask.get("role") != "assistant" or reply.get("role") != "user":
                 continue
             m = ASK.match((ask.get("content") or "").strip())
             if not m or not any(p in (reply.get("content") or "") for p in DONT_KNOW):
                 continue
             total_unknown += 1
-            if stated(tasks[task_id], m.group(1)):
+            if stated(tasks[task_id], m.group(1), position):
                 per_name[m.group(1)] += 1
                 where[task_id] += 1
     print(f"run {run}: {trials} trials, {total_unknown} don't-know replies, "
           f"{sum(per_name.values())} to a fact the instruction states")
     print("  by argument:", dict(per_name.most_common()))
     print("  tasks:", dict(sorted(where.items())))
+    print(f"  {sum(foreign.values())} answers with another request's value, by argument:", dict(foreign.most_common()))
+    print("  tasks:", dict(sorted(foreign_where.items())))
 
 
 if __name__ == "__main__":

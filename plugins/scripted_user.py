@@ -144,6 +144,13 @@ def singular(word: str) -> str:
     return word
 
 
+def singular_key(key: str) -> str:
+    """'reservation_ids' -> 'reservation_id', 'check_outs' -> 'check_out' (a plural fact narrowed to one value)."""
+    head, _, last = key.rpartition("_")
+    last = "id" if last == "ids" else singular(last)
+    return f"{head}_{last}" if head else last
+
+
 def key_terms(key: str) -> list[set[str]]:
     terms = []
     for token in key.lower().split("_"):
@@ -165,6 +172,28 @@ def format_value(value: Any) -> str:
 def state_fact(key: str, value: Any) -> str:
     verb = "are" if isinstance(value, list) and len(value) > 1 else "is"
     return f"My {key.replace('_', ' ')} {verb} {format_value(value)}."
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def _names_value(value: Any, text: str) -> bool:
+    """Whether lowered `text` names `value` (an ISO date also as 'May 19'; parts shorter than 3 do not count)."""
+    value = str(value)
+    forms = {value, value.replace("_", " ")}
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        forms.add(f"{_MONTHS[int(value[5:7]) - 1]} {int(value[8:])}")
+    return any(len(f) >= 3 and re.search(rf"(?<!\w){re.escape(f.lower())}(?!\w)", text) for f in forms)
+
+
+def argument_names(value: Any, name: str = "") -> list[str]:
+    """The argument names of a call, nested ones included ('flights.date' gives 'flights' and 'date')."""
+    if isinstance(value, dict):
+        return [n for k, v in value.items() for n in [k, *argument_names(v, k)]]
+    if isinstance(value, list):
+        return [n for v in value for n in argument_names(v, name)]
+    return []
 
 
 def leaves(value: Any) -> list[Any]:
@@ -331,10 +360,22 @@ class ScriptedUser:
         known = [k for k in self.task.user.known if k != "preferences"]
         grouped = self._intent_facts()
 
+        # arguments of the current request's calls the question names in full ("the nonfree baggages?")
+        named = [key_terms(n) for n in set(argument_names(self._current_arguments()))]
+        named = [terms for terms in named if terms and all(t & words for t in terms)]
+
+        def narrower(key: str) -> bool:
+            """The question names an argument `key` does not cover: 'nonfree baggages' is not 'total_baggages'."""
+            mine = key_terms(key)
+            return any(not all(any(t & m for m in mine) for t in terms) for terms in named)
+
         def matching(keys: list[str]) -> list[str]:
             found = [k for k in keys if all(terms & words for terms in key_terms(k))]
+            if not found:  # "the first name?" asks for the new passenger's: the key's last two terms
+                found = [k for k in keys if len(terms := key_terms(k)) > 2 and all(t & words for t in terms[-2:])]
             if not found:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
-                found = [k for k in keys if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words]
+                found = [k for k in keys if (terms := key_terms(k)) and not terms[-1] & _GENERIC and terms[-1] & words
+                         and not narrower(k)]
             return found
 
         # The current request's facts answer first (Tracer lists them, and the parts an agent asks for, in
@@ -344,9 +385,42 @@ class ScriptedUser:
         mine = matching([k for k in known if k in grouped]) if grouped else []
         if mine:
             return mine
+        if self.per_intent and self._about_current(words):
+            # the question is about this request (one of its calls takes what is asked) and none of its facts fits:
+            # another request's value would be a wrong answer, only facts no request owns (the user id) may fit
+            owned = set().union(*(set(part.get("facts") or []) for part in self.task.meta.get("intent_gold") or []))
+            return matching([k for k in known if k not in owned])
         keys = matching(known)
         request = self.intents[self.position].lower()
         return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
+
+    def _about_current(self, words: set[str]) -> bool:
+        """Whether a question names an argument of the current request's gold calls ("the origin?" while the
+        request's flight search takes an origin)."""
+        names = set(argument_names(self._current_arguments()))
+        return any((terms := key_terms(n)) and all(t & words for t in terms) for n in names)
+
+    def _current_arguments(self) -> list[dict[str, Any]]:
+        """The arguments of the current request's gold calls (`meta.intent_gold[i].actions`)."""
+        split = self.task.meta.get("intent_gold")
+        if not isinstance(split, list) or self.position >= len(split):
+            return []
+        actions = self.task.gold.actions
+        return [actions[j].arguments for j in split[self.position].get("actions") or [] if j < len(actions)]
+
+    def _value(self, key: str) -> Any:
+        """The known value of `key` as this request's answer: a list merged from several requests' facts
+        ("reservation_ids") narrows to the items this request's own line or gold calls name."""
+        value = self.task.user.known[key]
+        if not (self.per_intent and isinstance(value, list) and len(value) > 1 and key in self._intent_facts()):
+            return value
+        line = self.intents[self.position].lower()
+        calls = {str(x).lower().replace("_", " ") for x in leaves(self._current_arguments()) if not isinstance(x, bool)}
+        own = [v for v in value if any(str(x).lower().replace("_", " ") in calls or _names_value(x, line)
+                                       for x in leaves(v) if isinstance(x, (str, int)) and not isinstance(x, bool))]
+        if not own or len(own) == len(value):
+            return value
+        return own[0] if len(own) == 1 else own
 
     def _intent_facts(self) -> set[str]:
         split = self.task.meta.get("intent_gold")
@@ -406,7 +480,12 @@ class ScriptedUser:
             elif keys:
                 kind = "repeated_question" if all(k in self.told for k in keys) else None
                 self.told.update(keys)
-                facts = " ".join(state_fact(k, self.task.user.known[k]) for k in keys)
+                said: dict[str, str] = {}  # one sentence per value: 'check_outs' narrowed and 'check_out' say one date
+                for k in keys:
+                    value = self._value(k)
+                    name = k if isinstance(value, list) or value == self.task.user.known[k] else singular_key(k)
+                    said.setdefault(json.dumps(value, sort_keys=True, default=str), state_fact(name, value))
+                facts = " ".join(said.values())
                 reply = self._with_friction(kind, self.style.answer(facts))
             elif _CHOICE.search(lower) and self._preference():
                 reply = self._with_friction("repeated_question" if repeated else None,

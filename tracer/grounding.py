@@ -191,6 +191,13 @@ class Grounder:
             if draft is None:
                 raise Reject("ungroundable", f"{', '.join(tried)}: nothing to ground for this persona")
             reachable = nx.descendants(self.graph.graph, draft.goal)
+            if (draft.refused and draft.on_refusal == "accept" and ctx.is_last and self.handoff is not None
+                    and rng.random() < self.profile.handover):
+                # the user insists on the refused request and asks for a person: a handover, whatever the pack
+                # (its own transfers stay as they are; its explanation of the refusal is still owed)
+                draft.on_refusal = "transfer"
+                draft.handoff_summary = draft.handoff_summary or (
+                    f"The user asks for a human agent after a refused request ({draft.kind.replace('_', ' ')}).")
             if draft.refused and draft.on_refusal == "transfer" and not ctx.is_last:
                 raise Reject("ungroundable", f"{goal}: a handover must end the task")
             attach_decision(draft, rng)

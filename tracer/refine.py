@@ -108,6 +108,8 @@ def fact_phrase(key: str, value: Any) -> str:
 
 
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+#: a value said in words: letters and spaces, 4 or more, some lower case (not a code, id or yes/no)
+_WORDS = re.compile(r"^(?=.*[a-z])(?!(?:yes|no|none|true|false)$)[A-Za-z][A-Za-z _'-]{3,}$")
 _DETERMINERS = re.compile(r"^(?:you |your |the |a |an |my |no )+", re.I)
 
 
@@ -120,8 +122,27 @@ def surfaces(value: Any) -> list[str]:
     return out
 
 
+_MONEY_KEY = re.compile(r"amount|price|fee|cost|total|refund|balance|limit|charge|credit|payment")
+
+
+def money_forms(value: Any) -> list[str]:
+    """'$75', '$75.00' for 75 (an amount the request says with its dollar sign)."""
+    try:
+        number = float(str(value).replace(",", ""))
+    except ValueError:
+        return []
+    if number <= 0:
+        return []
+    out = [f"${number:,.2f}", f"${number:.2f}"]
+    if number == int(number):
+        out += [f"${int(number):,}", f"${int(number)}"]
+    return out
+
+
 def _said_in(form: str, lowered: str) -> bool:
     form = form.lower()
+    if form.startswith("$"):  # an amount: '$75' is not said by '$750' or '$75.50'
+        return re.search(rf"{re.escape(form)}(?![\d]|[.,]\d)", lowered) is not None
     if form.isdigit():  # a count or number said on its own ("5 in total")
         return re.search(rf"(?<![\w$.,]){form}(?![\w]|[.,]\d)", lowered) is not None
     if re.fullmatch(r"[a-z][a-z ]+", form) and all(len(w) >= 6 for w in form.split()):
@@ -143,7 +164,8 @@ def already_said(key: str, value: Any, phrase: str, text: str) -> bool:
     usable = [v for v in values if str(v).isdigit() or len(str(v)) >= 3]
     if not usable or any(str(v).lower() in ("yes", "no", "none", "true", "false") for v in usable):
         return False
-    return all(any(_said_in(f, lowered) for f in surfaces(v)) for v in usable)
+    money = bool(_MONEY_KEY.search(key))  # an amount is said with its dollar sign: 'send $75' says amount 75
+    return all(any(_said_in(f, lowered) for f in [*surfaces(v), *(money_forms(v) if money else [])]) for v in usable)
 
 
 def ask_in_request(ask: str, request: str) -> bool:
@@ -173,28 +195,21 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
     A fact given whole (an address, a passenger) is also known field by field (`new_address_city`,
     `companion_dob`); a value the instruction states that a write of the request takes under another name (the
     `total_baggages` of a booking the user wants '3 bags' on) is also known under that argument's name, and so is
-    a date a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19' for
-    a `date` of 2024-05-19). A part two requests would give different values is left out (the user
-    would answer one request with the other's).
+    a date or a word a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19'
+    for a `date` of 2024-05-19, 'your stay on the Florence city break' for a hotel search's `city`). A part two requests give different values is known under its plural (`dates`: both),
+    owned by both; the scripted user answers each request with its own (the one its words or calls name).
     Returns the new keys with their values and, per request, the keys it owns.
     """
-    parts: dict[str, Any] = {}
-    owners: list[list[str]] = [[] for _ in cand.drafts]
-    clash: set[str] = set()
+    said: dict[str, dict[int, Any]] = {}  # part -> request -> its value
+    torn: set[str] = set()  # parts one request gives two values (two dates its words say): left out
 
     def add(i: int, key: str, value: Any) -> None:
-        if key in known or key in clash:
+        if key in known:
             return
-        if key in parts and parts[key] != value:
-            clash.add(key)
-            parts.pop(key)
-            for own in owners:
-                if key in own:
-                    own.remove(key)
-            return
-        parts[key] = value
-        if key not in owners[i]:
-            owners[i].append(key)
+        mine = said.setdefault(key, {})
+        if i in mine and mine[i] != value:
+            torn.add(key)
+        mine.setdefault(i, value)
 
     for i, group in enumerate(groups):
         for key in group:
@@ -222,11 +237,30 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
                 if step.intent != i:
                     continue
                 for name, v in _arg_leaves(step.arguments):
-                    # dates only: a leg's airport code is not the trip's origin or destination
-                    if name.endswith("_id") or not isinstance(v, str) or not _ISO_DATE.match(v):
+                    # dates and words ('Florence' for a hotel search's city): not codes or ids (a leg's airport
+                    # code, 'JFK', is not the trip's origin or destination even where 'New York JFK' is said)
+                    if name.endswith("_id") or not isinstance(v, str) or not (_ISO_DATE.match(v) or _WORDS.match(v)):
                         continue
                     if any(_said_in(f, lowered) for f in surfaces(v)):
                         add(i, name, v)
+    parts: dict[str, Any] = {}
+    owners: list[list[str]] = [[] for _ in cand.drafts]
+    for key, by_request in said.items():
+        if key in torn:
+            continue
+        values = list(dict.fromkeys(json.dumps(v, sort_keys=True, default=str) for v in by_request.values()))
+        if len(values) > 1:
+            # two requests, two values: known together under the plural ('dates'), each request owning it; the
+            # scripted user answers a request with the value its own words or calls name, never the other's
+            plural = plural_key(key)
+            if plural != key and (plural in known or plural in said or plural in parts):
+                continue
+            key = plural
+            parts[key] = [json.loads(v) for v in values]
+        else:
+            parts[key] = next(iter(by_request.values()))
+        for i in by_request:
+            owners[i].append(key)
     return parts, owners
 
 
@@ -322,11 +356,10 @@ class TemplateRefiner:
         said_by = [" ".join([it["request"], it["context"], *it["prefs"]]) for it in intents]
         told: set[str] = set()
         earlier_prefs: list[list[str]] = []
-        for it in intents:  # a preference an earlier request stated word for word is not stated again
-            it["same_prefs"] = bool(it["prefs"]) and it["prefs"] in earlier_prefs
-            earlier_prefs.append(it["prefs"])
-            if it["same_prefs"]:
+        for it in intents:  # a preference an earlier request stated word for word is not stated again, nor pointed at
+            if it["prefs"] and it["prefs"] in earlier_prefs:
                 it["prefs"] = []
+            earlier_prefs.append(it["prefs"])
         for it, group, mine in zip(intents, groups, own, strict=True):
             text = " ".join([it["request"], it["context"], *it["prefs"], *it["asks"], it["rule"] or ""])
             it["facts"] = []

@@ -38,6 +38,9 @@ class Profile:
     challenge_rate: float = 0.2
     #: chance of stopping before an optional read once the goal's arguments are all derivable
     stop: float = 0.5
+    #: chance that a refused last request the pack lets the user accept becomes one the user insists on and is
+    #: handed over for (the pack's handoff tool ends the task): every pack with a handoff tool gets handovers
+    handover: float = 0.2
 
     def draw_intents(self, rng: random.Random) -> int:
         counts = sorted(self.intents)
@@ -45,7 +48,7 @@ class Profile:
 
 
 PROFILES = {
-    "test": Profile(min_calls=5, intents={1: 0.15, 2: 0.55, 3: 0.3}, challenge_rate=0.2, stop=0.35),
+    "test": Profile(min_calls=5, intents={1: 0.15, 2: 0.55, 3: 0.3}, challenge_rate=0.2, stop=0.35, handover=0.4),
     "train": Profile(),
 }
 

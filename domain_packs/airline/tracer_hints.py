@@ -134,6 +134,12 @@ def _bags(n: Any) -> str:
     return "no checked bags" if n == 0 else "1 checked bag" if n == 1 else f"{n} checked bags"
 
 
+def _bag_words(n: Any) -> str:
+    """A booking's bags as its preference says them ('check 2 bags'): the fact is then said by those words."""
+    n = int(n)
+    return "travel without checked bags" if n == 0 else "check one bag" if n == 1 else f"check {n} bags"
+
+
 def _yours(method: str) -> str:
     """'the Visa credit card' / 'gift card ending in 2799' -> 'your Visa credit card' / 'your gift card ending in 2799'."""
     method = str(method).removeprefix("the ")
@@ -149,7 +155,8 @@ _CANCEL_REASONS = {"change of plans": "your plans changed",
 def _insurance(said: list[str]) -> str:
     if len(set(said)) > 1:
         return "you want travel insurance on some bookings and not on others"
-    return {"yes": "you want travel insurance", "no": "no travel insurance"}.get(said[0], f"travel insurance: {said[0]}")
+    # a booking's own preference words ('take the travel insurance'): the fact is said by them, not again
+    return {"yes": "take the travel insurance", "no": "skip the travel insurance"}.get(said[0], f"travel insurance: {said[0]}")
 
 
 #: the instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift
@@ -164,7 +171,7 @@ fact_phrase = fact_wording({
     "new_travel_date": ("you want to fly on {} instead", "the new dates are {}", month_day),
     "new_cabin": ("you want to switch to {}", {"business": "business class"}),
     "total_checked_bags": ("you want {} in total", _bags),
-    "checked_bags": ("you want {}", _bags),
+    "checked_bags": ("{}", _bag_words),
     "checked_bags_wanted": ("you want {}", _bags),
     "cancellation_reason": ("you are cancelling because {}", _CANCEL_REASONS),
     "payment_method": ("you use {}", _yours),
@@ -190,12 +197,20 @@ fact_phrase = fact_wording({
 # --------------------------------------------------------------------------- shared pieces
 
 
-def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5) -> Reference:
-    """How the user points at one of their reservations: its id, or words that pick it out."""
+def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5, cities: bool = True) -> Reference:
+    """How the user points at one of their reservations: its id, or words that pick it out.
+
+    With `cities` the request says `phrase` ("your Miami to Denver trip"), so the trip's cities are known facts;
+    a request about one flight of the trip (its status, a compensation) names that flight instead and knows the
+    trip's cities only where they are what picks the reservation out."""
     rid = res["reservation_id"]
     # the policy asks to read a reservation before acting on it
     ref = Reference(f"{{{{my}}}} {_trip(ctx, res)} on {month_day(res['flights'][0]['date'])}",
                     reads={"get_reservation_details": [{"reservation_id": rid}]}, evidence=["get_reservation_details"])
+    # every phrase below names the trip's cities ("your Miami to Denver trip"): the user knows them, as an agent asks
+    # for them ("the origin?", "the destination?"), whether or not they are what picks the reservation out
+    if cities:
+        ref.facts.update({"trip_origin": _place(ctx, res["origin"]), "trip_destination": _place(ctx, res["destination"])})
     if rid not in ctx.domain.database.tables["reservations"]:
         ref.phrase = f"the {_trip(ctx, res)} {{{{I}}}} just booked"
         return ref
@@ -462,6 +477,9 @@ _REASONS = {
     "insured": ("{{I}} {{am}} sick and {{my}} doctor says {{I}} should not fly", "health: doctor advised not to fly"),
     "weather": ("a big storm is forecast where {{I}} {{am}} going", "weather: a storm is forecast"),
     "none": ("{{I}} would rather not travel after all", "change of plans"),
+    # a trip partly flown: the traveller's plans changed on the way (not "would rather not travel", which the
+    # situation check refuses for a trip that started)
+    "flown": ("{{I}} no longer need the rest of {{my}} trip", "change of plans"),
 }
 
 
@@ -473,12 +491,12 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
         res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
         ref = _ref(ctx, res)
-        reason, said = _REASONS["none"]
+        reason, said = _REASONS["flown" if res in flown else "none"]
         if res in flown:
             return draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
                          context=reason, **_after_departure(ctx, res, f"User wants to cancel reservation {res['reservation_id']}, partly flown."),
-                         mood=Mood("{{I}} want {{my}} money back for a trip {{I}} already started", "negative", 2, 0))
+                         mood=Mood("{{I}} want {{my}} money back for this booking", "negative", 2, 0))
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
                      refusal=Refusal("cancel_not_covered", "insurance"), context=reason,
@@ -510,7 +528,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
               != ctx.want_challenge]
     used = used_by_earlier_intents(ctx, "reservation_id", "reservation")
     res, leg = ctx.choose([w for w in wanted if w[0]["reservation_id"] in used] or wanted)
-    ref, n, status = _ref(ctx, res), len(res["passengers"]), _status(ctx, leg)
+    ref, n, status = _ref(ctx, res, cities=False), len(res["passengers"]), _status(ctx, leg)
     event = "was cancelled by the airline" if status == "cancelled" else "is delayed"
     context = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} on {month_day(leg['date'])} {event}"
     mood = Mood(context, "negative", 3 if status == "cancelled" else 2, days_between(TODAY, leg["date"]))
@@ -638,7 +656,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                                                                    or f"{party[1]['first_name']} {party[1]['last_name']} (born {party[1]['dob']})"))
     trip = (f"a round trip from {where(origin)} to {where(destination)}, leaving {month_day(date)} and returning {month_day(back_date)}"
             if back_date else f"a one-way trip from {where(origin)} to {where(destination)} on {month_day(date)}")
-    bag_words = "travel without checked bags" if bags == 0 else "check one bag" if bags == 1 else f"check {bags} bags"
+    bag_words = _bag_words(bags)
     request = [f"book {trip} in {cabin.replace('_', ' ')}, {who}",
                f"get {trip} booked, {cabin.replace('_', ' ')} class, {who}"]
     flights = [{"flight_number": num, "date": d} for num, d, _ in legs]
@@ -668,7 +686,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
     res, leg = ctx.choose([(r, leg) for r in _reservations(ctx) if r["reservation_id"] not in used
                            and (leg := next((leg for leg in r["flights"] if news(leg)), None))])
     status = _status(ctx, leg)
-    ref = _ref(ctx, res)
+    ref = _ref(ctx, res, cities=False)
     when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
     facts = {"flight_date": leg["date"]}

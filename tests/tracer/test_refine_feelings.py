@@ -291,7 +291,7 @@ def test_known_holds_the_parts_an_agent_asks_for(airline):
     assert not any(k.endswith("_id") and k not in booking.known for k in known)  # no internal id becomes a fact
 
 
-def test_a_part_two_requests_disagree_on_is_left_out():
+def test_a_part_two_requests_disagree_on_is_known_under_its_plural_by_both():
     from types import SimpleNamespace
 
     from tau_emotion.tracer.grounding import Step
@@ -304,9 +304,16 @@ def test_a_part_two_requests_disagree_on_is_left_out():
     cand = SimpleNamespace(drafts=drafts, steps=steps)
     known = {"bags_a": 3, "bags_b": 1, "new_address": {"city": "Tucson", "zip": "85701"}}
     parts, owners = answer_parts(cand, known, [["bags_a"], ["bags_b", "new_address"]])
-    assert "total_baggages" not in parts  # 3 for one request, 1 for the other: neither
-    assert parts == {"new_address_city": "Tucson", "new_address_zip": "85701", "city": "Tucson", "zip": "85701"}
-    assert owners == [[], ["new_address_city", "new_address_zip", "city", "zip"]]
+    # 3 for one request, 1 for the other: both, each request owning them (the scripted user picks its own)
+    assert parts == {"total_baggages": [3, 1], "new_address_city": "Tucson", "new_address_zip": "85701",
+                     "city": "Tucson", "zip": "85701"}
+    assert owners == [["total_baggages"], ["total_baggages", "new_address_city", "new_address_zip", "city", "zip"]]
+    steps[:] = [Step("search", {"date": "2024-05-19"}, "[]", 0, "read"), Step("search", {"date": "2024-05-22"}, "[]", 1, "read")]
+    parts, owners = answer_parts(cand, {}, [[], []], texts=["move my trip to May 19", "move my other trip to May 22"])
+    assert parts == {"dates": ["2024-05-19", "2024-05-22"]} and owners == [["dates"], ["dates"]]  # 'date' -> 'dates'
+    steps.append(Step("search", {"date": "2024-05-20"}, "[]", 0, "read"))
+    parts, _ = answer_parts(cand, {}, [[], []], texts=["move my trip from May 20 to May 19", "move it to May 22"])
+    assert parts == {}  # one request says two dates for it: it could not say which one is asked
 
 
 def test_agreement_takes_all_five_labels():
@@ -384,3 +391,36 @@ def test_every_condition_has_a_coherent_feeling_in_every_situation(space):
     desperate = {"family": "fear", "emotion": "desperation", "politeness": "neutral", "urgency": "high", "trust": "cautious"}
     assert not [c for c in cue_options(desperate, SITUATIONS["trivial"])["emotion"] if "begging" in c]
     assert [c for c in cue_options(desperate, SITUATIONS["misfortune"])["emotion"] if "begging" in c]
+
+def test_an_amount_said_with_its_dollar_sign_is_not_said_again():
+    from tau_emotion.tracer.refine import already_said
+
+    assert already_said("amount", 75, "the amount is $75", "send $75 to Harbor Property Mgmt")
+    assert already_said("amount", "1250.5", "the amount is $1,250.50", "pay $1,250.50 toward the loan")
+    assert not already_said("amount", 75, "the amount is $75", "send $750 to Harbor Property Mgmt")
+    assert not already_said("amount", 75, "the amount is $75", "send $75.50 to Harbor Property Mgmt")
+    assert not already_said("checked_bags", 5, "you want 5 checked bags", "pay the $5 fee")  # a count is no amount
+
+
+@pytest.mark.parametrize(("pack", "seed", "flags"), [
+    ("bank", 1, {"min_calls": 6, "challenge_rate": 0.25}),
+    ("airline", 5, {}),
+])
+def test_built_instructions_say_each_amount_and_preference_once(domains, space, pack, seed, flags):
+    """Real builds: no 'The amount is $75.' after 'send $75', no 'Your preference is the same as for the earlier
+    request.'; a preference two requests share is still stated (once)."""
+    import re
+
+    from tau_emotion.tracer.build import build_tasks
+
+    tasks = build_tasks(domains.get(pack), "test", 20, seed, space=space, **flags).tasks
+    for task in tasks:
+        text = task.user.instruction
+        assert "same as for the earlier request" not in text and "same preference as before" not in text, task.id
+        for amount in re.findall(r"[Tt]he amount is (\$[\d,.]+)\.", text):
+            assert text.count(amount) == 1, (task.id, text)
+        prefs = task.user.known.get("preferences") or ""
+        for pref in filter(None, prefs.split("; ")):
+            said = re.sub(r"\bI\b", "you", pref.replace("my ", "your ").replace(" me", " you"))
+            assert said in text, (task.id, pref, text)
+    assert len(tasks) == 20
