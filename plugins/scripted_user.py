@@ -72,6 +72,12 @@ _SALIENT = {
 }
 
 
+#: amounts and durations an agent may offer in place of what was asked ("a $50 credit", "180 days")
+_OFFERED = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)|\b(\d+)\s+days?\b", re.I)
+#: the instruction's words for a user who declines a smaller compliant variant of a refused request (tracer/answers.py)
+_DECLINES_LESS = "offer of less than"
+
+
 class NeutralStyle:
     """The scripted user's own phrasing and budget: a `UserStyle`, and what other styles may delegate to."""
 
@@ -447,6 +453,16 @@ class ScriptedUser:
                 return False
         return True
 
+    def _offers_less(self, text: str) -> bool:
+        """True when the user declines smaller offers and the agent proposes less than a refused request asked
+        ("I can credit $50 instead, shall I?" after a refused $75 credit)."""
+        if _DECLINES_LESS not in self.task.user.instruction:
+            return False
+        asked = [float(v) for r in self.task.meta.get("refused", []) for v in leaves(r.get("arguments", {}))
+                 if not isinstance(v, bool) and re.fullmatch(r"\d+(?:\.\d+)?", str(v))]
+        named = [float((a or b).replace(",", "")) for a, b in _OFFERED.findall(text)]
+        return bool(asked and named) and all(n < max(asked) for n in named)
+
     def _with_friction(self, kind: str | None, reply: str) -> str:
         if kind is None:
             return reply
@@ -473,7 +489,7 @@ class ScriptedUser:
         if "?" in text and not _ANYTHING_ELSE.search(lower):
             keys = self._asked_keys(text)
             if _CONFIRM.search(lower):  # "I will change reservation X ... Shall I proceed?" is not a question about X
-                if not self._describes_request(text):
+                if not self._describes_request(text) or self._offers_less(text):
                     reply = self._with_friction("no_progress", self.style.correct(request))
                 else:
                     reply = self._with_friction("no_progress" if repeated else None, self.style.confirm())

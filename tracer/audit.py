@@ -88,19 +88,23 @@ def task_user(task: Task) -> str | None:
 
 
 def writes(domain: Domain, task: Task) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
-    """The task's write (and handover) calls as (tool, the ids it names), in order."""
+    """The task's write (and handover) calls as (tool, the ids it names), in order. A handover names the ids of
+    the refused calls it follows (two handovers for different refused requests are different tasks)."""
     tools = domain.toolset
+    refused = tuple(sorted({(k, str(v)) for r in task.meta.get("refused") or []
+                            for k, v in (r.get("arguments") or {}).items() if k.endswith("_id")}))
     out = []
     for action in task.gold.actions:
         tool = tools[action.name] if action.name in tools else None
         if tool is not None and (tool.writes or tool.terminal):
             ids = tuple(sorted((k, str(v)) for k, v in action.arguments.items() if k.endswith("_id")))
-            out.append((action.name, ids))
+            out.append((action.name, ids + refused if tool.terminal else ids))
     return out
 
 
 def written_entities(domain: Domain, task: Task) -> set[tuple[str, str]]:
-    return {pair for _, ids in writes(domain, task) for pair in ids}
+    """The entities the task's writes name (a handover's refused ids are not written)."""
+    return {pair for name, ids in writes(domain, task) if not domain.toolset.is_terminal(name) for pair in ids}
 
 
 def challenge_kinds(domain: Domain, task: Task) -> list[str]:

@@ -42,6 +42,14 @@ _SIMPLE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 IDENTITY_SKIP = ("first_name", "last_name", "name", "full_name")
 
 
+def identity_phrase(key: str, value: Any) -> str:
+    """How the opening sentence gives an identifying fact: 'phone number 774-555-9025'; a relative's first name
+    ('child_first_name') as 'your child Kira', not 'child first name Kira'."""
+    if key.endswith("_first_name"):
+        return f"your {key[: -len('_first_name')].replace('_', ' ')} {value}"
+    return f"{key.replace('_', ' ')} {value}"
+
+
 def capfirst(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -336,7 +344,7 @@ class TemplateRefiner:
             if draft.refused and draft.on_refusal == "transfer":
                 lines.append(render("handoff_line.j2", variant=variant["handoff"]))
         persona = cand.persona
-        identity = [f"{k.replace('_', ' ')} {v}" for k, v in persona.facts.items() if k not in IDENTITY_SKIP]
+        identity = [identity_phrase(k, v) for k, v in persona.facts.items() if k not in IDENTITY_SKIP]
         known = dict(cand.known)
         prefs = list(dict.fromkeys(say(p, FIRST) for d in cand.drafts for p in d.preferences))
         if prefs:

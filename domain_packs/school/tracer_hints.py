@@ -200,7 +200,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
     facts: dict[str, Any] = {"first_name": who["first_name"], "last_name": who["last_name"],
                              "phone_number": who["phone_number"], "date_of_birth": who["date_of_birth"]}
     if guardian:
-        facts.update(student_first_name=student["first_name"])
+        facts.update(child_first_name=student["first_name"])  # "your child Kira"
     return Persona(name=f"{who['first_name']} {who['last_name']}", facts=facts,
                    reads={"verify_caller": [{"phone_number": who["phone_number"],
                                              "date_of_birth": who["date_of_birth"]}],

@@ -127,3 +127,27 @@ def test_a_qualified_question_gets_the_requests_part_not_a_near_namesake():
     for task in bags:
         reply = _answer(pm, domain, task, "Could you tell me the nonfree baggages?")
         assert "baggages" not in reply, reply
+
+
+def test_scripted_user_turns_down_a_smaller_offer_when_its_instruction_says_so():
+    """Issue 21 item 3: a refused request with a compliant smaller variant keeps the refusal as gold only because the
+    instruction says the user turns down less; the offline user must act on it (a $50 credit offered for a refused
+    $75 one, 180 days for a refused 360) and still say yes to a confirmation of what it asked."""
+    from tau_emotion.tracer.answers import DECLINE_LESS
+
+    pm, domain, tasks = _built("telecom", 20, 1, challenge_rate=0.6)
+    said = DECLINE_LESS.replace("{{I}}", "you")
+    task = next(t for t in tasks if said in t.user.instruction)
+    asked = max(float(v) for r in task.meta["refused"] for v in r["arguments"].values()
+                if re.fullmatch(r"\d+(?:\.\d+)?", str(v)))
+    episode, view = bare_episode(pm, domain, task)
+    user = ScriptedUser(view)
+    asyncio.run(user.start())
+    unit = "days" if "suspend" in str(task.meta["refused"]) else "dollars"
+    less = f"${asked / 2:g}" if unit == "dollars" else f"{asked / 2:g} days"
+    offer = Message(role="assistant", content=f"I can't do that, but I can do {less} instead. Shall I proceed?")
+    reply = asyncio.run(user.respond(offer)).content
+    assert "go ahead" not in reply.lower() and "yes" not in reply.lower(), reply
+    same = f"${asked:g}" if unit == "dollars" else f"{asked:g} days"
+    yes = Message(role="assistant", content=f"I will do {same} as you asked. Shall I proceed?")
+    assert user._offers_less(offer.content) and not user._offers_less(yes.content)
