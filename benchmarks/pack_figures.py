@@ -199,12 +199,12 @@ def write(fig: PackFigures) -> bool:
     return new != text
 
 
-def strip(pack: str) -> int:
-    """Drop the Tracer-built splits (those in REBUILD) from `pack`'s data/tasks.json, keeping the hand-written ones in
-    the layout `tau tracer build` writes; returns the tasks kept."""
+def strip(pack: str, path: Path | None = None) -> int:
+    """Drop the Tracer-built splits (those in REBUILD) from `pack`'s data/tasks.json (or `path`), keeping the
+    hand-written ones in the layout `tau tracer build` writes; returns the tasks kept."""
     from tau_emotion.tracer.build import pack_tasks_path
 
-    path = pack_tasks_path(load_domain(pack))
+    path = path if path is not None else pack_tasks_path(load_domain(pack))
     rows = json.loads(path.read_text(encoding="utf-8"))
     kept = [row for row in rows if row.get("split") not in REBUILD[pack]]
     path.write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
