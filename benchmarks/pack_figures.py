@@ -14,7 +14,8 @@ rules (tasks with `meta.decisions`; proceed/decline branches).
 
     python benchmarks/pack_figures.py [PACK ...]            # print the figures
     python benchmarks/pack_figures.py --write [PACK ...]    # rewrite each README's block from the committed splits
-    python benchmarks/pack_figures.py --check [PACK ...]    # exit 1 naming each README whose block is stale
+    python benchmarks/pack_figures.py --check [PACK ...]    # exit 1 naming each README whose block is stale,
+                                                            # and each split its README command's seed did not build
     python benchmarks/pack_figures.py --rebuild [PACK ...]  # print a shell script rebuilding every split, then --write
     python benchmarks/pack_figures.py --strip PACK ...      # drop the Tracer-built splits from data/tasks.json (hand kept)
 
@@ -71,6 +72,7 @@ class SplitFigures:
     rule_tasks: int
     proceed: int
     decline: int
+    seeds: tuple[int, ...] = ()  # the build seeds its tasks record (`meta.seed`)
 
     def row(self) -> str:
         kinds = ", ".join(f"{k} {c}" for k, c in self.kinds) or "none"
@@ -118,7 +120,8 @@ def split_figures(domain: Any, split: str, tasks: list[Any]) -> SplitFigures:
         challenge_tasks=sum(1 for t in mine if t.meta.get("policy_challenge")),
         kinds=sorted(kinds.items(), key=lambda kc: (-kc[1], kc[0])),
         rule_tasks=sum(1 for t in mine if t.meta.get("decisions")),
-        proceed=branches.get("proceed", 0), decline=branches.get("decline", 0))
+        proceed=branches.get("proceed", 0), decline=branches.get("decline", 0),
+        seeds=tuple(sorted({t.meta["seed"] for t in mine if isinstance(t.meta.get("seed"), int)})))
 
 
 def pack_figures(pack: str, pm: Any = None) -> PackFigures:
@@ -184,6 +187,18 @@ def stale(figures: list[PackFigures]) -> list[str]:
         if found != [block(fig)]:
             out.append(shown(fig.readme))
     return out
+
+
+def command_seed(pack: str, split: str) -> int:
+    flags = REBUILD[pack][split].split()
+    return int(flags[flags.index("--seed") + 1])
+
+
+def seed_mismatches(figures: list[PackFigures]) -> list[str]:
+    """Splits whose tasks record a build seed other than the README command's: the command does not make them."""
+    return [f"{fig.pack} {s.split}: built with seed {', '.join(map(str, s.seeds)) or '(none recorded)'}, "
+            f"the README command says --seed {command_seed(fig.pack, s.split)}"
+            for fig in figures for s in fig.splits if s.seeds != (command_seed(fig.pack, s.split),)]
 
 
 def write(fig: PackFigures) -> bool:
@@ -266,7 +281,10 @@ def main(argv: list[str] | None = None) -> int:
         bad = stale(figures)
         for path in bad:
             print(f"stale: {path} (run python benchmarks/pack_figures.py --write)", file=sys.stderr)
-        return 1 if bad else 0
+        seeds = seed_mismatches(figures)
+        for line in seeds:
+            print(f"seed: {line} (rebuild the split with its README command)", file=sys.stderr)
+        return 1 if bad or seeds else 0
     if args.write:
         for fig in figures:
             print(f"{shown(fig.readme)}: {'rewritten' if write(fig) else 'unchanged'}")

@@ -34,10 +34,38 @@ def _figures():
     return [bench.pack_figures(pack, pm) for pack in bench.REBUILD]
 
 
+def test_every_project_pack_with_tracer_built_splits_has_its_rebuild_flags():
+    """A new pack's Tracer splits cannot escape the check: its flags go into REBUILD, its README gets the block."""
+    from tau_emotion.core.domain import Domain
+
+    catalog = load_all_plugins().catalog("domains")
+    built = {}
+    for name in catalog.names():
+        obj = catalog.get(name)
+        domain = obj if isinstance(obj, Domain) else obj()
+        if (domain.package or "").startswith("tau_emotion.domain_packs."):
+            splits = {t.split for t in domain.tasks(None) if t.meta.get("source") == "tracer"}
+            if splits:
+                built[name] = splits
+    assert built == {pack: set(flags) for pack, flags in _bench().REBUILD.items()}
+
+
 def test_every_tracer_pack_readme_carries_the_figures_of_its_committed_splits():
     stale = _bench().stale(_figures())
     assert not stale, (f"README figures differ from the committed splits: {', '.join(stale)}; "
                        f"run python benchmarks/pack_figures.py --write")
+
+
+#: packs whose committed test split predates the README's current seed (airline 2 -> 5, movie 4 -> 6)
+REBUILT_SEED = {"airline", "movie"}
+
+
+@pytest.mark.parametrize("pack", [pytest.param(p, marks=pytest.mark.xfail(
+    strict=False, reason="committed test split predates the README seed; the lead rebuilds")) if p in REBUILT_SEED
+    else p for p in _bench().REBUILD])
+def test_each_committed_split_was_built_with_its_readme_commands_seed(pack):
+    figures = [f for f in _figures() if f.pack == pack]
+    assert figures and not _bench().seed_mismatches(figures)
 
 
 def test_the_figures_count_what_the_task_file_holds():
