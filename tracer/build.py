@@ -189,7 +189,7 @@ def build_tasks(
     accepted: list[Candidate] = []
     readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
     # per stratified variable, family -> Counter of the accepted tasks' values
-    strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}, "length": {}, "kinds": {}}
+    strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}}
     limit = max_candidates or max(500, 60 * n)
     index = 0
     last_accept = 0  # the candidate index after the last accepted task (stall relaxes the balance strata)
@@ -268,10 +268,11 @@ def build_tasks(
 
 def stratum(cand: Candidate) -> dict[str, Any]:
     """What the build balances across emotion families: whether the task is a policy challenge, how many
-    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`) and its gold length (`design.length_bin`); its request kinds separately (`kinds_fit`)."""
+    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`), whether it carries a
+    decision rule, and its gold length (`design.length_bin`); its request kinds separately (`kinds_fit`)."""
     intents = sum(1 + int(bool(d.refused and d.on_refusal == "transfer")) for d in cand.drafts)
     return {"challenge": bool(cand.policy_challenge), "intents": min(intents, INTENT_STRATA),
-            "length": length_bin(len(cand.gold_actions))}
+            "rule": any(d.decision for d in cand.drafts), "length": length_bin(len(cand.gold_actions))}
 
 
 def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[str, dict[str, Counter]],
@@ -289,9 +290,10 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
         if why is not None:
             return Reject("feelings", why)
     for name, value in stratum(cand).items():
-        if not share_fits(strata[name], condition["family"], value, CHALLENGE_SLACK * (slack if name == "length" else 1)):
+        if not share_fits(strata[name], condition["family"], value, CHALLENGE_SLACK * (slack if name in ("length", "rule") else 1)):
             kind = {"challenge": "a policy challenge" if value else "no policy challenge",
                     "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
+                    "rule": "a decision rule" if value else "no decision rule",
                     "length": f"gold length bin {value}"}[name]
             return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's "
                                      f"running share")

@@ -32,13 +32,14 @@ def _round(value: float, down: bool) -> int:
     return int((math.floor if down else math.ceil)(value / step) * step)
 
 
-def attach_decision(draft: IntentDraft, rng: random.Random) -> None:
-    """Maybe give `draft` a decision rule on its first asked amount (seeded; the data picks the branch)."""
+def attach_decision(draft: IntentDraft, rng: random.Random, rate: float | None = None) -> None:
+    """Maybe give `draft` a decision rule on its first asked amount (seeded; the data picks the branch), with
+    probability `rate` (the pack's `TracerHints.decision_rate`, else DECISION_RATE)."""
     if draft.refused or not draft.decline:
         return
     money = next((o for o in draft.outputs if o.ask and not o.from_goal and o.reason is None
                   and _AMOUNT.match(o.text) and float(o.text) >= MIN_AMOUNT), None)
-    if money is None or rng.random() >= DECISION_RATE:
+    if money is None or rng.random() >= (DECISION_RATE if rate is None else rate):
         return
     amount = float(money.text)
     if rng.random() < DECLINE_SHARE:

@@ -200,7 +200,7 @@ class Grounder:
                     f"The user asks for a human agent after a refused request ({draft.kind.replace('_', ' ')}).")
             if draft.refused and draft.on_refusal == "transfer" and not ctx.is_last:
                 raise Reject("ungroundable", f"{goal}: a handover must end the task")
-            attach_decision(draft, rng)
+            attach_decision(draft, rng, self.hints.decision_rate)
             ctx.history.append(draft)
             cand.drafts.append(draft)
             merge_facts(known, draft.facts)

@@ -140,6 +140,10 @@ class TracerHints(BaseModel):
     #: a trip that already started, an occasion on a booking the caller is not on), or None; the validator
     #: rejects such a candidate as `situation`. None: no check
     situation: Callable[[Any, Any], str | None] | None = None
+    #: the share of amount-bearing requests given a decision rule ("if the fee is more than $40, keep it as it is");
+    #: None: the Tracer's default (`decisions.DECISION_RATE`). A pack with few such requests raises it so that its
+    #: splits reach the audit's floor of tasks with a rule
+    decision_rate: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _every_goal_weighs(self) -> TracerHints:

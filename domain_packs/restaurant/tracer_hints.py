@@ -454,4 +454,5 @@ HINTS = TracerHints(
     fact_phrase=fact_phrase,
     # an occasion must fit the meal's day, seating and party (old friends in town for a weekend eat on a weekend)
     situation=situation,
+    decision_rate=0.9,  # few restaurant requests carry an amount (set menus, late cancellations, deposits)
 )
