@@ -455,16 +455,23 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1, _days(res)))
     k = ctx.rng.randrange(len(passengers))
     name = f"{passengers[k]['first_name']} {passengers[k]['last_name']}"
+    # the caller speaks of themself in the first person ("my date of birth", "my seat"), never by their own name
+    me = (passengers[k]["first_name"], passengers[k]["last_name"]) == (ctx.persona.facts.get("first_name"),
+                                                                       ctx.persona.facts.get("last_name"))
     if ctx.rng.random() < 0.5:
         shifted = shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
         passengers[k] = {**passengers[k], "dob": shifted}
         kind, facts = "fix_passenger", {"passenger_to_correct": name, "correct_dob": shifted}
-        request = [f"correct the date of birth of {name} on {ref.phrase} to {shifted}"]
+        request = [f"correct {{{{my}}}} date of birth on {ref.phrase} to {shifted}" if me else
+                   f"correct the date of birth of {name} on {ref.phrase} to {shifted}"]
         mood = Mood("a date of birth on {{my}} booking is wrong", "neutral", 1, mood.days_left)
     else:
         passengers[k] = newcomer
         kind, facts = "replace_passenger", {"passenger_to_replace": name, "new_passenger": newcomer}
-        request = [f"replace {name} with {first} {last} (born {dob}) on {ref.phrase}"]
+        request = [f"give {{{{my}}}} seat on {ref.phrase} to {first} {last} (born {dob})" if me else
+                   f"replace {name} with {first} {last} (born {dob}) on {ref.phrase}"]
+    if me:  # the passenger is the caller, whose name the agent has: no "the passenger ... is <my own name>"
+        facts = {k_: v for k_, v in facts.items() if k_ not in ("passenger_to_correct", "passenger_to_replace")}
     return draft(kind, "update_reservation_passengers",
                  {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
                  mood=mood)

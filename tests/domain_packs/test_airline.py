@@ -515,6 +515,37 @@ def test_cancellation_reasons_fit_the_trip_and_the_caller(domain):
     assert situation(state, cand(other["reservation_id"], owner(other), "{{my}} plans changed")) is None
 
 
+def test_a_caller_who_is_the_passenger_speaks_in_the_first_person(domain):
+    """Issue 21 review (airline-test-041, -031): "correct the date of birth of Amara Lopez" written for Amara Lopez.
+    A passenger correction or replacement of the caller's own entry says "your date of birth" / "your seat", and
+    the caller's name is not stated as a separate fact; another passenger is still named."""
+    import random
+
+    from tau_emotion.domain_packs.airline.tracer_hints import HINTS
+    from tau_emotion.tracer.hints import GroundingContext, Ungrounded
+
+    own = other = 0
+    for seed in range(400):
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        try:
+            ctx.persona = HINTS.persona(ctx)
+            found = HINTS.goals["update_reservation_passengers"](ctx)
+        except Ungrounded:
+            continue
+        if found is None or found.kind not in ("fix_passenger", "replace_passenger"):
+            continue
+        name = f"{ctx.persona.facts['first_name']} {ctx.persona.facts['last_name']}"
+        request = " ".join(found.request)
+        said = [v for k, v in found.facts.items() if k in ("passenger_to_correct", "passenger_to_replace")]
+        if "{{my}} date of birth" in request or "{{my}} seat" in request:
+            own += 1
+            assert name not in request and not said, (request, found.facts)
+        else:
+            other += 1
+            assert said and said[0] in request and said[0] != name, (request, found.facts)
+    assert own >= 3 and other >= 10, (own, other)
+
+
 def test_pack_import_is_light():
     """Importing the pack and its tools loads no heavy library (in a fresh interpreter: this process's
     modules depend on which tests ran before)."""
