@@ -41,6 +41,7 @@ from tau_emotion.tracer.hints import (
     first_grounded,
     goals_in,
     instrument_options,
+    join_and,
     money,
     month_day,
     need,
@@ -159,6 +160,15 @@ def _insurance(said: list[str]) -> str:
     return {"yes": "take the travel insurance", "no": "skip the travel insurance"}.get(said[0], f"travel insurance: {said[0]}")
 
 
+def _flight_days(days: list[str]) -> str:
+    """The flight-status dates: a flight of today is said by its request ("your flight ... today"), so it is not
+    said again as "the flight is on May 15"; other days are said as a month and day."""
+    later = [month_day(d) for d in days if d != TODAY]
+    if not later:
+        return ""
+    return f"the flight is on {later[0]}" if len(later) == 1 else f"the flights are on {join_and(later)}"
+
+
 #: the instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift
 #: card ending in 2799"). A plural key is several intents' facts merged, each value once: said without "respectively",
 #: since the values need not line up with the intents (each intent's own line names its trip, date or card). A card's
@@ -190,7 +200,7 @@ fact_phrase = fact_wording({
     "passenger_to_correct": ("the passenger whose details are wrong is {}", "the passengers whose details are wrong are {}"),
     "correct_dob": ("the correct date of birth is {}", "the correct dates of birth are {}", _birthday),
     "flight_number": ("the flight number is {}", "the flight numbers are {}"),
-    "flight_date": ("the flight is on {}", "the flights are on {}", month_day),
+    "flight_date": _flight_days,
 }, unsaid=["card_last_four_digits"])
 
 
@@ -445,22 +455,35 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1, _days(res)))
     k = ctx.rng.randrange(len(passengers))
     name = f"{passengers[k]['first_name']} {passengers[k]['last_name']}"
+    # the caller speaks of themself in the first person ("my date of birth", "my seat"), never by their own name
+    me = (passengers[k]["first_name"], passengers[k]["last_name"]) == (ctx.persona.facts.get("first_name"),
+                                                                       ctx.persona.facts.get("last_name"))
     if ctx.rng.random() < 0.5:
         shifted = shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
         passengers[k] = {**passengers[k], "dob": shifted}
         kind, facts = "fix_passenger", {"passenger_to_correct": name, "correct_dob": shifted}
-        request = [f"correct the date of birth of {name} on {ref.phrase} to {shifted}"]
+        request = [f"correct {{{{my}}}} date of birth on {ref.phrase} to {shifted}" if me else
+                   f"correct the date of birth of {name} on {ref.phrase} to {shifted}"]
         mood = Mood("a date of birth on {{my}} booking is wrong", "neutral", 1, mood.days_left)
     else:
         passengers[k] = newcomer
         kind, facts = "replace_passenger", {"passenger_to_replace": name, "new_passenger": newcomer}
-        request = [f"replace {name} with {first} {last} (born {dob}) on {ref.phrase}"]
+        request = [f"give {{{{my}}}} seat on {ref.phrase} to {first} {last} (born {dob})" if me else
+                   f"replace {name} with {first} {last} (born {dob}) on {ref.phrase}"]
+    if me:  # the passenger is the caller, whose name the agent has: no "the passenger ... is <my own name>"
+        facts = {k_: v for k_, v in facts.items() if k_ not in ("passenger_to_correct", "passenger_to_replace")}
     return draft(kind, "update_reservation_passengers",
                  {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
                  mood=mood)
 
 
 # --------------------------------------------------------------------------- cancel and compensate
+
+
+def _flies(ctx: GroundingContext, res: dict) -> bool:
+    """Whether the caller is a passenger of the reservation (the booker may have booked it for others)."""
+    me = (ctx.persona.facts.get("first_name"), ctx.persona.facts.get("last_name"))
+    return any((p.get("first_name"), p.get("last_name")) == me for p in res.get("passengers", []))
 
 
 def _cancel_grounds(ctx: GroundingContext, res: dict) -> str | None:
@@ -476,6 +499,8 @@ _REASONS = {
     "business": ("{{I}} no longer need to travel", "change of plans"),
     "insured": ("{{I}} {{am}} sick and {{my}} doctor says {{I}} should not fly", "health: doctor advised not to fly"),
     "weather": ("a big storm is forecast where {{I}} {{am}} going", "weather: a storm is forecast"),
+    # a booking made for others: the storm is where the trip goes, not where the caller is going
+    "weather_there": ("a big storm is forecast where the trip goes", "weather: a storm is forecast"),
     "none": ("{{I}} would rather not travel after all", "change of plans"),
     # a trip partly flown: the traveller's plans changed on the way (not "would rather not travel", which the
     # situation check refuses for a trip that started)
@@ -487,11 +512,13 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     active = [r for r in _reservations(ctx) if r["status"] == "active"]
     unflown = [r for r in active if not _leg(ctx, r, FLOWN)]
     if ctx.want_challenge:
-        flown = [r for r in active if _leg(ctx, r, FLOWN)]
+        # partly flown: "the rest of my trip" needs a leg still ahead (a trip flown in full has no rest to cancel)
+        flown = [r for r in active if _leg(ctx, r, FLOWN) and any(leg["date"] >= TODAY for leg in r["flights"])]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
         res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
         ref = _ref(ctx, res)
-        reason, said = _REASONS["flown" if res in flown else "none"]
+        # "would rather not travel" is a traveller's words: a caller who booked for others says their plans changed
+        reason, said = _REASONS["flown" if res in flown else "none" if _flies(ctx, res) else "recent"]
         if res in flown:
             return draft("cancel_after_departure", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                          [f"cancel {ref.phrase} and refund it"], ref, facts={"cancellation_reason": said},
@@ -503,7 +530,13 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
                      mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2, _days(res)))
     res = _pick(ctx, [r for r in unflown if _cancel_grounds(ctx, r)])
     grounds = _cancel_grounds(ctx, res)
-    reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else grounds]
+    # the caller's own words fit whether they fly: one who booked for others is not sick, going or travelling
+    aboard = _flies(ctx, res)
+    reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else
+                            "weather_there" if grounds == "insured" and not aboard else
+                            "recent" if grounds == "business" and not aboard else grounds]
+    if reason.startswith("a big storm") and not aboard:
+        reason, said = _REASONS["weather_there"]
     ref = _ref(ctx, res)
     refund = sum(p["amount"] for p in res["payment_history"] if not p["payment_id"].startswith("certificate_"))
     # the airline's own cancellation: its flight's status shows it

@@ -106,7 +106,7 @@ def _payment(ctx: GroundingContext) -> Instrument:
 
 # the caller's own words for a suspension (the known fact) -> the instruction's second person
 _SUSPENSION_WORDS = {"my phone was stolen": "your phone was stolen", "I am travelling abroad": "you are travelling abroad",
-                     "a long hospital treatment": "you are going into hospital for a long treatment"}
+                     "a hospital treatment": "you are going into hospital for treatment"}
 
 
 def _problem(value: str) -> str:  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
@@ -245,8 +245,8 @@ def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
 
 _SUSPEND = {
     "lost_or_stolen": ("{{my}} phone was stolen", "my phone was stolen", "negative", 3),
-    "travel": ("{{I}} will be abroad for a long time", "I am travelling abroad", "neutral", 1),
-    "medical": ("{{I}} {{am}} going into hospital for a long treatment", "a long hospital treatment", "negative", 3),
+    "travel": ("{{I}} will be travelling abroad", "I am travelling abroad", "neutral", 1),
+    "medical": ("{{I}} {{am}} going into hospital for treatment", "a hospital treatment", "negative", 3),
 }
 
 

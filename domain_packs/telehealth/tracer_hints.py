@@ -191,7 +191,9 @@ def _calling_for(said: list[str]) -> str:
 
 
 #: the instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit"); a
-#: plural key is two intents' facts merged, in the intents' order ("... respectively")
+#: plural key is two intents' facts merged, in the intents' order ("... respectively"). The specialty goes unsaid:
+#: every request that has it names the doctor's kind ("a family doctor", "(psychiatrist)"), and "the specialty is
+#: family medicine" after "a family doctor" says it twice.
 fact_phrase = fact_wording({
     "specialty": ("the specialty is {}", "the specialties are {} respectively"),
     "provider": ("you want to see {}", "you want to see {} respectively"),
@@ -211,7 +213,7 @@ fact_phrase = fact_wording({
     "new_email": ("your new email address is {}", "the new email addresses are {} respectively"),
     "representative": ("the person whose permission you withdraw is {}",
                        "the people whose permission you withdraw are {} respectively"),
-})
+}, unsaid=["specialty", "specialties"])
 
 
 # --------------------------------------------------------------------------- persona

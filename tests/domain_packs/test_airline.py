@@ -428,6 +428,124 @@ def test_instructions_are_worded_as_a_traveller_would(domain):
             assert value in task.user.instruction, (task.id, value)  # ids stay verbatim
 
 
+def test_a_flight_of_today_is_not_dated_again():
+    """airline-test-024 (issue 21 review): "the status of your flight from San Diego to New York JFK today. ... the
+    flight is on May 15" said the day twice. A flight of today is said by its request's "today"; another day is
+    still said as a month and day."""
+    from tau_emotion.domain_packs.airline.tracer_hints import TODAY, fact_phrase
+
+    assert fact_phrase("flight_date", TODAY) == ""
+    assert fact_phrase("flight_date", "2024-05-28") == "the flight is on May 28"
+    assert fact_phrase("flight_dates", [TODAY, "2024-05-28"]) == "the flight is on May 28"
+    assert fact_phrase("flight_dates", ["2024-05-16", "2024-05-28"]) == "the flights are on May 16 and May 28"
+
+
+def _cancel_drafts(domain, tries: int = 240):
+    """(persona, cancellation draft) the pack's grounder makes for many personas, with and without a challenge."""
+    import random
+
+    from tau_emotion.domain_packs.airline.tracer_hints import HINTS
+    from tau_emotion.tracer.hints import GroundingContext, Ungrounded
+
+    out = []
+    for seed in range(tries):
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        try:
+            ctx.persona = HINTS.persona(ctx)
+            ctx.want_challenge = seed % 2 == 1
+            found = HINTS.goals["cancel_reservation"](ctx)
+        except Ungrounded:
+            continue
+        if found is not None:
+            out.append((ctx.persona, found))
+    return out
+
+
+def test_cancellation_reasons_fit_the_trip_and_the_caller(domain):
+    """Issue 21 review (airline-test-011, -008): "you no longer need the rest of your trip" for a trip whose only
+    flight flew on May 10, and "because you no longer need to travel" for a reservation whose passengers do not
+    include the caller. The situation check rejects both; the grounder picks a partly flown trip for the first and
+    lets a caller who booked for others say their plans changed."""
+    from types import SimpleNamespace
+
+    from tau_emotion.domain_packs.airline.tracer_situation import TODAY, situation
+
+    state = domain.database.state()
+    reservations = state["reservations"]
+    drafts = _cancel_drafts(domain)
+    kinds = {d.kind for _, d in drafts}
+    assert {"cancel", "cancel_after_departure", "cancel_not_allowed"} <= kinds, kinds
+    for persona, d in drafts:
+        res = reservations.peek(d.arguments["reservation_id"])
+        me = (persona.facts["first_name"], persona.facts["last_name"])
+        aboard = any((p["first_name"], p["last_name"]) == me for p in res["passengers"])
+        context = d.context.lower()
+        assert situation(state, SimpleNamespace(persona=persona, drafts=[d], occasion=None)) is None, (d.kind, context)
+        if "rest of" in context:
+            assert any(leg["date"] >= TODAY for leg in res["flights"]), res["reservation_id"]
+        if "need to travel" in context or "rather not travel" in context:
+            assert aboard, (res["reservation_id"], context)
+
+    def cand(rid, persona, context):
+        from tau_emotion.tracer.hints import IntentDraft
+
+        d = IntentDraft(kind="cancel", goal="cancel_reservation", arguments={"reservation_id": rid}, request=["x"],
+                        context=context)
+        return SimpleNamespace(persona=persona, drafts=[d], occasion=None)
+
+    from tau_emotion.tracer.hints import Persona
+
+    def owner(res):
+        u = state["users"].peek(res["user_id"])
+        return Persona(name="x", facts={"first_name": u["name"]["first_name"], "last_name": u["name"]["last_name"]})
+
+    rows = [r for _, r in reservations.scan()]
+    done = next(r for r in rows if all(leg["date"] < TODAY for leg in r["flights"]))
+    why = situation(state, cand(done["reservation_id"], owner(done), "{{I}} no longer need the rest of {{my}} trip"))
+    assert why and "before" in why and done["reservation_id"] in why
+    part = next(r for r in rows if any(leg["date"] < TODAY for leg in r["flights"])
+                and any(leg["date"] >= TODAY for leg in r["flights"]))
+    assert situation(state, cand(part["reservation_id"], owner(part), "{{I}} no longer need the rest of {{my}} trip")) is None
+    ahead = [r for r in rows if all(leg["date"] >= TODAY for leg in r["flights"])]
+    other = next(r for r in ahead if not any((p["first_name"], p["last_name"]) == (owner(r).facts["first_name"],
+                                                                                   owner(r).facts["last_name"])
+                                             for p in r["passengers"]))
+    why = situation(state, cand(other["reservation_id"], owner(other), "{{I}} no longer need to travel"))
+    assert why and "does not fly on" in why
+    assert situation(state, cand(other["reservation_id"], owner(other), "{{my}} plans changed")) is None
+
+
+def test_a_caller_who_is_the_passenger_speaks_in_the_first_person(domain):
+    """Issue 21 review (airline-test-041, -031): "correct the date of birth of Amara Lopez" written for Amara Lopez.
+    A passenger correction or replacement of the caller's own entry says "your date of birth" / "your seat", and
+    the caller's name is not stated as a separate fact; another passenger is still named."""
+    import random
+
+    from tau_emotion.domain_packs.airline.tracer_hints import HINTS
+    from tau_emotion.tracer.hints import GroundingContext, Ungrounded
+
+    own = other = 0
+    for seed in range(400):
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        try:
+            ctx.persona = HINTS.persona(ctx)
+            found = HINTS.goals["update_reservation_passengers"](ctx)
+        except Ungrounded:
+            continue
+        if found is None or found.kind not in ("fix_passenger", "replace_passenger"):
+            continue
+        name = f"{ctx.persona.facts['first_name']} {ctx.persona.facts['last_name']}"
+        request = " ".join(found.request)
+        said = [v for k, v in found.facts.items() if k in ("passenger_to_correct", "passenger_to_replace")]
+        if "{{my}} date of birth" in request or "{{my}} seat" in request:
+            own += 1
+            assert name not in request and not said, (request, found.facts)
+        else:
+            other += 1
+            assert said and said[0] in request and said[0] != name, (request, found.facts)
+    assert own >= 3 and other >= 10, (own, other)
+
+
 def test_pack_import_is_light():
     """Importing the pack and its tools loads no heavy library (in a fresh interpreter: this process's
     modules depend on which tests ran before)."""

@@ -108,3 +108,30 @@ def test_splits_and_suite(domain):
     from tau_emotion.plugins.suites import SUITES
 
     assert "telecom" in SUITES["tau-emotion"]
+
+
+def test_a_suspension_reason_does_not_claim_a_length_its_days_contradict(domain):
+    """Issue 21 review (telecom-test-051): "put your line on hold for 14 days, because you will be abroad for a long
+    time". A suspension is 7 to 180 days, so its reason says why, not how long ("travelling abroad", "going into
+    hospital for treatment"); the instruction's wording of the known reason agrees with the request's."""
+    import random
+
+    from tau_emotion.domain_packs.telecom.tracer_hints import _SUSPENSION_WORDS, HINTS
+    from tau_emotion.tracer.hints import GroundingContext, Ungrounded
+
+    seen = 0
+    for seed in range(120):
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        try:
+            ctx.persona = HINTS.persona(ctx)
+            ctx.want_challenge = seed % 2 == 1
+            found = HINTS.goals["suspend_line"](ctx)
+        except Ungrounded:
+            continue
+        if found is None:
+            continue
+        seen += 1
+        assert "long" not in found.context.lower(), (found.arguments["days"], found.context)
+        assert found.facts["suspension_reason"] in _SUSPENSION_WORDS, found.facts
+        assert "long" not in _SUSPENSION_WORDS[found.facts["suspension_reason"]]
+    assert seen > 20, seen

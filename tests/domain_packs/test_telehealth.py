@@ -280,3 +280,36 @@ def test_instructions_are_worded_as_a_patient_would(domain):
                            "I want me ", "you want you "):
             assert mechanical not in words, (task.id, mechanical)
         assert not re.search(r"\b2025-\d\d-\d\d\b", words), task.id  # dates read as a person says them
+
+
+def test_a_doctors_specialty_is_said_once_by_its_request(domain):
+    """Issue 21 review (telehealth-test-056, -009, -049): "see Dr. Thomas Hayes, a family doctor, ... The specialty
+    is family medicine." said the specialty twice ("family doctor" does not contain "medicine"). The specialty goes
+    unsaid as a separate fact, which is safe because every grounded request with a specialty names the doctor's
+    kind in its own words; the user still knows it (an agent may ask "which specialty?")."""
+    import random
+
+    from tau_emotion.domain_packs.telehealth.tracer_hints import HINTS, SPECIALIST, fact_phrase
+    from tau_emotion.tracer.hints import GroundingContext, Ungrounded
+
+    assert fact_phrase("specialty", "family medicine") == ""
+    assert fact_phrase("specialties", ["family medicine", "psychiatry"]) == ""
+    words = {v.replace("_", " "): w for v, w in SPECIALIST.items()}
+    seen = 0
+    for seed in range(200):
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        try:
+            ctx.persona = HINTS.persona(ctx)
+        except Ungrounded:
+            continue
+        for grounder in HINTS.goals.values():
+            ctx.want_challenge = seed % 2 == 1
+            try:
+                found = grounder(ctx)
+            except Ungrounded:
+                continue
+            if found is not None and "specialty" in found.facts:
+                seen += 1
+                kind = words[found.facts["specialty"]]
+                assert all(kind in r for r in found.request), (found.kind, found.request)
+    assert seen > 20, seen

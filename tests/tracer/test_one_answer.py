@@ -90,7 +90,7 @@ def _suspension(telecom, days: int, turns_down_less: bool = False):
                         outputs=[Output("180 days", reason="suspension_too_long")],
                         preferences=[DECLINE_LESS] if turns_down_less else [])
     said = " You would rather turn down any offer of less than you ask for." if turns_down_less else ""
-    known = {"phone_number": PHONE, "suspension_days": days, "suspension_reason": "a long hospital treatment"}
+    known = {"phone_number": PHONE, "suspension_days": days, "suspension_reason": "a hospital treatment"}
     cand = make_candidate(telecom, known, calls, refusals=[refusal], drafts=[draft], evidence=["get_line_details"],
                           instruction=f"You want to suspend your line {PHONE} for {days} days.{said}")
     cand.task.gold.reasons = ["suspension_too_long"]
