@@ -158,11 +158,10 @@ fact_phrase = fact_wording({
     "recipient_email": ("their email is {}", "their emails are {}"),
     "price_each": "",  # the request says it
     "member_number": ("your member number is {}", "your member numbers are {}"),
-    "player": ("the player is {}", "the players are {}"),
     "program": ("the program is the {}", "the programs are the {}"),
     "shop_order": ("the shop order number is {}", "the shop order numbers are {}"),
     "card": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
-}, unsaid=["card_last_four_digits"])
+}, unsaid=["card_last_four_digits", "player", "players"])  # the request names the player (`_called`)
 
 def persona(ctx: GroundingContext) -> Persona | None:
     pools = per_database(ctx, lambda db: [sorted(f for f, r in db.tables["fans"].items() if test(r)) for test in (
@@ -343,6 +342,17 @@ def _players(ctx: GroundingContext) -> list[dict]:
     used = used_by_earlier_intents(ctx, "player_id", reads=True)
     return [p for p in ctx.rows("players", _fan(ctx)["player_ids"]) if p["player_id"] not in used]
 
+def _called(ctx: GroundingContext, player: dict) -> str:
+    """How the caller names a player: the first name when the player has the caller's surname and no other player of
+    theirs shares it ("my kid Yara"), else the full name ("Tara Jensen's place"); the instruction adds no form-like
+    "The player is Yara Dias." (the `player` fact is unsaid)."""
+    fan = _fan(ctx)
+    first, _, last = player["name"].partition(" ")
+    others = [p for p in ctx.rows("players", fan["player_ids"]) if p["player_id"] != player["player_id"]]
+    if last == fan["name"]["last_name"] and not any(p["name"].split()[0] == first for p in others):
+        return first
+    return player["name"]
+
 def _program_choice(ctx: GroundingContext, program: dict) -> Choice:
     return Choice.among("program", program, [p for _, p in ctx.state["programs"].scan()], "program_code", "name")
 
@@ -362,7 +372,7 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
     need(len(ctx.violations("register_player", args)) == int(refusal is not None))
     kid = ctx.rng.choice(["child", "kid"])  # a contact (a grandparent, a neighbour) names the player in full
     first = player["name"].split()[0]
-    who = f"{{{{my}}}} {kid} {first}" if player["guardian_fan_id"] == fan["fan_id"] else player["name"]
+    who = f"{{{{my}}}} {kid} {_called(ctx, player)}" if player["guardian_fan_id"] == fan["fan_id"] else player["name"]
     request = [f"sign {who} up for the {program['name']}", f"register {who} for the {program['name']}"]
     facts = {"player": player["name"], "program": program["name"], **card_facts}
     choices = [_program_choice(ctx, program), card_choice]
@@ -387,7 +397,8 @@ def ground_cancel_registration(ctx: GroundingContext) -> IntentDraft | None:
     program = ctx.state["programs"].peek(reg["program_code"])
     args = {"registration_id": reg["registration_id"]}
     first = player["name"].split()[0]
-    request = [f"cancel {first}'s place in the {program['name']}", f"take {first} out of the {program['name']}"]
+    called = _called(ctx, player)
+    request = [f"cancel {called}'s place in the {program['name']}", f"take {called} out of the {program['name']}"]
     facts = {"player": player["name"], "program": program["name"]}
     reads = {"get_player_details": [{"player_id": player["player_id"]}], "list_youth_programs": [{}]}
     days = days_until(program["start_date"])

@@ -99,3 +99,25 @@ def test_school_task_does_not_pay_in_full_and_split_the_balance(first, then):
         with pytest.raises(Ungrounded):
             getattr(hints, then)(ctx)
     assert tried >= 3
+
+
+def test_basketball_request_names_the_player_and_the_instruction_does_not_repeat_it():
+    """basketball-test-022 and -045: "sign your kid Yara up ... The player is Yara Dias." Now the request names the
+    player as the caller would (the first name for their own kid with their surname, else in full) and the fact is
+    not said again."""
+    hints = _hints("basketball")
+    assert hints.fact_phrase("player", "Yara Dias") == "" and hints.fact_phrase("players", ["A B", "C D"]) == ""
+    seen = 0
+    for ctx in _contexts("basketball", range(300)):
+        fan = ctx.state["fans"].peek(ctx.persona.entity)
+        for grounder in (hints.ground_register_player, hints.ground_cancel_registration):
+            ctx.want_challenge = False
+            found = _ground(grounder, ctx)
+            if found is None:
+                continue
+            seen += 1
+            first, _, last = found.facts["player"].partition(" ")
+            for request in found.request:
+                assert first in request
+                assert (last in request) == (last != fan["name"]["last_name"] or found.facts["player"] in request)
+    assert seen >= 5
