@@ -121,3 +121,18 @@ def test_basketball_request_names_the_player_and_the_instruction_does_not_repeat
                 assert first in request
                 assert (last in request) == (last != fan["name"]["last_name"] or found.facts["player"] in request)
     assert seen >= 5
+
+
+def test_movie_tier_change_names_the_membership_in_the_request():
+    """movie-test-005/-039/-043: "... otherwise go ahead. Your member number is CM-628601." after the decision rule;
+    the request now names the membership ("move my membership CM-628601 to the Premium tier")."""
+    hints = _hints("movie")
+    seen = 0
+    for ctx in _contexts("movie", range(200)):
+        ctx.want_challenge = False
+        found = _ground(hints.ground_change_membership_tier, ctx)
+        if found is None:
+            continue
+        seen += 1
+        assert all(found.facts["member_number"] in request for request in found.request)
+    assert seen >= 5
