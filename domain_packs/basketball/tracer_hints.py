@@ -131,6 +131,12 @@ def _order_ref(ctx: GroundingContext, order: dict) -> Reference:
         facts = {"game": said["opponent"], "game_date": said["date"]}
     return Reference(phrase, facts=facts, choices=[choice], reads={}, evidence=[])
 
+def _the_game(ref: Reference, game: dict) -> str:
+    """'the Denver Summit game' when the request points at the order by its game, else 'the game': a feeling that
+    names a game the instruction never does gives the user a fact it does not hold (basketball-test-051 named the
+    Denver Summit game of 'ticket order HT-2545236', and the scripted user said it did not know the game)."""
+    return f"the {game['opponent']} game" if "game" in ref.facts else "the game"
+
 def _card(ctx: GroundingContext) -> tuple[str, Choice, dict, str]:
     """A card of the fan, worded so it is the only fit: (id, choice, facts, words)."""
     cards = _fan(ctx)["payment_methods"]
@@ -232,7 +238,7 @@ def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     calls = [(s, {"order_id": order["order_id"], "section_code": s["section_code"]}) for s in _sections(ctx)
              if s["section_code"] != order["section_code"] and _seats_left(ctx, game["game_code"], s["section_code"]) >= n]
     ref = _order_ref(ctx, order)
-    mood = Mood("{{I}} want better seats for the " + game["opponent"] + " game", "positive", 1, days_until(game["date"]))
+    mood = Mood("{{I}} want better seats for " + _the_game(ref, game), "positive", 1, days_until(game["date"]))
     if ctx.want_challenge:
         section, args, refusal = _refused(ctx, "upgrade_tickets", calls)
         need(refusal.reason != "no_downgrade" or ctx.rng.random() < 0.5)
@@ -268,7 +274,7 @@ def ground_transfer_tickets(ctx: GroundingContext) -> IntentDraft | None:
     ref = _order_ref(ctx, order)
     request = [f"transfer {ref.phrase} to {{{{my}}}} friend {name}", f"send {ref.phrase} to {{{{my}}}} friend {name}"]
     facts = {"recipient": name, "recipient_email": friend["email"]}
-    mood = Mood("{{I}} cannot go to the " + game["opponent"] + " game and {{my}} friend can", "neutral", 1,
+    mood = Mood("{{I}} cannot go to " + _the_game(ref, game) + " and {{my}} friend can", "neutral", 1,
                 days_until(game["date"]))
     if ctx.want_challenge:
         _, args, refusal = _refused(ctx, "transfer_tickets", [(order, args)])
@@ -292,7 +298,7 @@ def ground_list_tickets_for_resale(ctx: GroundingContext) -> IntentDraft | None:
     request = [f"list {ref.phrase} for resale at ${money(price)} each", f"put {ref.phrase} up for resale at "
                f"${money(price)} a ticket"]
     facts = {"price_each": price}
-    mood = Mood("{{I}} cannot make the " + game["opponent"] + " game and want some money back", "negative", 1, days)
+    mood = Mood("{{I}} cannot make " + _the_game(ref, game) + " and want some money back", "negative", 1, days)
     if ctx.want_challenge:
         _, args, refusal = _refused(ctx, "list_tickets_for_resale", [(order, args)])
         return draft(refusal.kind or "resale_game_day", "list_tickets_for_resale", args, request, ref,

@@ -136,3 +136,24 @@ def test_movie_tier_change_names_the_membership_in_the_request():
         seen += 1
         assert all(found.facts["member_number"] in request for request in found.request)
     assert seen >= 5
+
+
+def test_basketball_feeling_names_a_game_only_when_the_request_does():
+    """basketball-test-051: the instruction said 'ticket order HT-2545236' and the feeling 'I want better seats for
+    the Denver Summit game'; asked for the game, the scripted user did not know it. A mood names the game only when
+    the request points at the order by its game."""
+    hints = _hints("basketball")
+    by_number = by_game = 0
+    for ctx in _contexts("basketball", range(300)):
+        for grounder in (hints.ground_upgrade_tickets, hints.ground_transfer_tickets,
+                         hints.ground_list_tickets_for_resale):
+            ctx.want_challenge = False
+            found = _ground(grounder, ctx)
+            if found is None:
+                continue
+            opponent = ctx.state["games"].peek(ctx.state["ticket_orders"].peek(found.arguments["order_id"])["game_code"])
+            named = opponent["opponent"] in found.mood.event
+            assert named == ("game" in found.facts), (found.request, found.mood.event)
+            by_game += named
+            by_number += not named
+    assert by_game >= 3 and by_number >= 3
