@@ -131,6 +131,12 @@ def _order_ref(ctx: GroundingContext, order: dict) -> Reference:
         facts = {"game": said["opponent"], "game_date": said["date"]}
     return Reference(phrase, facts=facts, choices=[choice], reads={}, evidence=[])
 
+def _the_game(ref: Reference, game: dict) -> str:
+    """'the Denver Summit game' when the request points at the order by its game, else 'the game': a feeling that
+    names a game the instruction never does gives the user a fact it does not hold (basketball-test-051 named the
+    Denver Summit game of 'ticket order HT-2545236', and the scripted user said it did not know the game)."""
+    return f"the {game['opponent']} game" if "game" in ref.facts else "the game"
+
 def _card(ctx: GroundingContext) -> tuple[str, Choice, dict, str]:
     """A card of the fan, worded so it is the only fit: (id, choice, facts, words)."""
     cards = _fan(ctx)["payment_methods"]
@@ -158,11 +164,10 @@ fact_phrase = fact_wording({
     "recipient_email": ("their email is {}", "their emails are {}"),
     "price_each": "",  # the request says it
     "member_number": ("your member number is {}", "your member numbers are {}"),
-    "player": ("the player is {}", "the players are {}"),
     "program": ("the program is the {}", "the programs are the {}"),
     "shop_order": ("the shop order number is {}", "the shop order numbers are {}"),
     "card": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
-}, unsaid=["card_last_four_digits"])
+}, unsaid=["card_last_four_digits", "player", "players"])  # the request names the player (`_called`)
 
 def persona(ctx: GroundingContext) -> Persona | None:
     pools = per_database(ctx, lambda db: [sorted(f for f, r in db.tables["fans"].items() if test(r)) for test in (
@@ -233,7 +238,7 @@ def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     calls = [(s, {"order_id": order["order_id"], "section_code": s["section_code"]}) for s in _sections(ctx)
              if s["section_code"] != order["section_code"] and _seats_left(ctx, game["game_code"], s["section_code"]) >= n]
     ref = _order_ref(ctx, order)
-    mood = Mood("{{I}} want better seats for the " + game["opponent"] + " game", "positive", 1, days_until(game["date"]))
+    mood = Mood("{{I}} want better seats for " + _the_game(ref, game), "positive", 1, days_until(game["date"]))
     if ctx.want_challenge:
         section, args, refusal = _refused(ctx, "upgrade_tickets", calls)
         need(refusal.reason != "no_downgrade" or ctx.rng.random() < 0.5)
@@ -269,7 +274,7 @@ def ground_transfer_tickets(ctx: GroundingContext) -> IntentDraft | None:
     ref = _order_ref(ctx, order)
     request = [f"transfer {ref.phrase} to {{{{my}}}} friend {name}", f"send {ref.phrase} to {{{{my}}}} friend {name}"]
     facts = {"recipient": name, "recipient_email": friend["email"]}
-    mood = Mood("{{I}} cannot go to the " + game["opponent"] + " game and {{my}} friend can", "neutral", 1,
+    mood = Mood("{{I}} cannot go to " + _the_game(ref, game) + " and {{my}} friend can", "neutral", 1,
                 days_until(game["date"]))
     if ctx.want_challenge:
         _, args, refusal = _refused(ctx, "transfer_tickets", [(order, args)])
@@ -293,7 +298,7 @@ def ground_list_tickets_for_resale(ctx: GroundingContext) -> IntentDraft | None:
     request = [f"list {ref.phrase} for resale at ${money(price)} each", f"put {ref.phrase} up for resale at "
                f"${money(price)} a ticket"]
     facts = {"price_each": price}
-    mood = Mood("{{I}} cannot make the " + game["opponent"] + " game and want some money back", "negative", 1, days)
+    mood = Mood("{{I}} cannot make " + _the_game(ref, game) + " and want some money back", "negative", 1, days)
     if ctx.want_challenge:
         _, args, refusal = _refused(ctx, "list_tickets_for_resale", [(order, args)])
         return draft(refusal.kind or "resale_game_day", "list_tickets_for_resale", args, request, ref,
@@ -343,6 +348,17 @@ def _players(ctx: GroundingContext) -> list[dict]:
     used = used_by_earlier_intents(ctx, "player_id", reads=True)
     return [p for p in ctx.rows("players", _fan(ctx)["player_ids"]) if p["player_id"] not in used]
 
+def _called(ctx: GroundingContext, player: dict) -> str:
+    """How the caller names a player: the first name when the player has the caller's surname and no other player of
+    theirs shares it ("my kid Yara"), else the full name ("Tara Jensen's place"); the instruction adds no form-like
+    "The player is Yara Dias." (the `player` fact is unsaid)."""
+    fan = _fan(ctx)
+    first, _, last = player["name"].partition(" ")
+    others = [p for p in ctx.rows("players", fan["player_ids"]) if p["player_id"] != player["player_id"]]
+    if last == fan["name"]["last_name"] and not any(p["name"].split()[0] == first for p in others):
+        return first
+    return player["name"]
+
 def _program_choice(ctx: GroundingContext, program: dict) -> Choice:
     return Choice.among("program", program, [p for _, p in ctx.state["programs"].scan()], "program_code", "name")
 
@@ -362,7 +378,7 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
     need(len(ctx.violations("register_player", args)) == int(refusal is not None))
     kid = ctx.rng.choice(["child", "kid"])  # a contact (a grandparent, a neighbour) names the player in full
     first = player["name"].split()[0]
-    who = f"{{{{my}}}} {kid} {first}" if player["guardian_fan_id"] == fan["fan_id"] else player["name"]
+    who = f"{{{{my}}}} {kid} {_called(ctx, player)}" if player["guardian_fan_id"] == fan["fan_id"] else player["name"]
     request = [f"sign {who} up for the {program['name']}", f"register {who} for the {program['name']}"]
     facts = {"player": player["name"], "program": program["name"], **card_facts}
     choices = [_program_choice(ctx, program), card_choice]
@@ -387,7 +403,8 @@ def ground_cancel_registration(ctx: GroundingContext) -> IntentDraft | None:
     program = ctx.state["programs"].peek(reg["program_code"])
     args = {"registration_id": reg["registration_id"]}
     first = player["name"].split()[0]
-    request = [f"cancel {first}'s place in the {program['name']}", f"take {first} out of the {program['name']}"]
+    called = _called(ctx, player)
+    request = [f"cancel {called}'s place in the {program['name']}", f"take {called} out of the {program['name']}"]
     facts = {"player": player["name"], "program": program["name"]}
     reads = {"get_player_details": [{"player_id": player["player_id"]}], "list_youth_programs": [{}]}
     days = days_until(program["start_date"])

@@ -430,7 +430,9 @@ def ground_change_membership_tier(ctx: GroundingContext) -> IntentDraft | None:
         return None
     up = tiers[new]["monthly_fee"] > tiers[member["tier_code"]]["monthly_fee"]
     name = tiers[new]["name"]
-    request = [f"move {{{{my}}}} membership to the {name} tier", f"switch {{{{my}}}} membership to {name}"]
+    # the member number in the request: said after the decision rule it read as a form ("Your member number is ...")
+    number = member["member_number"]
+    request = [f"move {{{{my}}}} membership {number} to the {name} tier", f"switch {{{{my}}}} membership {number} to {name}"]
     facts = {"new_tier": name, "member_number": member["member_number"]}
     reads = {"get_membership_details": [{"membership_id": member["membership_id"]}]}
     mood = Mood("{{I}} " + ("go to the cinema more often now" if up else "want to spend less on the cinema"),

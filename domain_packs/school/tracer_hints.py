@@ -45,6 +45,7 @@ from tau_emotion.tracer.hints import (
     fact_wording,
     goals_in,
     instrument_options,
+    join_and,
     money,
     month_day,
     need,
@@ -182,7 +183,8 @@ fact_phrase = fact_wording({
     "payment_method": lambda said: f"you pay with the {' and the '.join(said)}" + (" respectively" if len(said) > 1 else ""),
     "delivery": ("you want the transcript {}", "you want the transcripts {}", {"electronic": "sent by email",
                                                                               "mail": "mailed"}),
-    "copies": ("you want {} copies", "you want {} copies"),
+    # the request says "an official transcript" or "2 official transcripts": "You want 1 copies." said it again
+    "copies": lambda said: "" if said == ["1"] else f"you want {join_and(said)} copies",
     "installments": ("you want {} monthly installments", "you want {} monthly installments"),
     "absence_date": ("the class is on {}", "the classes are on {}", month_day),
     "absence_reason": ("the reason is {}", "the reasons are {}", REASONS),
@@ -328,6 +330,8 @@ def ground_make_payment(ctx: GroundingContext) -> IntentDraft | None:
     need(not ctx.want_challenge)
     due = balance(ctx.state, student)
     need(due > 0 and not (student["payment_plan"] or {}).get("status") == "active")
+    # "I cannot pay the whole tuition at once" and "pay off my balance in full" are not one caller's situation
+    need("enroll_payment_plan" not in {d.goal for d in ctx.history})
     pid, choice, pay_facts, words = _payment(ctx)
     args = {"student_id": sid, "amount": due, "payment_method_id": pid}
     need(not ctx.violations("make_payment", args))
@@ -343,6 +347,8 @@ _PLAN = {"payment_plan_eligibility": Refusal("payment_plan_ineligible", "payment
 
 def ground_enroll_payment_plan(ctx: GroundingContext) -> IntentDraft | None:
     student, sid = _student(ctx), _sid(ctx)
+    # a balance just paid in full leaves nothing to split (school-test-011 paid $2,750, then asked for 4 payments)
+    need("make_payment" not in {d.goal for d in ctx.history})
     installments = ctx.rng.choice([2, 3, 4])
     args = {"student_id": sid, "installments": installments}
     ref = _student_ref(ctx, "get_billing")

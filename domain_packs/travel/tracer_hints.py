@@ -41,6 +41,7 @@ from tau_emotion.tracer.hints import (
     draft,
     fact_wording,
     goals_in,
+    join_and,
     money,
     month_day,
     need,
@@ -192,16 +193,22 @@ fact_phrase = fact_wording({
     "check_in": ("check-in is on {}", month_day), "check_out": ("check-out is on {}", month_day),
     "guests": ("the room is for {}", lambda v: "you alone" if v == 1 else f"{v} guests"),
     "tour_date": ("the tour is on {}", month_day),
-    "participants": ("the places are for {}", lambda v: "you alone" if v == 1 else f"{v} people"),
+    # the request says the party ("places for you", "places for 2 people"): "for you alone" would say it twice
+    "participants": lambda said: "" if said == ["1"] else f"the places are for {join_and(said)} people",
     "car_class": ("you want {}", _a),
     "pickup_city": ("you pick the car up in {}", "you pick the cars up in {}"),
     "dropoff_city": ("you return it in {}", "you return them in {}"),
     "pickup_date": ("pick-up is on {}", month_day),
     "dropoff_date": ("you return it on {}", "you return them on {}", month_day),
-    "driver": ("the driver is {}", "the drivers are {}"),
     "points": ("you want to use {} loyalty points", lambda v: f"{v:,}"),
     "card": lambda said: f"you pay with your {' and your '.join(said)}" + (" respectively" if len(said) > 1 else ""),
-}, unsaid=["card_last_four_digits"])
+}, unsaid=["card_last_four_digits",
+           # the request names the driver ("with you driving", "with your partner Samir Abbott at the wheel"):
+           # "The driver is Pablo Olsen" would be the caller in the third person (travel-test-022)
+           "driver_name",
+           # the request says "using 6,500 of your points"; the Tracer's check does not read "6,500" as 6500
+           # (travel-test-027: "..., using 6,500 of your points. You want to use 6,500 loyalty points.")
+           "points"])
 
 def persona(ctx: GroundingContext) -> Persona | None:
     tid = ctx.rng.choice(per_database(ctx, lambda db: sorted(t for t, r in db.tables["travellers"].items()
@@ -330,8 +337,10 @@ def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
     facts = {"city": tour["city"], "tour": tour["name"], "tour_date": dep["date"], "participants": party,
              **card_facts, **({"points": points} if points else {})}
     seats = "places for " + ("{{me}}" if party == 1 else f"{party} people")
-    request = [f"book {seats} on the {tour['name']} on {month_day(dep['date'])} for {ref.phrase}",
-               f"add the {tour['name']} on {month_day(dep['date'])} to {ref.phrase}, {seats}"]
+    # the tour's city, unless its name says it: else the instruction adds a form-like "The city is Nice."
+    where = "" if tour["city"].lower() in tour["name"].lower() else f" in {tour['city']}"
+    request = [f"book {seats} on the {tour['name']}{where} on {month_day(dep['date'])} for {ref.phrase}",
+               f"add the {tour['name']}{where} on {month_day(dep['date'])} to {ref.phrase}, {seats}"]
     if points:
         request = [f"{r}, using {points:,} of {{{{my}}}} points" for r in request]
     reads = {"search_tours": [{"city": tour["city"], "date": dep["date"]}]}
@@ -399,7 +408,7 @@ def ground_book_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     young = YOUNG_DRIVER_FEE * n if age_on(dict(_people(traveller))[name], pickup_date) < YOUNG_DRIVER_AGE else 0
     one_way = ONE_WAY_FEE if drop != home else 0
     facts = {"car_class": _CLASS[car["car_code"]], "pickup_city": home, "dropoff_city": drop,
-             "pickup_date": pickup_date, "dropoff_date": dropoff_date, "driver": name, **card_facts,
+             "pickup_date": pickup_date, "dropoff_date": dropoff_date, "driver_name": name, **card_facts,
              **({"points": args["points"]} if args["points"] else {})}
     relation = next((f"{{{{my}}}} {c['relation']} {name}" for c in traveller["companions"] if c["name"] == name),
                     "{{me}}")

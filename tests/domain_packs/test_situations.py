@@ -255,6 +255,7 @@ def test_restaurant_occasion_must_fit_the_meal():
 
 
 def test_bank_occasion_must_agree_with_the_caller_and_the_requests():
+    from tau_emotion.domain_packs.bank.generate_db import PAYEES
     from tau_emotion.domain_packs.bank.tracer_situation import age, situation
 
     db = _domain("bank").database
@@ -279,4 +280,14 @@ def test_bank_occasion_must_agree_with_the_caller_and_the_requests():
     assert situation(state, _cand([payment], short, older["customer_id"])) is None
     father = "{{I}} {{am}} sorting out {{my}} late father's bills"
     assert "pays nobody" in situation(state, _cand([payment], father, older["customer_id"]))
-    assert situation(state, _cand([payment, _d("pay_payee", {}, kind="pay")], father, older["customer_id"])) is None
+    payees = list(db.tables["payees"].values())
+    bill = next(p for p in payees if p["name"] == "Eversource Energy")["payee_id"]
+    daycare = next(p for p in payees if p["name"] == "Bright Horizons Daycare")["payee_id"]
+    person = next(p for p in payees if " " in p["name"] and p["name"] not in PAYEES)["payee_id"]
+    pay = lambda payee, goal="pay_payee": _d(goal, {"payee_id": payee}, kind="pay")  # noqa: E731
+    assert situation(state, _cand([payment, pay(bill)], father, older["customer_id"])) is None
+    assert situation(state, _cand([pay(bill, "create_standing_order")], father, older["customer_id"])) is None
+    # a daycare or a friend is no late father's bill (bank-test-049 paid only Bright Horizons Daycare)
+    assert "no household bill" in situation(state, _cand([payment, pay(daycare)], father, older["customer_id"]))
+    assert "no household bill" in situation(state, _cand([pay(person)], father, older["customer_id"]))
+    assert situation(state, _cand([pay(daycare), pay(bill)], father, older["customer_id"])) is None
