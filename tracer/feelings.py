@@ -82,6 +82,8 @@ def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> 
             "valence": valence, "stakes": min(stakes, 3), "days_left": days_left,
             "pressing": misfortune or (days_left is not None and days_left <= PRESSING_DAYS),
             "misfortune": misfortune, "upcoming": "positive" in valences,
+            # a user told to accept a refusal does not announce that it will dispute every point
+            "accepts_refusal": any(d.refused and d.on_refusal != "transfer" for d in cand.drafts),
             "requests": [say(d.request[0], FIRST) for d in cand.drafts]}
 
 
@@ -94,6 +96,8 @@ WHEN: dict[str, Callable[[dict[str, Any]], bool]] = {
     "positive": lambda f: f["upcoming"] and not f["misfortune"],
     "deadline": lambda f: f["days_left"] is not None and f["days_left"] <= DEADLINE_DAYS,
     "later": lambda f: f["days_left"] is None or f["days_left"] > PRESSING_DAYS - 1,
+    "pressing": lambda f: f["pressing"],
+    "insists": lambda f: not f.get("accepts_refusal"),
 }
 
 

@@ -44,9 +44,10 @@ _PREPOSITIONS = ("to", "for", "of", "on", "in")
 
 def plural_key(key: str) -> str:
     """'reservation_id' -> 'reservation_ids', 'passenger_to_correct' -> 'passengers_to_correct',
-    'specialty' -> 'specialties'."""
+    'specialty' -> 'specialties', 'check_in' -> 'check_ins'."""
     words = key.split("_")
-    at = next((i - 1 for i, w in enumerate(words) if w in _PREPOSITIONS and i > 0), len(words) - 1)
+    # a preposition with a word after it ('passenger_to_correct'); a trailing one is part of the noun ('check_in')
+    at = next((i - 1 for i, w in enumerate(words) if w in _PREPOSITIONS and 0 < i < len(words) - 1), len(words) - 1)
     word = words[at]
     if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
         words[at] = word[:-1] + "ies"  # 'specialty' -> 'specialties'

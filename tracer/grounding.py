@@ -107,6 +107,10 @@ def merge_facts(known: dict[str, Any], facts: dict[str, Any]) -> None:
             if value not in known[plural]:
                 known[plural].append(value)
             continue
+        if plural == key and isinstance(value, list) and isinstance(known.get(key), list):
+            # two requests' lists under a plural key ('ticket_types'): one flat list, not a list inside a list
+            known[key] = [*known[key], *(v for v in value if v not in known[key])]
+            continue
         if key not in known or known[key] == value:
             known[key] = value
             continue

@@ -149,6 +149,7 @@ def money_forms(value: Any) -> list[str]:
 
 def _said_in(form: str, lowered: str) -> bool:
     form = form.lower()
+    lowered = re.sub(r"(?<=\d),(?=\d{3}\b)", "", lowered)  # '6,500 points' says 6500
     if form.startswith("$"):  # an amount: '$75' is not said by '$750' or '$75.50'
         return re.search(rf"{re.escape(form)}(?![\d]|[.,]\d)", lowered) is not None
     if form.isdigit():  # a count or number said on its own ("5 in total")
@@ -344,7 +345,10 @@ class TemplateRefiner:
             if draft.refused and draft.on_refusal == "transfer":
                 lines.append(render("handoff_line.j2", variant=variant["handoff"]))
         persona = cand.persona
-        identity = [identity_phrase(k, v) for k, v in persona.facts.items() if k not in IDENTITY_SKIP]
+        identity = [identity_phrase(k, v) for k, v in persona.facts.items()
+                    if k not in IDENTITY_SKIP and not k.endswith("_first_name")]
+        # a relative the caller acts for is its own sentence: "You are calling for your child Kira."
+        calling_for = [identity_phrase(k, v) for k, v in persona.facts.items() if k.endswith("_first_name")]
         known = dict(cand.known)
         prefs = list(dict.fromkeys(say(p, FIRST) for d in cand.drafts for p in d.preferences))
         if prefs:
@@ -386,7 +390,7 @@ class TemplateRefiner:
         grouped = set(owners)
         rest = [p for k, v in known.items()
                 if k not in persona.facts and k != "preferences" and k not in grouped if (p := self._fact(k, v))]
-        instruction = render("instruction.j2", name=persona.name, identity=identity,
+        instruction = render("instruction.j2", name=persona.name, identity=identity, calling_for=calling_for,
                              occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
                              closing=rng.randrange(720))
         parts, owners = answer_parts(cand, known, [intent_fact_keys(cand, d) for d in cand.drafts],

@@ -358,7 +358,8 @@ def _facts(**kw):
 #: something to look forward to, a trivial request
 SITUATIONS = {"plain": _facts(), "tomorrow": _facts(days_left=1, pressing=True),
               "misfortune": _facts(valence="negative", stakes=3, pressing=True, misfortune=True),
-              "wedding": _facts(valence="positive", stakes=2, days_left=20, upcoming=True), "trivial": _facts(stakes=0)}
+              "wedding": _facts(valence="positive", stakes=2, days_left=20, upcoming=True), "trivial": _facts(stakes=0),
+              "accepts a refusal": _facts(accepts_refusal=True)}
 
 
 def test_every_condition_has_a_coherent_feeling_in_every_situation(space):
@@ -382,6 +383,11 @@ def test_every_condition_has_a_coherent_feeling_in_every_situation(space):
     high = {**low, "urgency": "high"}
     assert not [c for c in cue_options(high, SITUATIONS["plain"])["urgency"] if "running out" in c]
     assert [c for c in cue_options(high, SITUATIONS["tomorrow"])["urgency"] if "running out" in c]
+    # a user told to accept a refusal does not announce it will dispute every point
+    combative = {"family": "anger", "emotion": "argumentativeness", "politeness": "neutral", "urgency": "moderate",
+                 "trust": "cautious"}
+    assert not [c for c in cue_options(combative, SITUATIONS["accepts a refusal"])["emotion"] if "dispute" in c]
+    assert [c for c in cue_options(combative, SITUATIONS["plain"])["emotion"] if "dispute" in c]
     # a cold user never says please, nor asks for everything explained; a trusting one is not also hopeless
     cold = {**low, "politeness": "cold"}
     said = [c for slot in cue_options(cold, SITUATIONS["plain"]).values() for c in slot]
