@@ -9,7 +9,13 @@ the count per argument name, and the tasks where it happened.
 It also counts answers with another request's value: a question about an argument of the current request's gold
 calls (the user is on request k once its line, `user.intents[k]`, was said) answered with a value that another
 request's line or gold calls name and the current one's do not (airline-003 giving the other reservation's
-origin). Questions only later requests' calls take (an agent asking ahead) are left aside.
+origin). Questions only later requests' calls take (an agent asking ahead) are left aside there; among the
+don't-knows to stated facts they are counted apart ("asked ahead"): the user answers them "I don't know" on purpose.
+
+And it counts answers with a near namesake's value: the question names a fact the user knows (asked "date of
+birth?", `user.known["date_of_birth"]`) and the reply states another fact ("My date is 2025-06-20.") without
+the asked one's value or any value a gold call passes under that name (telehealth's appointment date given for
+the caller's date of birth).
 
     python benchmarks/asker_unknowns.py DB [RUN] [--tasks domain_packs/airline/data/tasks.json]
 """
@@ -34,6 +40,7 @@ def dont_know_phrases() -> list[str]:
 DONT_KNOW = dont_know_phrases()
 ASK = re.compile(r"^Could you tell me the (.+)\?$")
 STATED = re.compile(r"\bmy [a-z ]+? (?:is|are) ([^.]*(?:\.\d+[^.]*)?)\.")
+STATED_KEY = re.compile(r"\bmy ([a-z ]+?) (?:is|are) ([^.]*(?:\.\d+[^.]*)?)\.")
 MONTHS = "January February March April May June July August September October November December".split()
 
 
@@ -152,6 +159,28 @@ def foreign_values(task: dict, messages: list[dict]) -> list[str]:
     return found
 
 
+def namesake(task: dict, question: str, reply: str) -> str | None:
+    """'asked=stated' when the reply to "Could you tell me the X?" states another fact than the known X and does not
+    say X's value ("date of birth=date"); None otherwise (X not known, or nothing stated)."""
+    m = ASK.match(question.strip())
+    known = task["user"].get("known") or {}
+    if not m or m.group(1).replace(" ", "_") not in known:
+        return None
+    asked = m.group(1)
+    value = known[asked.replace(" ", "_")]
+    if isinstance(value, (dict, list, bool)) or value is None:
+        return None
+    stated_keys = STATED_KEY.findall(reply.lower())
+    if not stated_keys or any(k == asked for k, _ in stated_keys) or _said(value, reply.lower()):
+        return None
+    # a value some gold call passes under that name is a right answer for some call ("the first name?" with the new
+    # passenger's, "the zip?" with the new address's): the question is ambiguous there, not answered wrongly
+    gold = [v for a in task["gold"]["actions"] for v in arg_values(a["arguments"], asked.replace(" ", "_"))]
+    if any(_said(v, said) or str(v).lower() == said.strip() for v in gold for _, said in stated_keys):
+        return None
+    return f"{asked}={stated_keys[0][0]}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("db")
@@ -162,7 +191,7 @@ def main() -> None:
     con = sqlite3.connect(args.db)
     run = args.run or con.execute("select run_id from runs order by created desc limit 1").fetchone()[0]
     per_name, where, total_unknown, trials = Counter(), Counter(), 0, 0
-    foreign, foreign_where = Counter(), Counter()
+    foreign, foreign_where, wrong, wrong_where, ahead = Counter(), Counter(), Counter(), Counter(), Counter()
     for task_id, _trial, result in con.execute("select task_id, trial, result from trials where run_id=?", (run,)):
         trials += 1
         messages = json.loads(result).get("messages") or json.loads(result).get("transcript") or []
@@ -177,6 +206,10 @@ def main() -> None:
                 position = max([position] + [k for k, line in enumerate(lines) if line and line in said])
             if ask.get("role") != "assistant" or reply.get("role") != "user":
                 continue
+            hit = namesake(tasks[task_id], ask.get("content") or "", reply.get("content") or "")
+            if hit:
+                wrong[hit] += 1
+                wrong_where[task_id] += 1
             m = ASK.match((ask.get("content") or "").strip())
             if not m or not any(p in (reply.get("content") or "") for p in DONT_KNOW):
                 continue
@@ -184,12 +217,19 @@ def main() -> None:
             if stated(tasks[task_id], m.group(1), position):
                 per_name[m.group(1)] += 1
                 where[task_id] += 1
+                requests = request_values(tasks[task_id])
+                if requests and position < len(requests) and m.group(1).replace(" ", "_") not in requests[position][1]:
+                    ahead[m.group(1)] += 1
     print(f"run {run}: {trials} trials, {total_unknown} don't-know replies, "
           f"{sum(per_name.values())} to a fact the instruction states")
     print("  by argument:", dict(per_name.most_common()))
+    print(f"  of which {sum(ahead.values())} asked ahead (no argument of the current request's calls; another "
+          "request's fact):", dict(ahead.most_common()))
     print("  tasks:", dict(sorted(where.items())))
     print(f"  {sum(foreign.values())} answers with another request's value, by argument:", dict(foreign.most_common()))
     print("  tasks:", dict(sorted(foreign_where.items())))
+    print(f"  {sum(wrong.values())} answers with a near namesake's value (asked=stated):", dict(wrong.most_common()))
+    print("  tasks:", dict(sorted(wrong_where.items())))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,10 @@ the gold's evidence is there. An intent with nothing to check is handled by any 
 
 Otherwise a statement is no progress: the user restates what is missing and spends patience. A
 question is answered with the facts asked for: the current intent's (`meta.intent_gold[i].facts`, with the
-parts Tracer lists there) when one fits, never another request's beside them; else any that fits. With each
-request the user volunteers 0-2 of its facts, chosen and ordered by the trial's seeded rng, so trials differ
+parts Tracer lists there) when one fits, never another request's beside them; else a fact no other request owns
+(the caller's own, named in the opening "You are X (...)", also win over a request fact the question names less
+completely: "the date of birth?" is not the appointment date); else "I don't know". With each request the user
+volunteers 0-2 of its facts the request's words do not already say, chosen and ordered by the trial's seeded rng, so trials differ
 (a volunteered fact asked again is a repeated question); a choice question
 ("which card?") with its preference; a confirmation with "yes" only when the action described
 names what the user asked for (ids, flight numbers, dates, cabins), else with a correction;
@@ -171,12 +173,34 @@ def format_value(value: Any) -> str:
     if isinstance(value, dict) and all(isinstance(v, (str, int, float)) or v is None for v in value.values()):
         value = [v for v in value.values() if v not in (None, "")]
     if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
-        return ", ".join(str(v) for v in value)
-    return value if isinstance(value, str) else json.dumps(value)
+        return ", ".join(_scalar(v) for v in value)
+    if isinstance(value, (str, int, float)):
+        return _scalar(value)
+    return json.dumps(value)
+
+
+#: an enum value as stored ('not_recognised'): said as words; ids with digits ('omar_hughes_3171') stay as they are
+_ENUM = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def _scalar(value: str | int | float) -> str:
+    """One value as said: 65.0 as '65', 'not_recognised' as 'not recognised'."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str) and _ENUM.fullmatch(value):
+        return value.replace("_", " ")
+    return str(value)
+
+
+def _plural_key(key: str) -> bool:
+    """'copies', 'suspension_days', 'checked_bags' name several things ('address', 'status' do not)."""
+    last = key.rpartition("_")[2]
+    return last != singular(last) and not last.endswith("us")
 
 
 def state_fact(key: str, value: Any) -> str:
-    verb = "are" if isinstance(value, list) and len(value) > 1 else "is"
+    several = isinstance(value, list) and len(value) > 1
+    verb = "are" if several or (_plural_key(key) and not isinstance(value, list)) else "is"
     return f"My {key.replace('_', ' ')} {verb} {format_value(value)}."
 
 
@@ -191,6 +215,24 @@ def _names_value(value: Any, text: str) -> bool:
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
         forms.add(f"{_MONTHS[int(value[5:7]) - 1]} {int(value[8:])}")
     return any(len(f) >= 3 and re.search(rf"(?<!\w){re.escape(f.lower())}(?!\w)", text) for f in forms)
+
+
+def _says_fact(key: str, value: Any, line: str) -> bool:
+    """Whether a request line already says fact `key`: its value ('the gift card' as 'gift card', 30.0 as '30'),
+    or, for a yes/no value, every word of its key ('take the travel insurance' says travel_insurance=yes)."""
+    line = line.lower()
+    said = _scalar(value) if isinstance(value, (str, int, float)) else str(value)
+    said = re.sub(r"^(?:the|my|a|an) ", "", said.lower())
+    if re.fullmatch(r"\d{1,2}", said):  # a count is said with its noun: "check 2 bags", "5 in total"
+        nouns = {w for terms in key_terms(key) for w in terms}
+        nouns |= {"bag"} if "baggage" in nouns else set()
+        nouns = {f"{w}s" for w in nouns} | nouns | ({"in total"} if "total" in nouns else set())
+        return bool(re.search(rf"(?<![\w$.]){said}\s+(?:\w+\s+)?(?:{'|'.join(map(re.escape, nouns))})\b", line))
+    if _names_value(said, line):
+        return True
+    words = {singular(w) for w in _WORD.findall(line)}
+    yes_no = isinstance(value, bool) or said in {"yes", "no", "true", "false"}
+    return yes_no and all(terms & words for terms in key_terms(key))
 
 
 def argument_names(value: Any, name: str = "") -> list[str]:
@@ -303,9 +345,11 @@ class ScriptedUser:
         """The request, plus 0-2 of its own facts the user volunteers, chosen and ordered by the trial's rng
         (`view.rng`, seeded by run seed, task and trial): trials of one task differ in what the agent still
         has to ask, so Pass^k measures something offline. A fact volunteered is told: asking it again is a
-        repeated question."""
+        repeated question. Facts the request's own words already say ("pay with my gift card", "take the
+        travel insurance") are not restated in form wording."""
         known = self.task.user.known
-        facts = [k for k in sorted(self._intent_facts()) if k in known and not isinstance(known[k], (dict, list))]
+        facts = [k for k in sorted(self._intent_facts()) if k in known and not isinstance(known[k], (dict, list))
+                 and not _says_fact(k, known[k], request)]
         rng = self.view.rng
         chosen = rng.sample(facts, min(len(facts), rng.randrange(3))) if facts else []
         if not chosen:
@@ -375,8 +419,15 @@ class ScriptedUser:
             mine = key_terms(key)
             return any(not all(any(t & m for m in mine) for t in terms) for terms in named)
 
-        def matching(keys: list[str]) -> list[str]:
+        def full(keys: list[str]) -> list[str]:
+            """Keys every word of which the question names, the most completely named first kept: "the date of
+            birth?" names all of `date_of_birth` and more than `date`, so `date` does not answer it."""
             found = [k for k in keys if all(terms & words for terms in key_terms(k))]
+            most = max((len(key_terms(k)) for k in found), default=0)
+            return [k for k in found if len(key_terms(k)) == most]
+
+        def matching(keys: list[str]) -> list[str]:
+            found = full(keys)
             if not found:  # "the first name?" asks for the new passenger's: the key's last two terms
                 found = [k for k in keys if len(terms := key_terms(k)) > 2 and all(t & words for t in terms[-2:])]
             if not found:  # "which cabin?" asks for the new_cabin: the key's head noun, unless it is generic
@@ -384,27 +435,51 @@ class ScriptedUser:
                          and not narrower(k)]
             return found
 
+        # The caller's own facts (those the opening "You are X (date of birth ...)" names) answer a question that
+        # names them fully and more completely than any request fact: "the date of birth?" is not the appointment
+        # `date`, "the zip?" while the agent finds the caller is not the new address's zip, "the phone number?" is
+        # not the request line's number.
+        persona = full([k for k in known if k in self._persona_facts()])
         # The current request's facts answer first (Tracer lists them, and the parts an agent asks for, in
-        # `meta.intent_gold[i].facts`): "the zip?" during an address change is the new address's zip, not the
-        # caller's own, and another request's value is not given beside it. Only when none of them fits does the
-        # user look at the rest (an agent asking ahead about a later request gets that request's value).
+        # `meta.intent_gold[i].facts`): "the zip code of the new address?" is the new address's zip, not the
+        # caller's own, and another request's value is not given beside it.
         mine = matching([k for k in known if k in grouped]) if grouped else []
+        if persona and not set(persona) & set(mine):
+            best = max((len(key_terms(k)) for k in full(mine)), default=0)
+            # a request fact the question names only loosely ("the zip?" for `new_address_zip`) gives way only while
+            # the request's calls still look the caller up by that value and nobody has yet (no earlier request, no
+            # successful tool call); a name never does: "the first name?" while adding a passenger is the passenger's
+            calls = {str(v) for v in leaves(self._current_arguments())}
+            if len(key_terms(persona[0])) > best and (
+                    best or not mine or (not self._identified() and not persona[0].endswith("name")
+                                         and str(self.task.user.known[persona[0]]) in calls)):
+                return persona
         if mine:
             return mine
-        if self.per_intent and self._about_current(words):
-            # the question is about this request (one of its calls takes what is asked) and none of its facts fits:
-            # another request's value would be a wrong answer, only facts no request owns (the user id) may fit
-            owned = set().union(*(set(part.get("facts") or []) for part in self.task.meta.get("intent_gold") or []))
-            return matching([k for k in known if k not in owned])
+        if self.per_intent:
+            # none of this request's facts fits: another request's value would be a wrong answer (the airline
+            # compensation request asked "the origin?" must not give the next request's trip origin); only facts no
+            # other request owns (the caller's own, the user id, facts every request shares) may fit
+            split = self.task.meta.get("intent_gold") or []
+            owned = set().union(*(set(part.get("facts") or []) for i, part in enumerate(split) if i != self.position))
+            return matching([k for k in known if k not in owned - grouped - self._persona_facts()])
         keys = matching(known)
         request = self.intents[self.position].lower()
         return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
 
-    def _about_current(self, words: set[str]) -> bool:
-        """Whether a question names an argument of the current request's gold calls ("the origin?" while the
-        request's flight search takes an origin)."""
-        names = set(argument_names(self._current_arguments()))
-        return any((terms := key_terms(n)) and all(t & words for t in terms) for n in names)
+    def _identified(self) -> bool:
+        """Whether the agent is past finding the caller: an earlier request was handled or a tool call succeeded."""
+        return self.position > 0 or any(m.role == "tool" and not m.error for m in self.view.messages)
+
+    def _persona_facts(self) -> set[str]:
+        """The caller's own facts: names and the keys whose values the instruction's opening sentence ("You are
+        Tara Murphy (date of birth 1983-05-15).") says."""
+        instruction = self.task.user.instruction
+        head = re.match(r"[^.]*?(?:\([^)]*\))?[^.(]*(?:\.|$)", instruction)
+        opening = (head.group(0) if head else instruction).lower()
+        known = self.task.user.known
+        return {k for k, v in known.items() if k in ("first_name", "last_name")
+                or (isinstance(v, (str, int)) and not isinstance(v, bool) and _names_value(v, opening))}
 
     def _current_arguments(self) -> list[dict[str, Any]]:
         """The arguments of the current request's gold calls (`meta.intent_gold[i].actions`)."""

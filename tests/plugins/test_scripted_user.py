@@ -147,6 +147,9 @@ def test_the_current_requests_part_answers_before_the_callers_own():
     user = ScriptedUser(view)
     asyncio.run(user.start())
     user.position = owner
+    # the agent found the caller first (a successful lookup); before that "the zip?" is the caller's own
+    # (tests/plugins/test_scripted_user_owns.py)
+    episode.messages.append(Message(role="tool", name="find_user_id_by_name_zip", tool_call_id="c1", content="x"))
     reply = _say(user, episode, "What is the zip?")
     assert address["zip"] in reply and known["zip"] not in reply, reply
     if owner > 0:

@@ -1,0 +1,93 @@
+"""Issue 21 item 5 on real builds: what the offline user says belongs to the question and to the current request.
+
+Tasks come from the Tracer on the real telehealth, retail and airline packs. The caller's own facts (the opening
+"You are X (date of birth ...)") answer a question that names them more fully than a request's fact does; a request
+that does not own what is asked says "I don't know" rather than another request's value; and the volunteered
+opening does not restate in form wording what the request's own words already say.
+"""
+
+import asyncio
+import re
+
+from tau_emotion.plugins.scripted_user import ScriptedUser, state_fact
+from tests.episodes import bare_episode
+from tests.plugins.test_scripted_user_knows import _answer, _built
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def test_date_of_birth_is_the_callers_not_the_appointment_date():
+    pm, domain, tasks = _built("telehealth", 30, 1, challenge_rate=0.3)
+    dated = [t for t in tasks if "date_of_birth" in t.user.known and t.meta["intent_gold"][0]["facts"]
+             and any(k == "date" or k.endswith("_date") for k in t.meta["intent_gold"][0]["facts"])]
+    assert len(dated) >= 3
+    for task in dated:
+        reply = _answer(pm, domain, task, "Could you tell me the date of birth?")
+        assert DATE.findall(reply) == [task.user.known["date_of_birth"]], (task.id, reply)
+        # the appointment's own date still answers "the date?"
+        own = [task.user.known[k] for k in task.meta["intent_gold"][0]["facts"] if k == "date"]
+        if own:
+            assert own[0] in _answer(pm, domain, task, "Could you tell me the date?"), task.id
+
+
+def test_zip_while_finding_the_caller_is_the_callers_own():
+    pm, domain, tasks = _built("retail", 40, 1)
+    moving = [t for t in tasks if "new_address_zip" in t.meta["intent_gold"][0]["facts"] and "zip" in t.user.known
+              and f"zip {t.user.known['zip']}" in t.user.instruction.split(")")[0]]
+    assert moving
+    for task in moving:
+        reply = _answer(pm, domain, task, "Could you tell me the zip?")
+        assert task.user.known["zip"] in reply and task.user.known["new_address_zip"] not in reply, (task.id, reply)
+
+
+def test_another_requests_value_is_not_given_during_the_first():
+    """'the origin?' asked while the first request owns no origin: "I don't know", not the next request's city."""
+    pm, domain, tasks = _built("airline", 58, 5)
+    checked = 0
+    for task in tasks:
+        parts = task.meta["intent_gold"]
+        if len(parts) < 2:
+            continue
+        first, later = set(parts[0]["facts"]), {k for p in parts[1:] for k in p["facts"]}
+        origins = [k for k in later - first if "origin" in k and isinstance(task.user.known.get(k), str)]
+        if not origins or any("origin" in k for k in first):
+            continue
+        checked += 1
+        reply = _answer(pm, domain, task, "Could you tell me the origin?")
+        assert "don't know" in reply and task.user.known[origins[0]] not in reply, (task.id, reply)
+    assert checked >= 2
+
+
+def test_the_opening_does_not_restate_what_the_request_says():
+    pm, domain, tasks = _built("airline", 58, 5)
+    restated, volunteered = [], 0
+    for task in tasks:
+        for trial in range(4):
+            _, view = bare_episode(pm, domain, task, trial=trial)
+            user = ScriptedUser(view)
+            opening = asyncio.run(user.start()).content
+            request = user.intents[0]
+            assert opening.startswith(request)
+            for key, value in re.findall(r"My ([a-z ]+?) (?:is|are) ([^.]+(?:\.\d+)?)\.", opening[len(request):]):
+                volunteered += 1
+                words = set(re.findall(r"[a-z0-9]+", request.lower()))
+                said = re.escape(value.lower().removeprefix("the "))
+                if value.isdigit():  # a count restated: "check 2 bags" + "My checked bags: 2", "5 in total" + a total
+                    said += r"\s+(?:\w+\s+)?(?:" + "|".join(key.split() + ["bags"] * ("bag" in key)
+                                                        + ["in total"] * ("total" in key)) + ")"
+                if re.search(rf"(?<![\w$.]){said}(?![\w.]\w)", request.lower()) or (
+                        value in ("yes", "no") and set(key.split()) <= words):
+                    restated.append(f"{task.id}/{trial}: {request!r} + My {key}: {value}")
+    assert volunteered > 20
+    assert restated == []
+
+
+def test_stated_facts_read_as_sentences():
+    assert state_fact("copies", 1) == "My copies are 1."
+    assert state_fact("suspension_days", 30) == "My suspension days are 30."
+    assert state_fact("address", "1 Main St") == "My address is 1 Main St."
+    assert state_fact("status", "not_recognised") == "My status is not recognised."
+    assert state_fact("amount", 65.0) == "My amount is 65."
+    assert state_fact("user_id", "omar_hughes_3171") == "My user id is omar_hughes_3171."
+    assert state_fact("amounts", [65.0, 12.5]) == "My amounts are 65, 12.5."
+
