@@ -334,6 +334,7 @@ class ScriptedUser:
         self.goals, self.per_intent = intent_goals(view, len(self.intents))
         self.position = 0
         self.told: set[str] = set()
+        self.ahead = False  # the last answered question was about a later request
         self.last_agent_text: str | None = None
         self.style: UserStyle = view.user_style(NeutralStyle())
         self.patience = Patience(self.style, view.end_tokens.give_up)
@@ -406,6 +407,7 @@ class ScriptedUser:
     # ----------------------------------------------------------------- answers
 
     def _asked_keys(self, text: str) -> list[str]:
+        self.ahead = False  # set when the keys answer a later request's question
         words = {singular(w) for w in _WORD.findall(text.lower())}
         known = [k for k in self.task.user.known if k != "preferences"]
         grouped = self._intent_facts()
@@ -462,7 +464,19 @@ class ScriptedUser:
             # other request owns (the caller's own, the user id, facts every request shares) may fit
             split = self.task.meta.get("intent_gold") or []
             owned = set().union(*(set(part.get("facts") or []) for i, part in enumerate(split) if i != self.position))
-            return matching([k for k in known if k not in owned - grouped - self._persona_facts()])
+            found = matching([k for k in known if k not in owned - grouped - self._persona_facts()])
+            if found:
+                return found
+            # asked ahead about a later request ("the origin?" of the trip the user will change next): that
+            # request's value, said as that request's, so the agent is neither told "I don't know" about a fact the
+            # instruction states nor handed it as the current request's
+            for i, part in enumerate(split):  # (not a question about an argument of this request's own calls)
+                ahead = matching([k for k in known if k in set(part.get("facts") or [])]) \
+                    if i > self.position and not named else []
+                if ahead:
+                    self.ahead = True
+                    return ahead
+            return []
         keys = matching(known)
         request = self.intents[self.position].lower()
         return sorted(keys, key=lambda k: not any(str(v).lower() in request for v in leaves(self.task.user.known[k])))
@@ -577,6 +591,8 @@ class ScriptedUser:
                     name = k if isinstance(value, list) or value == self.task.user.known[k] else singular_key(k)
                     said.setdefault(json.dumps(value, sort_keys=True, default=str), state_fact(name, value))
                 facts = " ".join(said.values())
+                if self.ahead:
+                    facts = f"That is for my next request, but since you ask: {facts}"
                 reply = self._with_friction(kind, self.style.answer(facts))
             elif _CHOICE.search(lower) and self._preference():
                 reply = self._with_friction("repeated_question" if repeated else None,
