@@ -40,9 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 REBUILD: dict[str, dict[str, str]] = {
     "airline": {"test": "--n 58 --seed 5", "train": "--n 600 --seed 3 --min-calls 5"},
     "retail": {"test": "--n 58 --seed 0 --challenge-rate 0.45",
-               "train": "--n 600 --seed 2 --min-calls 5 --challenge-rate 0.3"},
-    "telecom": {"test": "--n 58 --seed 1 --challenge-rate 0.4", "train": "--n 600 --seed 1"},
-    "telehealth": {"test": "--n 58 --seed 1 --challenge-rate 0.3", "train": "--n 600 --seed 3 --min-calls 5"},
+               "train": "--n 600 --seed 4 --min-calls 5 --challenge-rate 0.3"},
+    "telecom": {"test": "--n 58 --seed 1 --challenge-rate 0.5", "train": "--n 600 --seed 1"},
+    "telehealth": {"test": "--n 58 --seed 1 --challenge-rate 0.3", "train": "--n 600 --seed 3 --min-calls 6"},
     "restaurant": {"test": "--n 58 --seed 1 --min-calls 6 --challenge-rate 0.4", "train": "--n 600 --seed 1"},
     "bank": {"test": "--n 58 --seed 1 --min-calls 6 --challenge-rate 0.25",
              "train": "--n 600 --seed 1 --challenge-rate 0.2"},

@@ -11,7 +11,11 @@ Otherwise a statement is no progress: the user restates what is missing and spen
 question is answered with the facts asked for: the current intent's (`meta.intent_gold[i].facts`, with the
 parts Tracer lists there) when one fits, never another request's beside them; else a fact no other request owns
 (the caller's own, named in the opening "You are X (...)", also win over a request fact the question names less
-completely: "the date of birth?" is not the appointment date); else "I don't know". With each request the user
+completely: "the date of birth?" is not the appointment date); else, for a question about a later request's fact
+(asked ahead, not about an argument of the current request's calls), that request's value said as the next
+request's ("That is for my next request, but since you ask: ..."); else "I don't know". A confirmation proposing
+less than a refused request asked ("a $50 credit instead?") gets a correction when the instruction says the user
+turns smaller offers down. With each request the user
 volunteers 0-2 of its facts the request's words do not already say, chosen and ordered by the trial's seeded rng, so trials differ
 (a volunteered fact asked again is a repeated question); a choice question
 ("which card?") with its preference; a confirmation with "yes" only when the action described

@@ -201,10 +201,14 @@ def leaked_ids(task: Task, visible: frozenset[str]) -> list[str]:
             if k.endswith("_id") and k not in visible and isinstance(v, str) and any(c.isdigit() for c in v):
                 hidden[v] = k
     text = task.user.instruction
+    # a fact the user knows in its own right is no leak, even when an id happens to end in it (a card's last four
+    # digits, 9641, beside the record card_739641)
+    facts = {str(v) for _, v in _leaves(task.user.known)}
     # a tail standing alone ("ending in 8918"), not the end of a longer number the user knows ("415-555-7059")
     return sorted(f"{k}={v}" + (f" (as {tail!r})" if tail != v else "")
-                  for v, k in hidden.items() for tail in id_tails(v)
+                  for v, k in hidden.items() for tail in id_tails(v) if tail == v or tail not in facts
                   if re.search(rf"(?<![\w{'' if tail == v else '-'}]){re.escape(tail)}(?![\w])", text))
+
 
 
 def _bounds(n: int, k: int, low: float, high: float) -> tuple[int, int]:

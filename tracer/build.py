@@ -190,7 +190,7 @@ def build_tasks(
     readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
     # per stratified variable, family -> Counter of the accepted tasks' values
     strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}}
-    limit = max_candidates or max(500, 60 * n)
+    limit = max_candidates or max(500, 100 * n)  # the design's last, pickiest conditions may need many draws
     index = 0
     last_accept = 0  # the candidate index after the last accepted task (stall relaxes the balance strata)
     while len(accepted) < n and index < limit:

@@ -56,9 +56,13 @@ def attach_decision(draft: IntentDraft, rng: random.Random, rate: float | None =
         draft.outputs = [o for o in draft.outputs if not o.from_goal]
 
 
-def rule_text(decision: dict[str, Any], person: dict[str, str], say: Any) -> str:
-    """'if the fare difference is more than $100, you would rather keep your flight as it is; otherwise go ahead'."""
+def rule_text(decision: dict[str, Any], person: dict[str, str], say: Any, frame: int = 0) -> str:
+    """'if the fare difference is more than $100, you would rather keep your flight as it is; otherwise go ahead', or
+    (frame 1) 'should the fare difference come to more than $100, ...; if not, go ahead': two frames, so that no rule
+    sentence is the frame of most of a split's instructions (the audit's sentence-template check)."""
     rather = "you would rather" if person.get("I") == "you" else "I'd rather"
     ahead = "go ahead" if person.get("I") == "you" else "please go ahead"
-    return (f"if {say(decision['ask'], person)} is more than ${decision['threshold']}, {rather} "
-            f"{say(decision['decline'], person)}; otherwise {ahead}")
+    ask, limit, decline = say(decision["ask"], person), decision["threshold"], say(decision["decline"], person)
+    if frame % 2:
+        return f"should {ask} come to more than ${limit}, {rather} {decline}; if not, {ahead}"
+    return f"if {ask} is more than ${limit}, {rather} {decline}; otherwise {ahead}"

@@ -331,7 +331,7 @@ class TemplateRefiner:
             # a question the request already asks ("know my copay") is not asked again ("and the copay")
             "asks": [a for o in draft.outputs if o.ask if not ask_in_request(a := say(o.ask, person), request)],
             "refused": draft.refused,
-            "rule": rule_text(draft.decision, person, say) if draft.decision else None,
+            "rule": rule_text(draft.decision, person, say, variant["ask"]) if draft.decision else None,
             "facts": [],
             "on_refusal": draft.on_refusal,
             "frame": variant["frame"], "pref_frame": variant["pref"], "ask_frame": variant["ask"],

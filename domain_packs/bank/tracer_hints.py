@@ -448,4 +448,5 @@ HINTS = TracerHints(
     fact_phrase=fact_phrase,
     # an occasion must agree with the caller (no first home for a mortgage holder) and the task's requests
     situation=situation,
+    decision_rate=0.9,  # amount-bearing requests are a minority (payments, transfers, loans): train fell to 112/600
 )

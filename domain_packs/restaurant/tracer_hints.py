@@ -58,6 +58,7 @@ OCCASIONS = [
     ("{{I}} {{am}} meeting {{my}} partner's parents for the first time", 2, "neutral"),
     ("{{my}} old school friends are in town for one weekend", 1, "positive"),
     ("{{I}} {{am}} recovering from an operation and do not get out much", 2, "negative"),
+    ("it is {{my}} first meal out since {{my}} partner passed away", 3, "negative"),
     ("it is just an ordinary night out", 0, "neutral"),
 ]
 

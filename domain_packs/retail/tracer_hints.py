@@ -314,7 +314,8 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
     args = {"order_id": order["order_id"], "item_ids": [item["item_id"]], **again,
             "payment_method_id": order["payment_history"][0]["payment_id"]}
     return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
-                 context="{{I}} already sent other items from that order back",
+                 # no "because I already sent other items back": that is no reason for this request, and it hands
+                 # the agent the refusal; "as well" is what a customer says, the order's status tells the rest
                  refusal=Refusal("one_return_or_exchange", "one return"),
                  mood=Mood(f"the {item['name']} is not what {{{{I}}}} hoped for", "negative", 1))
 

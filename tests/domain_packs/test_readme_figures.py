@@ -57,12 +57,7 @@ def test_every_tracer_pack_readme_carries_the_figures_of_its_committed_splits():
 
 
 #: packs whose committed test split predates the README's current seed (airline 2 -> 5, movie 4 -> 6)
-REBUILT_SEED = {"airline", "movie"}
-
-
-@pytest.mark.parametrize("pack", [pytest.param(p, marks=pytest.mark.xfail(
-    strict=False, reason="committed test split predates the README seed; the lead rebuilds")) if p in REBUILT_SEED
-    else p for p in _bench().REBUILD])
+@pytest.mark.parametrize("pack", list(_bench().REBUILD))
 def test_each_committed_split_was_built_with_its_readme_commands_seed(pack):
     figures = [f for f in _figures() if f.pack == pack]
     assert figures and not _bench().seed_mismatches(figures)

@@ -76,6 +76,8 @@ def test_grounders_pick_events_their_situation_check_accepts_and_refusals_give_n
         if draft.refused:
             refused += 1
             assert not any(w in draft.mood.event.lower() for w in GIVEAWAYS), (draft.kind, draft.mood.event)
+            # nor the reason the instruction gives ("because you already sent other items from that order back")
+            assert not any(w in (draft.context or "").lower() for w in GIVEAWAYS), (draft.kind, draft.context)
     assert len(drafts) > 100 and refused > 10, (len(drafts), refused)
 
 

@@ -7,8 +7,8 @@ from tau_emotion.core.runner import prepare_run, run_sync
 
 
 def _pick_tasks():
-    """From one committed split: two plain write intents, a refusal without handover, and a handover (the train
-    split when test has no handover: the Tracer part 3 rebuild left airline's test split without one)."""
+    """From one committed split: two plain write intents, a refusal without handover, and a handover (test first;
+    train only if a rebuild ever leaves test without a handover)."""
     from tau_emotion.core.manager import load_all_plugins
 
     domain = load_all_plugins().catalog("domains").get("airline")

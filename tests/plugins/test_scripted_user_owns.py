@@ -31,7 +31,7 @@ def test_date_of_birth_is_the_callers_not_the_appointment_date():
 
 
 def test_zip_while_finding_the_caller_is_the_callers_own():
-    pm, domain, tasks = _built("retail", 40, 1)
+    pm, domain, tasks = _built("retail", 40, 0)
     moving = [t for t in tasks if "new_address_zip" in t.meta["intent_gold"][0]["facts"] and "zip" in t.user.known
               and f"zip {t.user.known['zip']}" in t.user.instruction.split(")")[0]]
     assert moving

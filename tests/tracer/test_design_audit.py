@@ -61,11 +61,9 @@ def test_feelings_fit_a_stated_misfortune(domains, pack):
             assert not [c for c in calm if c in feeling], (task.id, feeling)
 
 
-#: the one (split, check) a committed split still fails, named so that nothing else may: airline's train split
-#: gives its families unequal shares of compensation requests (p ~ 0.003), because an enjoyment condition takes no
-#: task whose request states a misfortune; choosing the situation to fit the designed condition (issue 21, item 4)
-#: is what removes it. Every other check holds on every committed split.
-KNOWN_FAILURES = {("airline", "train"): {"request kind balance"}}
+#: (split, check) pairs a committed split may fail: none since the Tracer part 3 rebuild (airline train's request kind
+#: balance, p ~ 0.003, went when the situation was chosen to fit the condition and request kinds became a stratum)
+KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {}
 
 
 @pytest.mark.slow
@@ -397,6 +395,9 @@ def test_id_leak_catches_an_internal_ids_tail(airline, monkeypatch, space):
     # beside bill B537059)
     phone = told.model_copy(update={"user": told.user.model_copy(update={"instruction": f"Call me on 415-555-{tail}."})})
     assert leaked_ids(phone, frozenset({"reservation_id", "user_id"})) == []
+    # nor are they when the user knows them in their own right (a card's last four, 9641, beside card_739641)
+    own = told.model_copy(update={"user": told.user.model_copy(update={"known": {"card_last_four_digits": tail}})})
+    assert leaked_ids(own, frozenset({"reservation_id", "user_id"})) == []
     _patched(monkeypatch, airline, [told if t.id == task.id else t for t in airline.tasks(None)])
     _, failed = _failed(airline, space, visible_ids=frozenset({"reservation_id", "user_id"}))
     assert task.id in failed["id leak"]
