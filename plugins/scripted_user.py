@@ -79,6 +79,15 @@ _SALIENT = {
 
 
 #: amounts and durations an agent may offer in place of what was asked ("a $50 credit", "180 days")
+def _flat_arguments(value: Any, name: str = "") -> list[tuple[str, Any]]:
+    """(argument name, scalar) pairs of a call's arguments, nested ones under their own name."""
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _flat_arguments(v, k)]
+    if isinstance(value, list):
+        return [pair for v in value for pair in _flat_arguments(v, name)]
+    return [(name, value)]
+
+
 _OFFERED = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)|\b(\d+)\s+days?\b", re.I)
 #: the instruction's words for a user who declines a smaller compliant variant of a refused request (tracer/answers.py)
 _DECLINES_LESS = "offer of less than"
@@ -499,6 +508,13 @@ class ScriptedUser:
         return {k for k, v in known.items() if k in ("first_name", "last_name")
                 or (isinstance(v, (str, int)) and not isinstance(v, bool) and _names_value(v, opening))}
 
+    def _asks_for_nothing(self, lower: str) -> bool:
+        """Whether the question names an argument of the current request's calls whose gold value is empty (an
+        address's second line the address does not have)."""
+        words = {singular(w) for w in _WORD.findall(lower)}
+        empty = {k for args in self._current_arguments() for k, v in _flat_arguments(args) if v in ("", None)}
+        return any(all(t & words for t in key_terms(k)) for k in empty if key_terms(k))
+
     def _current_arguments(self) -> list[dict[str, Any]]:
         """The arguments of the current request's gold calls (`meta.intent_gold[i].actions`)."""
         split = self.task.meta.get("intent_gold")
@@ -601,6 +617,10 @@ class ScriptedUser:
             elif _CHOICE.search(lower) and self._preference():
                 reply = self._with_friction("repeated_question" if repeated else None,
                                             self.style.answer(self._preference() or ""))
+            elif self._asks_for_nothing(lower):
+                # "the address2?" for an address without a second line: there is none, which the user knows
+                reply = self._with_friction("repeated_question" if repeated else None,
+                                            self.style.answer("There isn't one; leave it empty."))
             else:
                 reply = self._with_friction("unknown_question", self.style.dont_know())
             return Message(role="user", content=reply)

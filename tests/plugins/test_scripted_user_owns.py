@@ -94,3 +94,18 @@ def test_stated_facts_read_as_sentences():
     assert state_fact("user_id", "omar_hughes_3171") == "My user id is omar_hughes_3171."
     assert state_fact("amounts", [65.0, 12.5]) == "My amounts are 65, 12.5."
 
+
+
+def test_an_empty_argument_is_answered_as_none_not_unknown():
+    """retail: 'the address2?' for a new address without a second line gets 'there isn't one' (the user knows it has
+    none), not "I don't know" and a step towards giving up."""
+    pm, domain, tasks = _built("retail", 40, 0)
+    checked = 0
+    for task in tasks:
+        first = [task.gold.actions[j].arguments for j in task.meta["intent_gold"][0]["actions"]]
+        if not any(isinstance(a.get("address2"), str) and a["address2"] == "" for a in first):
+            continue
+        checked += 1
+        reply = _answer(pm, domain, task, "Could you tell me the address2?")
+        assert "isn't one" in reply and "don't" not in reply.lower(), (task.id, reply)
+    assert checked >= 1
