@@ -204,10 +204,11 @@ def leaked_ids(task: Task, visible: frozenset[str]) -> list[str]:
     # a fact the user knows in its own right is no leak, even when an id happens to end in it (a card's last four
     # digits, 9641, beside the record card_739641)
     facts = {str(v) for _, v in _leaves(task.user.known)}
-    # a tail standing alone ("ending in 8918"), not the end of a longer number the user knows ("415-555-7059")
+    # a tail standing alone ("ending in 8918"), not part of a longer number the user knows ("415-555-7059", a date of
+    # birth "1979-04-05")
     return sorted(f"{k}={v}" + (f" (as {tail!r})" if tail != v else "")
                   for v, k in hidden.items() for tail in id_tails(v) if tail == v or tail not in facts
-                  if re.search(rf"(?<![\w{'' if tail == v else '-'}]){re.escape(tail)}(?![\w])", text))
+                  if re.search(rf"(?<![\w{'' if tail == v else '-'}]){re.escape(tail)}(?![\w{'' if tail == v else '-'}])", text))
 
 
 

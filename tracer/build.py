@@ -52,10 +52,12 @@ if TYPE_CHECKING:
 SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
-#: after this many candidates in a row without an accepted task, the request-kind and gold-length strata get one more
-#: unit of slack (the last few conditions of a design may ask for a family whose strata few candidates fit;
-#: deterministic per seed); challenges and intents per task keep theirs, which the audit holds to 1.5 tasks
+#: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
+#: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed);
+#: challenges and intents per task, which the audit holds to 1.5 tasks, at most STALL_CAP
 STALL_CANDIDATES = 1000
+#: the most a stall relaxes the challenge and intents strata (the audit holds them to 1.5 tasks at the end)
+STALL_CAP = 1.25
 
 
 class TracerError(TauError):
@@ -290,7 +292,8 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
         if why is not None:
             return Reject("feelings", why)
     for name, value in stratum(cand).items():
-        if not share_fits(strata[name], condition["family"], value, CHALLENGE_SLACK * (slack if name in ("length", "rule") else 1)):
+        room = CHALLENGE_SLACK * slack if name in ("length", "rule") else min(CHALLENGE_SLACK * slack, STALL_CAP)
+        if not share_fits(strata[name], condition["family"], value, room):
             kind = {"challenge": "a policy challenge" if value else "no policy challenge",
                     "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
                     "rule": "a decision rule" if value else "no decision rule",

@@ -46,6 +46,8 @@ def cue_bank() -> dict[str, Any]:
 
 #: a date this close makes a situation pressing ("no rush" would contradict it)
 PRESSING_DAYS = 3
+#: a negative event of these stakes (a broken phone) makes a situation pressing as a close date does
+PRESSING_STAKES = 2
 #: "Time is running out" needs a date at most this far away
 DEADLINE_DAYS = 7
 #: a negative event this serious is a misfortune (design.MISFORTUNE_STAKES)
@@ -58,9 +60,9 @@ def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> 
     """What the feelings rest on: events, occasion, valence, stakes and time pressure.
 
     `occasion` (text, stakes, valence) stands in for the candidate's own (`cand.occasion`) when the build asks
-    whether an occasion would fit before it picks one. `pressing`: a date within PRESSING_DAYS, a misfortune or a
-    sad occasion (no "no rush" beside them); `misfortune`: a negative event of MISFORTUNE_STAKES or a negative
-    occasion; `upcoming`: a positive event or occasion to look forward to.
+    whether an occasion would fit before it picks one. `pressing`: a date within PRESSING_DAYS, a misfortune, a sad
+    occasion or a setback of PRESSING_STAKES (a broken phone; no "no rush" beside them); `misfortune`: a negative
+    event of MISFORTUNE_STAKES or a negative occasion; `upcoming`: a positive event or occasion to look forward to.
     """
     moods = [d.mood for d in cand.drafts]
     if occasion is None and cand.occasion:
@@ -73,6 +75,8 @@ def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> 
     days_left = min(days) if days else None
     misfortune = (any(m.valence == "negative" and m.stakes >= MISFORTUNE_STAKES for m in moods)
                   or (bool(text) and o_valence == "negative"))
+    # a real setback (a broken phone, a flight that may not go) presses too: "no rush" would not be said beside it
+    setback = any(m.valence == "negative" and m.stakes >= PRESSING_STAKES for m in moods)
     events: list[str] = []
     for m in moods:
         said = say(m.event, FIRST)
@@ -80,7 +84,7 @@ def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> 
             events.append(said)
     return {"events": events, "occasion": say(text, FIRST) if text else None,
             "valence": valence, "stakes": min(stakes, 3), "days_left": days_left,
-            "pressing": misfortune or (days_left is not None and days_left <= PRESSING_DAYS),
+            "pressing": misfortune or setback or (days_left is not None and days_left <= PRESSING_DAYS),
             "misfortune": misfortune, "upcoming": "positive" in valences,
             # a user told to accept a refusal does not announce that it will dispute every point
             "accepts_refusal": any(d.refused and d.on_refusal != "transfer" for d in cand.drafts),

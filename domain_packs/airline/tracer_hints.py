@@ -527,7 +527,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         return draft("cancel_not_allowed", "cancel_reservation", {"reservation_id": res["reservation_id"]},
                      [f"cancel {ref.phrase} and get a refund"], ref, facts={"cancellation_reason": said},
                      refusal=Refusal("cancel_not_covered", "insurance"), context=reason,
-                     mood=Mood("{{I}} changed {{my}} mind about a trip {{I}} paid for", "negative", 2, _days(res)))
+                     mood=Mood("{{I}} changed {{my}} mind about a trip", "negative", 2, _days(res)))
     res = _pick(ctx, [r for r in unflown if _cancel_grounds(ctx, r)])
     grounds = _cancel_grounds(ctx, res)
     # the caller's own words fit whether they fly: one who booked for others is not sick, going or travelling

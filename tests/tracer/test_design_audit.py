@@ -395,6 +395,8 @@ def test_id_leak_catches_an_internal_ids_tail(airline, monkeypatch, space):
     # beside bill B537059)
     phone = told.model_copy(update={"user": told.user.model_copy(update={"instruction": f"Call me on 415-555-{tail}."})})
     assert leaked_ids(phone, frozenset({"reservation_id", "user_id"})) == []
+    born = told.model_copy(update={"user": told.user.model_copy(update={"instruction": f"Born {tail}-04-05."})})
+    assert leaked_ids(born, frozenset({"reservation_id", "user_id"})) == []
     # nor are they when the user knows them in their own right (a card's last four, 9641, beside card_739641)
     own = told.model_copy(update={"user": told.user.model_copy(update={"known": {"card_last_four_digits": tail}})})
     assert leaked_ids(own, frozenset({"reservation_id", "user_id"})) == []

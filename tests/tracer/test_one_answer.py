@@ -132,10 +132,9 @@ def test_refusal_without_a_compliant_variant_stands(telecom):
 
 
 @pytest.mark.parametrize("pack", ["airline", "retail", "telecom", "telehealth"])
-def test_committed_test_splits_have_one_right_answer(domains, pack, request):
-    if pack == "telecom":  # telecom-test-018 (two February bills), -015/-018/-050/-056 (refusals with a variant)
-        request.applymarker(pytest.mark.xfail(strict=False, reason="committed split predates the one-right-answer "
-                                                                   "checks (issue 21 item 3); lead rebuilds"))
+def test_committed_test_splits_have_one_right_answer(domains, pack):
+    """The splits rebuilt with the checks pass them (before: telecom-test-018's two February bills, and refusals of
+    a 75 credit or a 210-day suspension that a smaller variant would have satisfied)."""
     domain = domains.get(pack)
     flagged = [(t.id, found) for t in domain.tasks("test") if (found := check_task(domain, t))]
     assert flagged == []
