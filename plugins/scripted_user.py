@@ -162,6 +162,8 @@ def singular(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return word[:-1]
+    if word in ("ins", "outs", "ups"):  # the plural of a phrasal noun ('check_ins' -> 'check in')
+        return word[:-1]
     return word
 
 

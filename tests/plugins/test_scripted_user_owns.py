@@ -109,3 +109,10 @@ def test_an_empty_argument_is_answered_as_none_not_unknown():
         reply = _answer(pm, domain, task, "Could you tell me the address2?")
         assert "isn't one" in reply and "don't" not in reply.lower(), (task.id, reply)
     assert checked >= 1
+
+
+def test_a_phrasal_plural_key_answers_the_singular_question():
+    """travel: two stays merge under `check_ins`; the asker's 'the check in?' must reach it (3 don't-knows before)."""
+    from tau_emotion.plugins.scripted_user import key_terms, singular_key
+
+    assert key_terms("check_ins") == key_terms("check_in") and singular_key("check_ins") == "check_in"
