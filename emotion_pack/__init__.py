@@ -145,7 +145,8 @@ def tau_user_style(episode, neutral):
         return None
     from tau_emotion.emotion_pack.scripted_style import EmotionalStyle
 
-    return EmotionalStyle(block.condition, episode.rng, neutral)
+    feeling = episode.task.meta.get("feeling")
+    return EmotionalStyle(block.condition, episode.rng, neutral, feeling if isinstance(feeling, str) else None)
 
 
 @hookimpl

@@ -77,10 +77,16 @@ def _ensure_sentence(text: str) -> str:
     return text if not text or text[-1] in ".!?" else text + "."
 
 
-def opening(condition: Condition | str, rng: random.Random, request: str) -> str:
-    """The first user turn: `request` wrapped in a greeting, an emotional lead and urgency/trust remarks."""
+def opening(condition: Condition | str, rng: random.Random, request: str, feeling: str | None = None) -> str:
+    """The first user turn: `request` wrapped in a greeting, an emotional lead and urgency/trust remarks; or, for a
+    task with its own feelings text (a Tracer task's `meta.feeling`, written for its situation and read back as its
+    condition), the greeting, that text and the request: the generic leads presume a history ("I've tried to sort
+    this out several times already") that a task's situation may contradict."""
     cond = _condition(condition)
     bank = phrases()["opening"]
+    if feeling and feeling.strip():
+        return _join([rng.choice(bank["greeting"][cond.politeness]), _ensure_sentence(feeling.strip()),
+                      _ensure_sentence(request)])
     parts = {
         "greeting": rng.choice(bank["greeting"][cond.politeness]),
         "lead": rng.choice(bank["lead"][cond.emotion]),

@@ -18,14 +18,15 @@ from tau_emotion.emotion_pack.taxonomy import Condition
 
 
 class EmotionalStyle:
-    def __init__(self, condition: Condition, rng: random.Random, neutral: UserStyle):
+    def __init__(self, condition: Condition, rng: random.Random, neutral: UserStyle, feeling: str | None = None):
         self.condition = condition
         self.rng = rng
         self.neutral = neutral
+        self.feeling = feeling  # the task's own feelings text, when it has one (Tracer tasks)
         self.budget = expression.patience_budget(condition)
 
     def opening(self, request: str) -> str:
-        return expression.opening(self.condition, self.rng, request)
+        return expression.opening(self.condition, self.rng, request, self.feeling)
 
     def next_request(self, request: str) -> str:
         return f"{expression.reply_prefix(self.condition, self.rng)} {request}".strip()

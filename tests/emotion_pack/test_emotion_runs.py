@@ -220,3 +220,20 @@ def test_the_printed_summary_has_a_row_per_arm_with_a_control(tau):
     out = tau("run", "--plugins", "emotion,mock", "--emotion-control", "--trials", "1", "--no-progress").output
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith(("arm:", "all "))}
     assert rows == {"all": "8", "arm:emotional": "4", "arm:control": "4"}
+
+
+def test_scripted_emotional_user_opens_with_the_tasks_own_feeling(tmp_path):
+    """A Tracer task's feelings text (written for its situation, read back as its condition) is what the offline
+    emotional user says first, not a generic lead that presumes a history ("I've tried several times already")."""
+    from tau_emotion.core.manager import get_plugin_manager as manager
+    from tau_emotion.emotion_pack import expression
+
+    task = next(t for t in manager(["emotion", "airline"]).catalog("domains").get("airline").tasks("test")
+                if t.meta.get("feeling"))
+    _, _, [result] = _run(["emotion", "airline"], tmp_path, agent="oracle", user="scripted", trials=1,
+                          task_ids=[task.id])
+    first = next(m.content for m in result.messages if m.role == "user")
+    assert task.meta["feeling"].strip().rstrip(".") in first
+    leads = [x for xs in expression.phrases()["opening"]["lead"].values() for x in xs]
+    assert not [lead for lead in leads if lead in first]
+    assert result.reward == 1.0
