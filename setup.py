@@ -1,12 +1,9 @@
 """Package discovery: every folder with an `__init__.py` under the top-level folders is a package, named
-`tau_emotion.<folder path>` (except `core/env`, which is `tau_emotion.env`; pyproject.toml holds everything else). A built-in pack is its folder plus one
-entry-point line; its data files are found by the patterns in `[tool.setuptools.package-data]`."""
+`tau_emotion.<folder path>` (so `core/env/` is `tau_emotion.core.env`; pyproject.toml holds everything else). A built-in
+pack is its folder plus one entry-point line; its data files are found by the patterns in `[tool.setuptools.package-data]`."""
 
 from setuptools import find_packages, setup
 
 TOP = ("core", "plugins", "domain_packs", "emotion_pack", "tracer", "trainers", "templates")
 
-# core/env/ is installed under its own name, tau_emotion.env (pyproject's package-dir maps it), never as core.env
-OWN_NAME = {"core.env": "env"}
-
-setup(packages=[f"tau_emotion.{OWN_NAME.get(name, name)}" for name in find_packages(include=[f"{top}*" for top in TOP])])
+setup(packages=[f"tau_emotion.{name}" for name in find_packages(include=[f"{top}*" for top in TOP])])

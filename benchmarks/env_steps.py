@@ -1,4 +1,4 @@
-"""Throughput of tau_emotion.env: oracle-driven episodes through the environment against `tau run`'s runner.
+"""Throughput of tau_emotion.core.env: oracle-driven episodes through the environment against `tau run`'s runner.
 
     python benchmarks/env_steps.py [DOMAIN] [--split test] [--n 16] [--episodes 64]
 
@@ -17,9 +17,9 @@ import tempfile
 import time
 from types import SimpleNamespace
 
+from tau_emotion.core.env import TauEnv, TauVectorEnv, prepare
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.runner import prepare_run, run_sync
-from tau_emotion.env import TauEnv, TauVectorEnv, prepare
 from tau_emotion.plugins.oracle_agent import OracleAgent
 
 

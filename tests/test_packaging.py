@@ -17,7 +17,7 @@ def test_every_package_folder_is_found_and_every_asset_matches_a_package_data_pa
     found = set(find_packages(where=str(ROOT), include=[f"{t}*" for t in TOP]))
     folders = {str(p.parent.relative_to(ROOT)).replace("/", ".") for t in TOP for p in (ROOT / t).rglob("__init__.py")}
     assert folders == found and {"domain_packs.airline", "plugins.report", "core", "core.env"} <= found
-    assert config["package-dir"]["tau_emotion.env"] == "core/env"  # installed as tau_emotion.env only
+    assert config["package-dir"] == {"tau_emotion": "."}  # every folder's import name is its path: core/env is core.env
     missed = []
     for package in found:
         here = ROOT / package.replace(".", "/")

@@ -1,4 +1,4 @@
-"""`tau train grpo`: GRPO (TRL `GRPOTrainer`) against the harness's own episodes, through `tau_emotion.env`.
+"""`tau train grpo`: GRPO (TRL `GRPOTrainer`) against the harness's own episodes, through `tau_emotion.core.env`.
 
 The rollout is TRL's `rollout_func`: for each prompt of a batch (a task id of the domain's split,
 repeated `num_generations` times by TRL's sampler) an environment plays one episode with the same
@@ -171,7 +171,7 @@ class EnvRollout:
         return self.loop.run_until_complete(gather())
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
-        from tau_emotion.env import AsyncTauEnv
+        from tau_emotion.core.env import AsyncTauEnv
 
         n = len(prompts)
         task_ids = [str(p) for p in prompts]
@@ -301,7 +301,7 @@ class GRPO:
     def train(self, dataset: Any, output_dir: str, **options: Any) -> dict[str, Any]:
         """Train `options["model"]` with GRPO on the episodes of `dataset` (DOMAIN[:SPLIT]); save into `output_dir`."""
         _require_train_extra()
-        from tau_emotion.env import prepare
+        from tau_emotion.core.env import prepare
 
         opts = GRPOOptions.model_validate(options)
         domain, split = parse_data(dataset)

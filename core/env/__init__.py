@@ -1,6 +1,6 @@
-"""tau_emotion.env: a Gymnasium-style environment over the episode loop of `tau run`.
+"""tau_emotion.core.env: a Gymnasium-style environment over the episode loop of `tau run`.
 
-    from tau_emotion.env import make
+    from tau_emotion.core.env import make
     env = make("DOMAIN", split="test", user="scripted", seed=0)
     observation, info = env.reset()
     observation, reward, terminated, truncated, info = env.step({"role": "assistant", "content": "Hello"})
@@ -10,15 +10,11 @@ simulator and the scorer); the agent is the caller. `make_async` is the asyncio 
 many episodes together, `Shaping` switches on optional reward terms. See docs/rl.md.
 
 The package is core code (it names no domain, vendor or user condition and loads every plugin through
-the plugin manager, as the runner does); it lives in `core/env/` and is installed as `tau_emotion.env`.
-Import it by that name.
+the plugin manager, as the runner does): its folder is `core/env/` and its import name `tau_emotion.core.env`.
 """
 
-if __name__ != "tau_emotion.env":  # the folder is core/env/: a second import under another name would copy it
-    raise ImportError(f"import tau_emotion.env, not {__name__}")
-
-from tau_emotion.env.bridge import AGENT, EnvError  # noqa: E402
-from tau_emotion.env.environment import (  # noqa: E402
+from tau_emotion.core.env.bridge import AGENT, EnvError
+from tau_emotion.core.env.environment import (
     AsyncTauEnv,
     TauEnv,
     TauVectorEnv,
@@ -27,8 +23,8 @@ from tau_emotion.env.environment import (  # noqa: E402
     make_vec,
     to_message,
 )
-from tau_emotion.env.session import Session, prepare  # noqa: E402
-from tau_emotion.env.shaping import Shaping  # noqa: E402
+from tau_emotion.core.env.session import Session, prepare
+from tau_emotion.core.env.shaping import Shaping
 
 __all__ = ["AGENT", "AsyncTauEnv", "EnvError", "Session", "Shaping", "TauEnv", "TauVectorEnv", "make", "make_async",
            "make_vec", "prepare", "to_message"]

@@ -58,7 +58,7 @@ class BridgeAgent:
     def __init__(self, episode: Any):  # the episode's view is not needed: the caller sees the observations
         channel = CHANNEL.get()
         if channel is None:
-            raise EnvError(f"agent '{AGENT}' is played by the caller of tau_emotion.env, not by `tau run`")
+            raise EnvError(f"agent '{AGENT}' is played by the caller of tau_emotion.core.env, not by `tau run`")
         self.channel = channel
 
     async def act(self, messages: list[Message]) -> Message:

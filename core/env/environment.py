@@ -23,12 +23,12 @@ import random
 from collections import Counter
 from typing import Any
 
+from tau_emotion.core.env.bridge import CHANNEL, CUT, Channel, EnvError
+from tau_emotion.core.env.session import Session, prepare
+from tau_emotion.core.env.shaping import Shaping, terms
 from tau_emotion.core.episode import task_tags
 from tau_emotion.core.models import EpisodeResult, Message, Task, ToolCall
 from tau_emotion.core.runner import run_one
-from tau_emotion.env.bridge import CHANNEL, CUT, Channel, EnvError
-from tau_emotion.env.session import Session, prepare
-from tau_emotion.env.shaping import Shaping, terms
 
 Observation = list[dict[str, Any]]
 Step = tuple[Observation, float, bool, bool, dict[str, Any]]

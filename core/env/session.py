@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tau_emotion.core.domain import Domain, format_validation_error
+from tau_emotion.core.env.bridge import AGENT, EnvError, EnvHooks
 from tau_emotion.core.models import RunConfig, Task
 from tau_emotion.core.registry import suggest
 from tau_emotion.core.runner import (
@@ -30,7 +31,6 @@ from tau_emotion.core.runner import (
     select_tasks,
     selected_domains,
 )
-from tau_emotion.env.bridge import AGENT, EnvError, EnvHooks
 
 #: plugins a run without a store or a terminal does not want: the progress bar draws per run
 QUIET = ("no:progress",)

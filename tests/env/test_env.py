@@ -1,4 +1,4 @@
-"""tau_emotion.env against `tau run`: the same tasks, plugins, user and scorer give the same episodes.
+"""tau_emotion.core.env against `tau run`: the same tasks, plugins, user and scorer give the same episodes.
 
 The parity tests drive the environment with the actions of the oracle and null agent plugins
 themselves (their `act()` builds each action; the test passes it to `step()` in chat form) and run
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tau_emotion.core.env import EnvError, Shaping, make, make_async, make_vec, to_message
 from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.runner import open_store
-from tau_emotion.env import EnvError, Shaping, make, make_async, make_vec, to_message
 from tau_emotion.plugins.null_agent import NullAgent
 from tau_emotion.plugins.oracle_agent import OracleAgent
 from tests.core.test_contracts import _words
@@ -78,7 +78,7 @@ def test_oracle_and_null_actions_score_as_tau_run_scores_them(tau, airline_env, 
 
 @pytest.mark.slow
 def test_acceptance_line_imports_no_heavy_library():
-    script = ("import sys\nfrom tau_emotion.env import make\n"
+    script = ("import sys\nfrom tau_emotion.core.env import make\n"
               "e = make('airline', split='test', user='scripted', emotion='random', seed=0)\n"
               "obs, info = e.reset()\nprint(info['task_id'])\n"
               "print(','.join(m for m in ('torch', 'transformers', 'trl', 'datasets', 'litellm', 'vllm') if m in sys.modules))\n"
@@ -97,13 +97,13 @@ def test_a_gymnasium_env_when_installed_a_plain_object_otherwise():
     assert isinstance(env, gymnasium.Env)
     env.close()
     # gymnasium.make through an entry point (no fixed-shape spaces: its passive checker is off)
-    gymnasium.register("tau-emotion-test/Env-v0", entry_point="tau_emotion.env:make", disable_env_checker=True)
+    gymnasium.register("tau-emotion-test/Env-v0", entry_point="tau_emotion.core.env:make", disable_env_checker=True)
     env = gymnasium.make("tau-emotion-test/Env-v0", domain="mock", max_steps=5)
     observation, info = env.reset(seed=3)
     assert info["task_id"].startswith("mock-") and observation[0]["role"] == "user"
     assert env.step("Hello.")[1:4] == (0.0, False, False)
     env.close()
-    script = ("import sys\nsys.modules['gymnasium'] = None\nfrom tau_emotion.env import make\n"
+    script = ("import sys\nsys.modules['gymnasium'] = None\nfrom tau_emotion.core.env import make\n"
               "e = make('mock')\nprint(type(e).__mro__[-2].__name__, e.reset('mock-001')[1]['task_id'])\ne.close()\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr

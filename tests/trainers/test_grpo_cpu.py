@@ -24,7 +24,7 @@ STEPS, BATCH, GROUP, BALANCE = 3, 4, 2, 0.5
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from tau_emotion.env import make
+    from tau_emotion.core.env import make
 
     root = tmp_path_factory.mktemp("grpo")
     env = make("mock")
@@ -38,9 +38,9 @@ def test_grpo_trains_on_environment_rewards_and_the_checkpoint_reloads(tau, tiny
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from tau_emotion.core.env import make
     from tau_emotion.core.models import Message, Termination
     from tau_emotion.core.reward import rescore
-    from tau_emotion.env import make
 
     root, model = tiny
     out = root / "out"
@@ -109,7 +109,7 @@ class ScriptedPolicy:
 def test_the_rollout_parses_tool_calls_masks_observations_and_scores_with_the_environment(tiny, tmp_path):
     from transformers import AutoTokenizer
 
-    from tau_emotion.env import prepare
+    from tau_emotion.core.env import prepare
     from tau_emotion.trainers.grpo import EnvRollout, GRPOOptions
 
     _, model = tiny
