@@ -14,7 +14,6 @@ import copy
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -198,7 +197,9 @@ def run_command(**kw: Any) -> None:
     with run_lock(db_path, run.run_id):  # a second process resuming the same run is refused
         summary = execute_run(run, "run", f"tau run --resume {run.run_id} --db {db_path}")
     if summary_json:
-        Path(summary_json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        from tau_emotion.core.outputs import write_output
+
+        write_output(summary_json, json.dumps(summary, indent=2) + "\n")
     print_summary(summary, pm)
     if summary.get("errors"):
         raise click.ClickException(f"{summary['errors']} trial(s) ended in error (see `tau show {run.run_id}`); "
@@ -538,8 +539,10 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
     lines = [r.model_dump_json() for r in store.results(run_id)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:
+        from tau_emotion.core.outputs import write_output
+
         writable_parent(out, "--out")
-        Path(out).write_text(text, encoding="utf-8")
+        write_output(out, text)
         click.echo(f"wrote {len(lines)} trials to {out}", err=True)
     else:
         sys.stdout.write(text)

@@ -138,23 +138,10 @@ def not_a_regular_file(path: Any) -> str | None:
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write `text` to `path` so that a reader (or a crash, a full disk, `ulimit -f`) sees the old file or the
-    new one, never half of it: a temporary file in the same folder, flushed to disk, then renamed over."""
-    import os
-    import tempfile
+    new one, never half of it (`outputs.write_output`; an `OSError` is one line)."""
+    from tau_emotion.core.outputs import write_output
 
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        if path.exists():
-            os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_output(path, text)
 
 
 def read_json(path: str | Path | Any) -> Any:

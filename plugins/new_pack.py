@@ -3,7 +3,9 @@
 The pack is rendered from the Jinja2 templates in `tau_emotion.templates/new_pack/` (`package/`
 becomes `tau_emotion_NAME/`, `.j2` is dropped), then its seeded generator writes `data/db.json`,
 so the hand-written tasks, the policy and the database agree from the start and `pytest` in the new
-folder runs the conformance suite (`tau_emotion.domain_packs.conformance`) against it.
+folder runs the conformance suite (`tau_emotion.domain_packs.conformance`) against it. The pack is written
+into a temporary folder beside its target and renamed into place at the end (`outputs.new_folder`), so a
+kill or a full disk never leaves half a pack under the name.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import click
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.outputs import new_folder
 from tau_emotion.core.plugin_cli import debug_option, guarded
 
 TEMPLATES = "new_pack"
@@ -61,12 +64,13 @@ def render_pack(name: str, directory: Path) -> Path:
         path = rel.removesuffix(".j2")
         path = module + path[len("package"):] if path.startswith("package/") else path
         rendered[path] = env.from_string(entry.read_text(encoding="utf-8")).render(name=name, module=module)
-    for path, text in rendered.items():
-        out = target / path
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    db = runpy.run_path(str(target / module / "generate_db.py"))["generate"](0)
-    (target / module / "data" / "db.json").write_text(json.dumps(db, indent=1) + "\n", encoding="utf-8")
+    with new_folder(target) as building:  # renamed to `target` only once every file is there
+        for path, text in rendered.items():
+            out = building / path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        db = runpy.run_path(str(building / module / "generate_db.py"))["generate"](0)
+        (building / module / "data" / "db.json").write_text(json.dumps(db, indent=1) + "\n", encoding="utf-8")
     return target
 
 

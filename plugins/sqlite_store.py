@@ -71,7 +71,12 @@ def database_error(path: Any, exc: BaseException) -> DatabaseError:
         hint = "it is not a SQLite results database or it is damaged: pass another --db, or move the file away"
     elif "readonly" in lowered or "read-only" in lowered:
         hint = "it is read-only here: pass a writable --db"
-    elif "unable to open" in lowered or "disk i/o" in lowered:
+    elif "disk is full" in lowered or ("disk i/o" in lowered and _no_room(path)):
+        hint = "the disk holding it is full (or a file-size limit, ulimit -f, was reached): free space, or pass --db elsewhere"
+    elif "disk i/o" in lowered:
+        hint = ("a read or write of it failed (a full disk, a file-size limit such as ulimit -f, a failing or "
+                "network disk?): free space or pass --db elsewhere")
+    elif "unable to open" in lowered:
         hint = "it cannot be opened (a folder, a missing or unwritable directory?): pass a writable file with --db"
     elif "locked" in lowered or "busy" in lowered:
         hint = "another process holds it: wait for it, or pass another --db"
@@ -80,6 +85,16 @@ def database_error(path: Any, exc: BaseException) -> DatabaseError:
     else:
         hint = "check the file, or pass another --db"
     return DatabaseError(f"results database {path}: {text}; {hint}")
+
+
+def _no_room(path: Any) -> bool:
+    """Whether the folder of `path` has (almost) no free space: SQLite says "disk I/O error" for a full disk."""
+    import shutil
+
+    try:
+        return shutil.disk_usage(Path(str(path)).expanduser().resolve().parent).free < (1 << 20)
+    except (OSError, ValueError):
+        return False
 
 
 def _busy(exc: sqlite3.Error) -> bool:

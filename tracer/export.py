@@ -11,13 +11,22 @@ A named mixture (`--mixture tracer-high|tracer-low`, `MIXTURES`) selects the dom
 on and keeps at most a cap of rows per domain, drawn round-robin over emotion families; the card
 records it. Rows are split into train and validation by task, so no task is in both. JSONL is always written and
 needs nothing beyond the core; `datasets` (the `[train]` extra) is imported only to add the
-`save_to_disk` copy.
+`save_to_disk` copy. The JSONL files and the card are written atomically together (`core.outputs`): a kill or a
+full disk leaves the earlier export whole, never rows beside a card that counts others.
+
+Template markup is never training data. A trajectory whose text (any message, tool-call name or arguments) holds a
+chat template's structure (`TEMPLATE_MARKUP`: ChatML's `<|im_start|>`/`<|im_end|>`, tool-call markup such as
+`<tool_call>`, Llama-2's `[INST]`/`<<SYS>>`, Llama-3's header tokens, Gemma's turn tokens, any other `<|name|>`
+token) is left out whole: rendered by the chat template, that text would become a turn or a tool call the model
+never made (an injected `<|im_start|>system`, a forged `transfer_funds` call). Escaping would keep a text the
+model learns to write back, so the row is dropped and counted in the card by reason.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +35,7 @@ from typing import Any
 
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import EpisodeResult, Message
+from tau_emotion.core.outputs import write_outputs
 from tau_emotion.tracer.collect import FAMILY_TAG, NO_FAMILY, SEEN, UNSEEN, TrajectoryStats, kept_keys
 
 FORMATS = ("sft", "dpo")
@@ -52,6 +62,51 @@ def chat_messages(messages: list[Message]) -> list[dict[str, Any]]:
         rows.append({"role": m.role, "content": m.content or "", "tool_calls": calls,
                      "name": m.name if m.role == "tool" else None})
     return rows
+
+
+#: chat-template structure, by the template family it belongs to; checked in this order (the last is any other
+#: `<|name|>` special token). A row holding any of them in any text is left out (see the module's docstring).
+TEMPLATE_MARKUP: dict[str, re.Pattern[str]] = {
+    "chatml": re.compile(r"<\|(?:im_start|im_end|im_sep|endoftext)\|>"),
+    "tool_markup": re.compile(r"</?(?:tool_call|tool_response|tools|function_call|functions)>"
+                              r"|\[/?(?:TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS)\]|<\|python_tag\|>"),
+    "llama2": re.compile(r"\[/?INST\]|<</?SYS>>|</?s>"),
+    "llama3": re.compile(r"<\|(?:begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id)\|>"),
+    "gemma": re.compile(r"<(?:start|end)_of_turn>"),
+    "think": re.compile(r"</?think>"),
+    "special_token": re.compile(r"<\|[A-Za-z0-9_.:-]{1,48}\|>"),
+}
+#: the prefix of a markup family's drop reason (`markup:chatml`, ...)
+MARKUP = "markup:"
+
+
+def markup_in(text: str) -> str | None:
+    """The template family whose markup `text` holds (a key of `TEMPLATE_MARKUP`), or None."""
+    if "<" not in text and "[" not in text:
+        return None
+    for family, pattern in TEMPLATE_MARKUP.items():
+        if pattern.search(text):
+            return family
+    return None
+
+
+def _texts(messages: list[dict[str, Any]]) -> Any:
+    for m in messages:
+        yield m["content"] or ""
+        yield m.get("name") or ""
+        for call in m.get("tool_calls") or ():
+            yield call["function"]["name"]
+            yield call["function"]["arguments"]
+
+
+def row_markup(*conversations: list[dict[str, Any]]) -> str | None:
+    """The drop reason (`markup:FAMILY`) of a row whose conversations hold template markup anywhere, or None."""
+    for conversation in conversations:
+        for text in _texts(conversation):
+            family = markup_in(text)
+            if family:
+                return MARKUP + family
+    return None
 
 
 def same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -97,6 +152,9 @@ class Exporter:
         """The preference row of a +1 and a -1 trajectory of one task, or why they make none (one of `DROPPED`)."""
         system, tools = self.context(good.domain)
         chosen, rejected = chat_messages(good.messages), chat_messages(bad.messages)
+        markup = row_markup(chosen, rejected)
+        if markup:
+            return markup
         n = 0
         while n < min(len(chosen), len(rejected)) and same_message(chosen[n], rejected[n]):
             n += 1
@@ -119,6 +177,8 @@ DROPPED = {
                         "user simulator, emotion or seed; pair runs with the same user and emotion)",
     "one_contains_the_other": "one trajectory is a prefix of the other (no continuation to prefer)",
     "part_at_a_user_turn": "they part at a user turn, not at an agent choice",
+    **{MARKUP + family: f"text holding {family.replace('_', ' ')} chat-template markup (left out: the template "
+                        f"would read it as structure)" for family in TEMPLATE_MARKUP},
 }
 
 
@@ -128,8 +188,9 @@ def describe_drops(dropped: Counter[str]) -> str:
 
 
 def sft_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]], exporter: Exporter,
-             ) -> list[dict[str, Any]]:
-    """One row per kept trajectory: a collection's selection, or every +1 trial of another run."""
+             dropped: Counter[str] | None = None) -> list[dict[str, Any]]:
+    """One row per kept trajectory: a collection's selection, or every +1 trial of another run. Rows holding
+    template markup are left out and counted in `dropped` by reason (`markup:FAMILY`)."""
     rows = []
     for run_id, (results, summary) in runs.items():
         kept = kept_keys(summary)
@@ -138,7 +199,12 @@ def sft_rows(runs: dict[str, tuple[list[EpisodeResult], dict[str, Any] | None]],
                 continue
             if kept is not None and (r.task_id, r.trial) not in kept:
                 continue
-            rows.append(exporter.sft_row(run_id, r))
+            row = exporter.sft_row(run_id, r)
+            markup = row_markup(row["messages"])
+            if markup is None:
+                rows.append(row)
+            elif dropped is not None:
+                dropped[markup] += 1
     return rows
 
 
@@ -288,8 +354,22 @@ def split_rows(rows: list[dict[str, Any]], validation: float, seed: int) -> dict
             "validation": [r for r in rows if r["task_id"] in held]}
 
 
+def dropped_lines(dropped: Counter[str] | None) -> list[str]:
+    """The card's section on what was left out, by reason: always present, so a card that says nothing was
+    left out is a claim, not an omission."""
+    lines = ["", "## Left out", "", "Trajectories whose text holds chat-template markup (ChatML `<|im_start|>`, "
+             "tool-call tags such as `<tool_call>`, Llama-2 `[INST]`, Llama-3 header tokens, Gemma turn tokens, any "
+             "`<|name|>` token) are left out whole: a chat template would render it as a turn or a tool call the "
+             "model never made.", ""]
+    if not dropped:
+        return [*lines, "None was left out."]
+    lines += ["| reason | rows |", "|---|---:|"]
+    lines += [f"| {DROPPED.get(reason, reason)} | {n} |" for reason, n in sorted(dropped.items())]
+    return lines
+
+
 def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str],
-         mixture: dict[str, Any] | None = None) -> str:
+         mixture: dict[str, Any] | None = None, dropped: Counter[str] | None = None) -> str:
     """The dataset card: what the rows are, where they came from, counts by domain and emotion family, and
     the mixture (its domains, caps and per-domain counts) when one was named."""
     rows = [r for part in splits.values() for r in part]
@@ -317,6 +397,7 @@ def card(fmt: str, splits: dict[str, list[dict[str, Any]]], runs: list[str],
         lines += ["", f"Per trajectory: {sum(c for c, _ in stats) / len(stats):.2f} tool calls, "
                       f"{sum(q for _, q in stats) / len(stats):.2f} follow-up questions; tool calls outnumber "
                       f"questions in {sum(c > q for c, q in stats) / len(stats):.1%}."]
+    lines += dropped_lines(dropped)
     if mixture:
         lines += mixture_lines(mixture)
     return "\n".join(lines) + "\n"
@@ -327,16 +408,22 @@ DATASETS_HINT = "pip install torch==2.13.0 (the CPU wheel; pin it first) && pip 
 
 
 def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: list[str], jsonl: bool = True,
-          mixture: dict[str, Any] | None = None) -> bool:
+          mixture: dict[str, Any] | None = None, dropped: Counter[str] | None = None) -> bool:
     """Write one JSONL file per split and README.md into `out`, and a `datasets.DatasetDict` (`save_to_disk`)
-    when `datasets` is installed. Returns whether the dataset was written (JSONL needs nothing beyond the core)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name, part in splits.items():
-        if jsonl or not part:
-            with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
-                for row in part:
-                    fh.write(json.dumps(row) + "\n")
-    (out / "README.md").write_text(card(fmt, splits, runs, mixture), encoding="utf-8")
+    when `datasets` is installed. Returns whether the dataset was written (JSONL needs nothing beyond the core).
+
+    The JSONL files and the card are written together and atomically (`write_outputs`): each is complete on
+    disk before any replaces its earlier version, and an `OSError` is one line leaving the earlier export as it was."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from tau_emotion.core.outputs import cause
+
+        raise ExportError(f"cannot create the folder {out}: {cause(exc)}") from None
+    files: dict[Path, Any] = {out / f"{name}.jsonl": (json.dumps(row) + "\n" for row in part)
+                              for name, part in splits.items() if jsonl or not part}
+    files[out / "README.md"] = card(fmt, splits, runs, mixture, dropped)
+    write_outputs(files)
     try:
         import datasets
     except ImportError:
@@ -345,4 +432,3 @@ def write(splits: dict[str, list[dict[str, Any]]], out: Path, fmt: str, runs: li
     built = datasets.DatasetDict({name: datasets.Dataset.from_list(part) for name, part in splits.items() if part})
     built.save_to_disk(str(out))
     return True
-

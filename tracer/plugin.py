@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.outputs import write_output
 from tau_emotion.core.plugin_cli import (
     command_pm,
     config_file,
@@ -64,10 +65,10 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
         nexts = sorted(g.successors(name))
         click.echo(f"  {name:32} {kind:8} -> {', '.join(nexts) if nexts else '(none)'}")
     if json_path:
-        Path(json_path).write_text(json.dumps(graph.to_json(), indent=1) + "\n", encoding="utf-8")
+        write_output(json_path, json.dumps(graph.to_json(), indent=1) + "\n")
         click.echo(f"wrote {json_path}", err=True)
     if dot_path:
-        Path(dot_path).write_text(graph.to_dot(), encoding="utf-8")
+        write_output(dot_path, graph.to_dot())
         click.echo(f"wrote {dot_path}", err=True)
 
 
@@ -156,7 +157,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
     for line in report.summary_lines():
         click.echo(line)
     if out:
-        Path(out).write_text(dump_tasks(report.tasks), encoding="utf-8")
+        write_output(out, dump_tasks(report.tasks))
         click.echo(f"wrote {len(report.tasks)} task(s) to {out}", err=True)
     else:
         assert target is not None
@@ -326,15 +327,16 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
 
     exporter = export.Exporter(domain)
     dropped: Counter[str] = Counter()
-    rows = export.sft_rows(runs, exporter) if fmt == "sft" else export.dpo_rows(runs, exporter, dropped)
+    rows = export.sft_rows(runs, exporter, dropped) if fmt == "sft" else export.dpo_rows(runs, exporter, dropped)
+    unit = "+1 trajectories" if fmt == "sft" else "+1/-1 pair(s)"
     if not rows:
         what = "trajectories with reward +1" if fmt == "sft" else "tasks with both a +1 and a -1 trajectory"
         if dropped:
-            raise export.ExportError(f"nothing to export: all {sum(dropped.values())} +1/-1 pair(s) in run(s) "
+            raise export.ExportError(f"nothing to export: all {sum(dropped.values())} {unit} in run(s) "
                                      f"{', '.join(runs)} were dropped: {export.describe_drops(dropped)}")
         raise export.ExportError(f"nothing to export: no {what} in run(s) {', '.join(runs)}")
     if dropped:
-        click.echo(f"dropped {sum(dropped.values())} of {sum(dropped.values()) + len(rows)} +1/-1 pair(s): "
+        click.echo(f"dropped {sum(dropped.values())} of {sum(dropped.values()) + len(rows)} {unit}: "
                    f"{export.describe_drops(dropped)}", err=True)
     report = None
     if mix is not None:
@@ -344,7 +346,7 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
             raise export.ExportError(f"nothing to export: no row of run(s) {', '.join(runs)} is from a domain of "
                                      f"mixture {mix.name} ({', '.join(mix.domains)})")
     splits = export.split_rows(rows, validation, seed)
-    saved = export.write(splits, Path(out), fmt, list(runs), mixture=report)
+    saved = export.write(splits, Path(out), fmt, list(runs), mixture=report, dropped=dropped)
     counts = ", ".join(f"{len(v)} {k}" for k, v in splits.items())
     if saved:
         click.echo(f"wrote {counts} {fmt} row(s) to {out}: JSONL and a dataset (datasets.load_from_disk)", err=True)

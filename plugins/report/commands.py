@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import click
 
+from tau_emotion.core.outputs import write_output
 from tau_emotion.core.plugin_cli import (
     command_pm,
     db_option,
@@ -186,7 +186,7 @@ def report_command(run_ids: tuple[str, ...], out: str, by: str, db_path: str, st
 
     writable_parent(out, "--out")
     runs = [_load(run_id, db_path, store, extra_plugins) for run_id in run_ids]
-    Path(out).write_text(render(runs, by), encoding="utf-8")
+    write_output(out, render(runs, by))
     click.echo(f"wrote {out}", err=True)
 
 
@@ -291,7 +291,7 @@ def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt:
         raise click.ClickException(f"runs {baseline} and {candidate} share no tasks: nothing to gate")
     checks = gate(result, max_drop)
     if junit_path:
-        Path(junit_path).write_text(junit(checks), encoding="utf-8")
+        write_output(junit_path, junit(checks))
     for c in checks:
         click.echo(("FAIL " if c["failed"] else "ok   ") + c["message"])
     failed = [c for c in checks if c["failed"]]
