@@ -217,6 +217,7 @@ class Domain:
             return None
         raw = read_json(path)
         edges = raw.get("edges", raw) if isinstance(raw, dict) else raw
-        if not isinstance(edges, list) or not all(isinstance(e, list) and len(e) == 2 for e in edges):
-            raise DataError(f"{path}: expected {{\"edges\": [[tool, tool], ...]}}")
+        if not isinstance(edges, list) or not all(isinstance(e, list) and len(e) == 2
+                                                  and all(isinstance(x, str) for x in e) for e in edges):
+            raise DataError(f"{path}: expected {{\"edges\": [[tool, tool], ...]}} (pairs of tool names)")
         return [tuple(edge) for edge in edges]  # type: ignore[misc]

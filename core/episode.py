@@ -32,6 +32,7 @@ from tau_emotion.core.models import EpisodeResult, Message, Termination, Turn
 from tau_emotion.core.protocols import Agent, EndTokens, User, UserStyle
 from tau_emotion.core.reward import score
 from tau_emotion.core.state import FrozenDict, FrozenList, freeze
+from tau_emotion.core.tools import TOOL_LOG
 
 if TYPE_CHECKING:
     import pluggy
@@ -297,6 +298,8 @@ class Episode:
     n_user_turns: int = 0
     consecutive_tool_errors: int = 0
     usage: dict[str, float] = field(default_factory=dict)
+    #: what its tools printed (`core.tools.TOOL_LOG`), stored with the result
+    log: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.state = self.domain.database.state()
@@ -386,6 +389,7 @@ def bounded(messages: list[Message]) -> list[Message]:
 
 async def run_loop(ep: Episode) -> Termination:
     backstop = max(ep.config.max_steps, 1) * 4 + 10
+    TOOL_LOG.set(ep.log)  # the trial runs in a task of its own: this context is the trial's
     opening = await ep.user.start()
     ep.n_user_turns += 1
     ended = _add_turn(ep, "user", [opening])
@@ -427,7 +431,7 @@ def result_of(ep: Episode, termination: Termination, started: float, error: str 
         termination=termination, parts=parts, messages=bounded(ep.messages), n_steps=ep.n_steps,
         n_tool_calls=ep.n_tool_calls, n_user_turns=ep.n_user_turns, usage=ep.usage,
         duration_s=round(time.perf_counter() - started, 4), tags=task_tags(ep.pm, ep.task),
-        blocks=dict(ep.task.blocks), error=error,
+        blocks=dict(ep.task.blocks), error=error, log=list(ep.log),
     )
 
 

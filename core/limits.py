@@ -67,6 +67,33 @@ def finite_usage(usage: Any) -> dict[str, float]:
     return out
 
 
+#: characters free text in a tool argument may not hold: C0 controls but tab and newline, DEL, C1 controls,
+#: bidirectional marks, overrides and isolates, lone surrogates (an origin of "\x00\x1b[31m\u202e" was stored,
+#: then shown and compared as if it were a city)
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def control_problem(arguments: Mapping[str, Any], allowed: frozenset[str] = frozenset()) -> str | None:
+    """Why a text in tool `arguments` is refused (it holds a control character), or None. Top-level arguments
+    named in `allowed` (a pack's opt-out, `@tool(raw_text=...)`) are not checked, nor anything inside them."""
+    stack: list[tuple[str, Any]] = [(k, v) for k, v in arguments.items() if k not in allowed]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            found = CONTROL_CHARACTERS.search(item)
+            if found:
+                code = ord(found.group(0))
+                shown = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+                return (f"argument '{where}' holds a control character ({shown}): text arguments may not hold "
+                        f"control characters, escape sequences or bidirectional overrides")
+        elif isinstance(item, Mapping):
+            stack.extend((f"{where}.{k}", v) for k, v in item.items())
+            stack.extend((f"{where} (a key)", k) for k in item if isinstance(k, str))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+    return None
+
+
 def argument_problem(value: Any) -> str | None:
     """Why tool arguments are unacceptable (too deep, too large, a non-finite number), or None.
 

@@ -199,6 +199,8 @@ class EpisodeResult(BaseModel):
     tags: dict[str, str] = Field(default_factory=dict)
     blocks: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+    #: what the trial's tools printed (`tool NAME printed: ...`), bounded; never the CLI's stdout
+    log: list[str] = Field(default_factory=list)
 
     @field_validator("usage", mode="before")
     @classmethod

@@ -42,8 +42,11 @@ def replay(domain: Domain, task: Task) -> State:
         except Exception as exc:  # a tool that crashes on its own gold is broken gold, not a crash of the run
             text, is_error = f"{type(exc).__name__}: {exc}", True
         if is_error:
-            raise GoldReplayError(f"{where}task '{task.id}': gold action {i} ({action.name}) failed: "
-                                  f"{text.splitlines()[0] if text else ''}")
+            why = text.splitlines()[0] if text else ""
+            listed = domain.database.listed
+            if listed and "not found" in why:  # a lookup by key in a table the file gave as a list
+                why += "; " + "; ".join(listed.values())
+            raise GoldReplayError(f"{where}task '{task.id}': gold action {i} ({action.name}) failed: {why}")
     return state
 
 

@@ -98,7 +98,8 @@ def selected_domains(pm: PluginManager, config: RunConfig) -> dict[str, Domain]:
     domains: dict[str, Domain] = {}
     for name in names:
         obj = catalog.get(name)
-        domains[name] = obj if isinstance(obj, Domain) else obj()
+        domains[name] = domain = obj if isinstance(obj, Domain) else obj()
+        domain.graph_edges  # noqa: B018 - a malformed graph.json is one line now, not silence until a Tracer build
     return domains
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
+import re
 import stat
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
@@ -144,6 +146,26 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     write_output(path, text)
 
 
+class _NonFinite(ValueError):
+    """A data file's NaN, Infinity or a number too large for a float: the scorer's hashes and the tools'
+    arithmetic would carry it silently (NaN equals nothing, not even itself)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+#: a number whose exponent has three or more digits: only such text can parse to infinity
+_HUGE_EXPONENT = re.compile(r"[0-9.][eE][+]?[0-9]{3}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NonFinite(text)
+    return value
+
+
 def read_json(path: str | Path | Any) -> Any:
     """A JSON data file (a path string, a `Path` or a package resource); any problem is a DataError naming it."""
     if isinstance(path, str):
@@ -152,7 +174,12 @@ def read_json(path: str | Path | Any) -> Any:
     if problem:
         raise DataError(f"{path}: {problem}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return json.loads(text, parse_constant=_refuse_constant,
+                          parse_float=_finite_float if _HUGE_EXPONENT.search(text) else None)
+    except _NonFinite as exc:
+        raise DataError(f"{path}: holds {exc}, which is not a finite number: JSON data files hold none "
+                        f"(write null, or a finite number)") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
@@ -173,6 +200,8 @@ class Database:
                                                               for name, rows in tables.items()})  # once per load: ~0.1 s per 150k values
         self._digests: dict[str, dict[str, int]] | None = None
         self._hash: int | None = None
+        #: table -> how its file gave it as a list of rows (keyed by `id`), for errors that lookups by key hit
+        self.listed: dict[str, str] = {}
 
     @classmethod
     def from_json(cls, path: str | Path | Any) -> Database:
@@ -182,10 +211,12 @@ class Database:
         if not isinstance(raw, dict):
             raise DataError(f"{name}: top level must be an object of tables, got {type(raw).__name__}")
         tables: dict[str, dict[str, Any]] = {}
+        listed: list[str] = []
         for table, rows in raw.items():
             if isinstance(rows, dict):
                 tables[table] = rows
             elif isinstance(rows, list):
+                listed.append(table)
                 keyed = {}
                 for i, row in enumerate(rows):
                     if not isinstance(row, dict) or "id" not in row:
@@ -194,7 +225,12 @@ class Database:
                 tables[table] = keyed
             else:
                 raise DataError(f"{name}: table {table!r} must be an object or a list, got {type(rows).__name__}")
-        return cls(tables)
+        database = cls(tables)
+        database.listed = {t: f"{name}: table '{t}' is a list, so its rows are keyed by their 'id' field "
+                              f"({', '.join(list(tables[t])[:3]) or 'none'}); tools look rows up by key: write it "
+                              f"as an object of rows by the key the tools use ({{\"KEY\": {{...}}, ...}})"
+                           for t in listed}
+        return database
 
     @property
     def tables(self) -> Mapping[str, Mapping[str, Any]]:

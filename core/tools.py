@@ -17,20 +17,23 @@ before doing it (the classic `calculate` checks the AST); see docs/architecture.
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import re
 import signal
+import sys
 import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from tau_emotion.core.errors import DataError
-from tau_emotion.core.limits import MAX_ARG_CHARS, MAX_ERROR_TEXT, argument_problem, truncate
+from tau_emotion.core.limits import MAX_ARG_CHARS, MAX_ERROR_TEXT, argument_problem, control_problem, truncate
 
 if TYPE_CHECKING:
     from tau_emotion.core.state import State
@@ -192,13 +195,16 @@ def find_row(state: State, table: str, key: Any, what: str, *, write: bool = Fal
 class ToolInfo:
     writes: bool = False
     terminal: bool = False
+    raw_text: frozenset[str] = frozenset()
 
 
-def tool(fn: Callable | None = None, *, writes: bool = False, terminal: bool = False) -> Any:
-    """Mark a domain function as a tool. `writes`: it changes the database; `terminal`: it ends the episode."""
+def tool(fn: Callable | None = None, *, writes: bool = False, terminal: bool = False,
+         raw_text: tuple[str, ...] | frozenset[str] = ()) -> Any:
+    """Mark a domain function as a tool. `writes`: it changes the database; `terminal`: it ends the episode;
+    `raw_text`: arguments whose text may hold control characters (refused everywhere else: a tool error)."""
 
     def mark(f: Callable) -> Callable:
-        f.__tau_tool__ = ToolInfo(writes=writes, terminal=terminal)  # type: ignore[attr-defined]
+        f.__tau_tool__ = ToolInfo(writes=writes, terminal=terminal, raw_text=frozenset(raw_text))  # type: ignore[attr-defined]
         return f
 
     return mark(fn) if fn is not None else mark
@@ -243,6 +249,7 @@ class Tool:
         info: ToolInfo = getattr(fn, "__tau_tool__", ToolInfo())
         self.writes = info.writes
         self.terminal = info.terminal
+        self.raw_text = info.raw_text
         self.description, param_docs = _parse_docstring(fn.__doc__ or "")
         if not self.description:
             raise DataError(f"tool '{self.name}' has no docstring; its docstring is the description agents see")
@@ -344,7 +351,7 @@ class Toolset:
                 return f"Error: arguments for {name} nest too deep", True
         if not isinstance(arguments, Mapping):
             return f"Error: arguments for {name} must be a JSON object", True
-        problem = argument_problem(arguments)
+        problem = argument_problem(arguments) or control_problem(arguments, tool_.raw_text)
         if problem is not None:
             return f"Error: {problem} (tool {name})", True
         try:
@@ -352,7 +359,7 @@ class Toolset:
         except ValidationError as exc:
             return _format_validation_error(name, exc), True
         try:
-            result = run_with_deadline(tool_, timeout, state, **kwargs)
+            result = _printing_into_log(name, run_with_deadline, tool_, timeout, state, **kwargs)
         except ToolTimeout:
             return f"Error: {name} took longer than {timeout:g} s and was stopped", True
         except ToolError as exc:
@@ -360,6 +367,29 @@ class Toolset:
         except (KeyError, ValueError, TypeError, LookupError, ArithmeticError) as exc:
             return f"Error: {type(exc).__name__}: {exc}", True
         return render_result(result), False
+
+
+#: the running trial's log (the episode sets it): what its tools print goes there, never to the CLI's stdout
+#: (a `print` in a tool wrote into `tau run`'s output and a played conversation); None: the text is dropped
+TOOL_LOG: ContextVar[list[str] | None] = ContextVar("tau_tool_log", default=None)
+#: entries a trial's log keeps, and characters per entry
+MAX_LOG_ENTRIES = 50
+
+
+def _printing_into_log(name: str, call: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """`call(*args, **kwargs)` with `sys.stdout` and `sys.stderr` caught for its length (tools run inline on
+    the loop's thread, so nothing else prints meanwhile); what was printed joins the trial's log."""
+    buffer = io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = buffer
+    try:
+        return call(*args, **kwargs)
+    finally:
+        sys.stdout, sys.stderr = saved
+        printed = buffer.getvalue()
+        log = TOOL_LOG.get()
+        if printed and log is not None and len(log) < MAX_LOG_ENTRIES:
+            log.append(truncate(f"tool {name} printed: {printed.rstrip()}", MAX_ERROR_TEXT))
 
 
 def render_result(result: Any) -> str:

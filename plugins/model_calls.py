@@ -7,7 +7,8 @@ options with their owner.
 
 The `litellm` and `openai` client plugins differ only in how one attempt reaches the server;
 everything a caller can observe (which failures are retried and how long, the wall-clock
-deadline on each attempt, a reply with no usable message retried like a 5xx, the one-line
+deadline on each attempt, a reply with no usable message or a 200 body that is not a completion retried like a
+5xx, the one-line
 error naming model and endpoint with keys scrubbed, tool calls parsed, usage and cost) lives
 here once. This module imports no vendor library.
 """
@@ -27,11 +28,16 @@ from tau_emotion.core.limits import MAX_NAME_CHARS, finite_number, scrub, trunca
 from tau_emotion.core.models import Message, ModelSettings, ToolCall
 
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError", "InternalServerError",
-             "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "EmptyReply")
+             "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "EmptyReply", "MalformedReply")
 
 
 class EmptyReply(Exception):
     """The server answered 200 with no usable message (no choices, a null message); retried like a 5xx."""
+
+
+class MalformedReply(EmptyReply):
+    """The server answered 200 with a body that is not a chat completion (not JSON, not an object, choices that
+    are not a list): a fault of the server's like a 5xx, so it is retried the same way (`--max-retries`)."""
 
 
 class ModelCallError(TauError):
@@ -83,9 +89,13 @@ def is_retryable(exc: Exception) -> bool:
 def message_of(response: Any) -> Any:
     """The first choice's message; EmptyReply (retried) when the reply has none."""
     choices = getattr(response, "choices", None) or []
+    if not isinstance(choices, (list, tuple)):
+        raise MalformedReply(f"the reply's choices is a {type(choices).__name__}, not a list")
     message = getattr(choices[0], "message", None) if choices else None
     if message is None:
         raise EmptyReply("the reply has no choices" if not choices else "the reply's message is null")
+    if isinstance(message, (str, bytes, int, float, list, tuple)):
+        raise MalformedReply(f"the reply's message is a {type(message).__name__}, not an object")
     content, calls = getattr(message, "content", None), getattr(message, "tool_calls", None)
     if content is not None and not isinstance(content, str):
         raise EmptyReply(f"the reply's content is a {type(content).__name__}, not text")

@@ -27,6 +27,7 @@ from tau_emotion.core import hookimpl
 from tau_emotion.core.models import Message, ModelSettings, RunConfig
 from tau_emotion.plugins.http_pool import APIStatusError, origin
 from tau_emotion.plugins.model_calls import (
+    MalformedReply,
     RetryOptions,
     counted,
     retry_options,
@@ -161,7 +162,11 @@ class OpenAIClient:
         status, payload = await self._origin(self.url).request("POST", self.path, self.headers, content)
         if status >= 400:
             raise status_error(status, payload)
-        return _reply(payload)
+        try:
+            return _reply(payload)
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested past the parser's limit
+            detail = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+            raise MalformedReply(f"the 200 reply's body is not a JSON completion ({detail})") from None
 
     def _tools_encoded(self, tools: Any) -> bytes:
         """The tool list's JSON: from the shared cache when it is read-only, else once while the caller sends

@@ -52,8 +52,11 @@ def to_message(action: Any, step: int) -> Message:
     content = action.get("content")
     if content is not None and not isinstance(content, str):
         raise EnvError(f"an action's content is text or null, got {type(content).__name__}")
+    listed = action.get("tool_calls") or []
+    if not isinstance(listed, (list, tuple)):
+        raise EnvError(f"an action's tool_calls is a list of calls, got {type(listed).__name__}")
     calls = []
-    for i, call in enumerate(action.get("tool_calls") or []):
+    for i, call in enumerate(listed):
         function = call.get("function", call) if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise EnvError(f"tool call {i} of the action has no function name: {str(call)[:120]}")
@@ -62,10 +65,25 @@ def to_message(action: Any, step: int) -> Message:
             try:
                 parsed = json.loads(arguments) if arguments.strip() else {}
                 arguments = parsed if isinstance(parsed, dict) else arguments
-            except ValueError:
+            except (ValueError, RecursionError):  # "[" * 100000 nests past the parser's recursion limit
                 pass
+        elif not isinstance(arguments, dict):
+            raise EnvError(f"tool call {i} ({function['name'][:60]}): arguments are a JSON object or its text, "
+                           f"got {type(arguments).__name__}")
         calls.append(ToolCall(id=str(call.get("id") or f"call-{step}-{i}"), name=function["name"], arguments=arguments))
     return Message(role="assistant", content=content, tool_calls=calls)
+
+
+def _check_reset(task_id: Any, seed: Any, options: Any) -> None:
+    """A wrong reset argument is one EnvError line, not a TypeError from deep in the session."""
+    if task_id is not None and not isinstance(task_id, str):
+        raise EnvError(f"reset() takes a task id (text) or None, got {type(task_id).__name__} {str(task_id)[:60]}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise EnvError(f"reset(seed=...) takes an integer or None, got {type(seed).__name__} {str(seed)[:60]}")
+    if options is not None and not isinstance(options, dict):
+        raise EnvError(f"reset(options=...) takes a dict or None, got {type(options).__name__}")
+    if options and options.get("task_id") is not None and not isinstance(options["task_id"], str):
+        raise EnvError(f"options['task_id'] is a task id (text), got {type(options['task_id']).__name__}")
 
 
 def _dump(value: Any) -> Any:
@@ -109,13 +127,14 @@ class AsyncTauEnv:
 
         The k-th reset of a task is its trial k-1, as in `tau run` (the trial seeds the episode's rng);
         `options={"trial": k}` picks one."""
+        _check_reset(task_id, seed, options)
         if seed is not None:
             self._rng.seed(seed)
         options = dict(options or {})
         task_id = task_id or options.get("task_id") or self._rng.choice(self.session.task_ids)
         task = self.session.task(task_id)
         trial = options.get("trial", self._trials[task_id])
-        if not isinstance(trial, int) or trial < 0:
+        if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
             raise EnvError(f"options['trial'] is a trial number (0, 1, ...), got {trial!r}")
         self._trials[task_id] = max(self._trials[task_id], trial + 1)
         await self.aclose()
@@ -223,6 +242,9 @@ class _Sync:
         self._loop = asyncio.new_event_loop()
 
     def _run(self, coro: Any) -> Any:
+        if self._loop.is_closed():
+            coro.close()
+            raise EnvError("the environment is closed: make a new one (make(...)) to go on")
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -256,6 +278,7 @@ class TauEnv(_Sync, _env_base()):  # type: ignore[misc]
 
     def reset(self, task_id: str | None = None, *, seed: int | None = None,  # type: ignore[override]
               options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        _check_reset(task_id, seed, options)  # before gymnasium sees the seed
         if hasattr(super(), "reset"):
             super().reset(seed=seed)  # gymnasium seeds its np_random
         return self._run(self.env.reset(task_id, seed=seed, options=options))
@@ -300,7 +323,7 @@ class TauVectorEnv(_Sync):
     def __init__(self, session: Session, n: int, shaping: Shaping | dict[str, Any] | None = None,
                  seed: int | None = None):
         super().__init__()
-        if n < 1:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise EnvError(f"a vector of environments needs n >= 1, got {n}")
         base = session.config.seed if seed is None else seed
         self.envs = [AsyncTauEnv(session, shaping, seed=base + i) for i in range(n)]
@@ -310,6 +333,9 @@ class TauVectorEnv(_Sync):
 
     def reset(self, task_ids: list[str | None] | None = None, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[list[Observation], list[dict[str, Any]]]:
+        if task_ids is not None and not isinstance(task_ids, (list, tuple)):
+            raise EnvError(f"reset() takes a list of task ids (or None), got {type(task_ids).__name__}")
+        _check_reset(None, seed, options)
         ids = list(task_ids) if task_ids is not None else [None] * len(self.envs)
         if len(ids) != len(self.envs):
             raise EnvError(f"reset() got {len(ids)} task ids for {len(self.envs)} environments")
@@ -322,6 +348,9 @@ class TauVectorEnv(_Sync):
         return [o for o, _ in out], [i for _, i in out]
 
     def step(self, actions: list[Any]) -> tuple[list[Any], list[float], list[bool], list[bool], list[dict[str, Any]]]:
+        if not isinstance(actions, (list, tuple)):
+            raise EnvError(f"step() takes a list of {len(self.envs)} actions (None for a finished episode), "
+                           f"got {type(actions).__name__}")
         if len(actions) != len(self.envs):
             raise EnvError(f"step() got {len(actions)} actions for {len(self.envs)} environments")
 

@@ -35,7 +35,13 @@ FAULTS = {
     "503-html": ({"status": 503, "html": True}, "retried"),
     "timeout": ({"sleep": 1.0}, "retried"),
     "trickle": ({"trickle": 1.0, "content": "x" * 200}, "retried"),
-    "malformed-json": ({"raw": '{"id": "x", "choices": [{"message": {"role": "assis'}, "retried_or_error"),
+    "malformed-json": ({"raw": '{"id": "x", "choices": [{"message": {"role": "assis'}, "retried"),
+    # issue 35: a 200 whose body is not a completion is the server's fault, retried like a 5xx
+    "html-200": ({"raw": "<html><body>Bad gateway</body></html>"}, "retried"),
+    "body-a-list": ({"raw": "[1, 2, 3]"}, "retried"),
+    "choices-a-number": ({"raw": '{"id": "x", "choices": 5}'}, "retried"),
+    "message-a-string": ({"raw": '{"id": "x", "choices": [{"message": "All done."}]}'}, "retried"),
+    "deep-body": ({"raw": "[" * 100_000}, "retried"),
     "empty-choices": ({"choices": []}, "retried"),
     "null-message": ({"null_message": True}, "retried"),
     "garbled-arguments": ({"tool_calls": [{"name": "find_owner", "arguments": '{"name": "Ada", ]]'}]}, "tool_error"),
@@ -91,8 +97,26 @@ def test_each_fault_is_retried_or_stored_as_error(fault, openai_server, tmp_path
         assert result.status == "error" and "agent-model" in result.error and openai_server.base_url in result.error
 
 
+MALFORMED = ["malformed-json", "html-200", "body-a-list", "choices-a-number", "message-a-string", "deep-body"]
+
+
+@pytest.mark.parametrize("client", ["openai", "litellm"])
+@pytest.mark.parametrize("fault", MALFORMED)
+def test_a_200_that_is_not_a_completion_is_retried_by_both_clients(fault, client, openai_server, tmp_path):
+    openai_server.script("agent-model", FAULTS[fault][0])
+    openai_server.respond("agent-model", GOOD)
+    config = _config(openai_server, task_ids=["mock-001"], trials=1)
+    config.options["agent"]["agent_client"] = client
+    config.options["model_calls"]["model_timeout"] = 30.0  # litellm's first call imports for seconds: no timeout here
+    run = prepare_run(config, str(tmp_path / "m.sqlite"))
+    run_sync(run)
+    [result] = run.store.results(run.run_id)
+    assert result.status == "ok", result.error
+    assert result.messages[1].content == GOOD["content"] and result.usage["retries"] == 1
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", ["500", "empty-choices", "null-message", "timeout"])
+@pytest.mark.parametrize("fault", ["500", "empty-choices", "null-message", "timeout", "html-200"])
 def test_a_fault_that_persists_is_stored_as_error_naming_model_and_endpoint(fault, openai_server, tmp_path):
     openai_server.respond("agent-model", FAULTS[fault][0])
     config = _config(openai_server, task_ids=["mock-001"], trials=1)
