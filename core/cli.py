@@ -45,6 +45,7 @@ from tau_emotion.core.plugin_cli import (
     writable_parent,
 )
 from tau_emotion.core.terminal import cell, safe
+from tau_emotion.core.terminal import reward as terminal_reward
 
 OPTION_PREFIX = "opt__"
 
@@ -518,7 +519,7 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
         if r.status == "error":  # an errored trial is not a score of 0
             click.echo(safe(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}"))
             continue
-        click.echo(safe(f"{r.task_id:22} trial={r.trial} reward={r.reward:+.0f} {r.termination.reason}"))
+        click.echo(safe(f"{r.task_id:22} trial={r.trial} reward={terminal_reward(r.reward)} {r.termination.reason}"))
 
 
 @click.command("export")

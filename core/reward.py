@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from tau_emotion.core.models import Message, RewardParts, Task, Termination
+from tau_emotion.core.terminal import reward as terminal_reward
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
@@ -196,7 +197,7 @@ def check_task(domain: Domain, task: Task) -> str | None:
     reward, parts = score(domain, task, state, gold_messages(domain, task), Termination(reason="check"))
     if reward == 1.0:
         return None
-    return f"task '{task.id}': gold trajectory scores {reward:+.0f} ({parts.model_dump_json()})"
+    return f"task '{task.id}': gold trajectory scores {terminal_reward(reward)} ({parts.model_dump_json()})"
 
 
 def state_from_messages(domain: Domain, messages: list[Message]) -> State:

@@ -4,11 +4,13 @@ Model replies, tool names, server error texts, task ids and model names reach `t
 `tau tasks` and error lines. On a TTY a raw `ESC[2J` clears the screen, an OSC 52 sequence writes the
 clipboard, and a newline in an id forges a line; in a rich table `[/]` raises MarkupError and
 `[link=...]` emits a hyperlink. `safe` shows control characters, escape sequences, bidirectional
-overrides and lone surrogates escaped (`\\x1b`); `cell` makes a rich `Text` (never parsed as markup).
+overrides and lone surrogates escaped (`\\x1b`); `cell` makes a rich `Text` (never parsed as markup);
+`reward` shows a number as a few characters (`+1`, `-0.5`, `+1e+308`, `nan`), never a 309-digit integer.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -33,3 +35,25 @@ def cell(value: Any) -> Any:
     from rich.text import Text
 
     return Text(safe(value))
+
+
+#: largest magnitude shown as a whole number; beyond it (or with a fraction) a reward is shown in 4 significant digits
+WHOLE_UP_TO = 1e6
+
+
+def reward(value: Any) -> str:
+    """A reward or score as a terminal shows it: signed, short whatever its size (`f"{1e308:+.0f}"` is 309 digits),
+    `nan`/`+inf`/`-inf` for a non-finite one, and the text of anything that is not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return safe(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond a float
+        return "+huge" if value > 0 else "-huge"
+    if math.isnan(number):
+        return "nan"
+    if math.isinf(number):
+        return "+inf" if number > 0 else "-inf"
+    if number == int(number) and abs(number) < WHOLE_UP_TO:
+        return f"{number:+.0f}"
+    return f"{number:+.4g}"

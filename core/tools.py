@@ -243,6 +243,9 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 class Tool:
     """A typed function with its derived JSON schema and argument model."""
 
+    #: arguments whose text may hold control characters (`@tool(raw_text=...)`); subclasses inherit none
+    raw_text: frozenset[str] = frozenset()
+
     def __init__(self, fn: Callable, name: str | None = None):
         self.fn = fn
         self.name = name or fn.__name__

@@ -26,6 +26,7 @@ from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Message, ToolCall
 from tau_emotion.core.plugin_cli import db_option, debug_option, guarded, store_option
+from tau_emotion.core.terminal import reward as terminal_reward
 
 #: the negative ending's token: the text protocol users share (the `unsatisfied` plugin ends on it when loaded)
 GREETING = "Hi! How can I help you today?"
@@ -289,4 +290,4 @@ def play_command(domain: str, role: str, task_id: str | None, split: str, agent:
         execute_run(run, "play", f"tau run --resume {run.run_id} --db {db_path}")
     result = run.results[0] if run.results else None
     if result is not None:
-        say(f"reward {result.reward:+.0f} ({result.termination.reason}); see it with: tau show {run.run_id} {task_id}")
+        say(f"reward {terminal_reward(result.reward)} ({result.termination.reason}); see it with: tau show {run.run_id} {task_id}")

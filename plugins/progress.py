@@ -11,6 +11,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.terminal import WHOLE_UP_TO
+from tau_emotion.core.terminal import reward as terminal_reward
 
 
 class ProgressOptions(BaseModel):
@@ -32,7 +34,8 @@ def _live(tally: dict[str, float], counters: dict[str, int] | None = None) -> st
     retries = int(tally.get("retries", 0))
     n = tally["n"] or 1
     rate = f"{tally['ok'] / n:.0%}" if tally["n"] else "-"
-    reward = f"{tally['reward'] / n:+.2f}" if tally["n"] else "-"
+    mean = tally["reward"] / n
+    reward = (f"{mean:+.2f}" if abs(mean) < WHOLE_UP_TO else terminal_reward(mean)) if tally["n"] else "-"
     extra = "".join(f" {name} {value}" for name, value in (counters or {}).items())
     return f"run {int(tally['flying'])} ok {rate} r {reward} retry {retries}{extra} err {int(tally['errors'])}"
 

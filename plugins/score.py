@@ -17,6 +17,7 @@ import click
 
 from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
+from tau_emotion.core.terminal import reward as terminal_reward
 
 
 def find_task(domain: Any, task_id: str) -> Any:
@@ -92,7 +93,7 @@ def score_one(cli: Any, domain_name: str, task_id: str, path: str, as_json: bool
     if as_json:
         click.echo(json.dumps({"reward": reward, "parts": parts.model_dump(mode="json")}))
     else:
-        click.echo(f"{domain_name}/{task_id}: reward {reward:+.0f}  {parts.model_dump_json()}")
+        click.echo(f"{domain_name}/{task_id}: reward {terminal_reward(reward)}  {parts.model_dump_json()}")
 
 
 def score_run(cli: Any, run_id: str, as_json: bool, store_name: str | None, db_path: str,
@@ -118,7 +119,7 @@ def score_run(cli: Any, run_id: str, as_json: bool, store_name: str | None, db_p
     for c in changed:
         p = c["parts"]
         why = [k for k in ("outputs_missing", "reasons_missing") if p[k]] + ([] if p["db_match"] else ["db"])
-        click.echo(f"{c['task_id']:22} trial={c['trial']} {c['stored']:+.0f} -> {c['now']:+.0f}  "
+        click.echo(f"{c['task_id']:22} trial={c['trial']} {terminal_reward(c['stored'])} -> {terminal_reward(c['now'])}  "
                    f"{' '.join(f'{k}={p[k]}' for k in why if k != 'db') + (' db differs' if 'db' in why else '')}")
     click.echo(f"{len(changed)} of {n} trial(s) changed reward under the current scorer")
 
