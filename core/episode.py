@@ -265,6 +265,10 @@ class EpisodeView:
         """What plugins add to a simulated user's system prompt `prompt` (`tau_user_prompt`)."""
         return self._episode.user_prompt_sections(prompt)
 
+    def player_sections(self) -> list[str]:
+        """What plugins show a person who plays the user (`tau_player_brief`): a feeling, a condition, in words."""
+        return [s for s in self._episode.pm.hook.tau_player_brief(episode=self._episode) if s]
+
     def user_style(self, neutral: UserStyle) -> UserStyle:
         """The style a plugin gives this trial's user (`tau_user_style`), else `neutral`."""
         return self._episode.pm.hook.tau_user_style(episode=self._episode, neutral=neutral) or neutral

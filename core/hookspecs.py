@@ -269,6 +269,12 @@ def tau_user_prompt(episode: Episode, prompt: str) -> str | None:
     """Return a section to append to a user simulator's system prompt (every non-None is appended)."""
 
 
+@hookspec
+def tau_player_brief(episode: Episode) -> str | None:
+    """Return a section shown to a person who plays the user (`tau play --as user`), in words for a person (a
+    feeling to play, a condition), never the prompt block meant for a model; every non-None is shown."""
+
+
 @hookspec(firstresult=True)
 def tau_user_style(episode: Episode, neutral: UserStyle) -> UserStyle | None:
     """The `protocols.UserStyle` (phrasing, patience budget) of a rule-following user in `episode`, or None

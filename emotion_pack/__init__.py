@@ -184,5 +184,23 @@ def tau_user_prompt(episode, prompt):
 
 
 @hookimpl
+def tau_player_brief(episode):
+    """The feeling a person plays in `tau play --as user`, in plain words (the LLM user's `<emotion>` block, with
+    its end-token instructions, is for a model)."""
+    emotion = episode.task.block(BLOCK)
+    if emotion is None or isinstance(emotion, dict):
+        return None
+    c = emotion.to_dict()
+    lines = [f"How you feel: {emotion.anchor}",
+             f"Play it as: {c.get('emotion')} ({c.get('family')}), {c.get('politeness')}, {c.get('urgency')} urgency, "
+             f"{c.get('trust')}."]
+    feeling = episode.task.meta.get("feeling")
+    if isinstance(feeling, str) and feeling.strip():
+        lines.append(f"Your situation, in your words: {feeling.strip()}")
+    lines.append("Let the feeling ease when the agent makes real progress and sharpen when it stalls.")
+    return "\n".join(lines)
+
+
+@hookimpl
 def tau_register_metrics(register):
     register("emotion", "tau_emotion.emotion_pack.metrics:emotion_metrics")

@@ -159,7 +159,7 @@ def test_a_broken_graph_file_is_one_line_naming_it(tau, bad_pack):
     (bad_pack / "graph.json").write_text('{"edges": [["get_account"]]}')
     result = tau("tracer", "graph", "bad", "--plugins", "badpack")
     assert result.exit_code == 1
-    assert result.output.strip().endswith('graph.json: expected {"edges": [[tool, tool], ...]}')
+    assert result.output.strip().endswith('graph.json: expected {"edges": [[tool, tool], ...]} (pairs of tool names)')
     (bad_pack / "graph.json").write_text('{"edges": [')
     result = tau("tracer", "graph", "bad", "--plugins", "badpack")
     assert result.exit_code == 1 and "graph.json: invalid JSON at line 1" in result.output

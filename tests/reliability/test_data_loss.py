@@ -48,7 +48,7 @@ def test_an_atomic_write_that_fails_leaves_the_old_file_whole(tmp_path):
               "from tau_emotion.core.state import write_text_atomic; "
               f"write_text_atomic({str(path)!r}, 'x' * 100000)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "File too large" in done.stderr
+    assert done.returncode != 0 and "file-size limit" in done.stderr and "the earlier file is unchanged" in done.stderr
     assert json.loads(path.read_text()) == [{"id": "hand-1"}]
     assert [p.name for p in tmp_path.iterdir()] == ["tasks.json"]  # no temporary left behind
     write_text_atomic(path, "[]\n")
