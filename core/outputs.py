@@ -79,13 +79,29 @@ def _write_temporary(path: Path, content: Content) -> str:
     return temporary
 
 
+def _write_stream(path: Path, content: Content) -> None:
+    """Write into an existing file that is not a regular one (`/dev/stdout`, a FIFO): it cannot be renamed over
+    (as root, replacing `/dev/stdout` would replace the device link itself), so it is written as it is."""
+    with open(path, "wb") as out:
+        for piece in [content] if isinstance(content, (str, bytes)) else content:
+            out.write(piece if isinstance(piece, bytes) else piece.encode("utf-8"))
+
+
 def write_outputs(files: Mapping[str | Path, Content]) -> None:
-    """Write every file of one output, each atomically; all are complete on disk before the first rename."""
+    """Write every file of one output, each atomically; all are complete on disk before the first rename.
+
+    A symbolic link is followed (the file it names is replaced, the link stays); an existing target that is not
+    a regular file (a device, a FIFO: `--out /dev/stdout`) is written in place."""
     written: list[tuple[str, Path]] = []
     current: Path | None = None
     try:
         for name, content in files.items():
             current = Path(name).expanduser()
+            if current.exists() and not current.is_file() and not current.is_dir():  # stat follows links
+                _write_stream(current, content)
+                continue
+            if current.is_symlink():
+                current = current.resolve()
             written.append((_write_temporary(current, content), current))
         for temporary, target in written:
             current = target

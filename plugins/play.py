@@ -311,7 +311,10 @@ def parse_call(text: str) -> tuple[str, dict[str, Any]]:
     if not rest:
         return name, {}
     if rest.startswith(("{", "[")):
-        arguments = json.loads(rest)
+        try:
+            arguments = json.loads(rest)
+        except RecursionError:  # a pasted "[[[[..." past the parser's recursion limit
+            raise ValueError("the JSON nests too deep") from None
         if not isinstance(arguments, dict):
             raise ValueError("the arguments must be a JSON object")
         return name, arguments

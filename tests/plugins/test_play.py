@@ -142,6 +142,8 @@ def test_call_syntax():
         parse_call("transfer 200")
     with pytest.raises(ValueError, match="JSON object"):
         parse_call("transfer [1]")
+    with pytest.raises(ValueError, match="nests too deep"):  # a pasted "[[[[..." past the parser's recursion limit
+        parse_call("transfer " + "[" * 100_000)
 
 
 def test_ctrl_c_exits_130_and_says_how_to_resume(terminal, tmp_path):

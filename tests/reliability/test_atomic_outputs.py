@@ -200,11 +200,15 @@ def test_new_pack_is_never_half_written(tmp_path):
 
 
 def test_messages_name_the_cause(tmp_path):
-    """Permission and a missing folder read as such (the errno in words), in one line."""
+    """A missing folder and permission read as such (the errno in words), in one line."""
     import errno
 
-    from tau_emotion.core.outputs import OutputError, write_output
+    from tau_emotion.core.outputs import OutputError, cause, write_output
 
+    with pytest.raises(OutputError, match="its folder does not exist; nothing was written"):
+        write_output(tmp_path / "missing" / "x.txt", "new")
+    assert cause(OSError(errno.ENOSPC, "No space left on device")) == "the disk is full"
+    assert cause(OSError(errno.EFBIG, "File too large")).startswith("the file is larger than")
     target = tmp_path / "out.txt"
     target.write_text("earlier")
     os.chmod(tmp_path, 0o500)
@@ -216,8 +220,37 @@ def test_messages_name_the_cause(tmp_path):
     finally:
         os.chmod(tmp_path, 0o700)
     assert target.read_text() == "earlier"
-    with pytest.raises(OutputError, match="its folder does not exist; nothing was written"):
-        write_output(tmp_path / "missing" / "x.txt", "new")
-    from tau_emotion.core.outputs import cause
 
-    assert cause(OSError(errno.ENOSPC, "No space left on device")) == "the disk is full"
+
+# ----------------------------------------------------------------------------- probes beyond the issue's
+
+
+def test_an_output_to_dev_stdout_or_a_fifo_is_written_in_place(tmp_path):
+    """A temporary file renamed over `/dev/stdout` would, as root, replace the device link itself."""
+    code = "from tau_emotion.core.outputs import write_output; write_output('/dev/stdout', 'hello through stdout\\n')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "hello through stdout\n", done.stderr
+    assert os.path.islink("/dev/stdout") or not os.path.exists("/dev/stdout")
+    import threading
+
+    from tau_emotion.core.outputs import write_output
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_output(fifo, ["one ", "two"])
+    reader.join(10)
+    assert got == [b"one two"] and fifo.is_fifo()
+
+
+def test_a_symlinked_output_replaces_the_file_it_names_and_keeps_the_link(tmp_path):
+    from tau_emotion.core.outputs import write_output
+
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_output(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
