@@ -254,3 +254,24 @@ def test_a_symlinked_output_replaces_the_file_it_names_and_keeps_the_link(tmp_pa
     link.symlink_to(real)
     write_output(link, "new")
     assert link.is_symlink() and real.read_text() == "new"
+
+
+def test_a_full_disk_under_the_results_database_reads_as_a_full_disk(tmp_path, monkeypatch):
+    """SQLite says "disk I/O error" when the disk fills: it read as "it cannot be opened (a folder, a missing or
+    unwritable directory?)"."""
+    import shutil
+    from collections import namedtuple
+
+    from tau_emotion.plugins.sqlite_store import database_error
+
+    path = tmp_path / "runs.db"
+    line = str(database_error(path, sqlite3.OperationalError("database or disk is full")))
+    assert "the disk holding it is full" in line and "cannot be opened" not in line
+    line = str(database_error(path, sqlite3.OperationalError("disk I/O error")))
+    assert "a read or write of it failed (a full disk, a file-size limit" in line and "cannot be opened" not in line
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10 << 30, 10 << 30, 4096))
+    line = str(database_error(path, sqlite3.OperationalError("disk I/O error")))
+    assert "the disk holding it is full" in line
+    line = str(database_error(path, sqlite3.OperationalError("unable to open database file")))
+    assert "cannot be opened" in line
