@@ -1,5 +1,5 @@
-"""Files written for a user (`--summary-json`, `export --out`, `export-sft`, `report`, `gate --junit`, `tracer build
---out`, `new-pack`): each is the earlier file or the new one, never half of one.
+"""Files written for a user (`--summary-json`, `export --out`, training exports, reports, JUnit files, built task
+files, new packs): each is the earlier file or the new one, never half of one.
 
 A plain `open("w")` truncates the earlier file first: a SIGKILL, a full disk or `ulimit -f` midway leaves a
 fragment beside whatever else was written (a dataset card that still counts the rows that are gone). Here

@@ -99,7 +99,7 @@ def selected_domains(pm: PluginManager, config: RunConfig) -> dict[str, Domain]:
     for name in names:
         obj = catalog.get(name)
         domains[name] = domain = obj if isinstance(obj, Domain) else obj()
-        domain.graph_edges  # noqa: B018 - a malformed graph.json is one line now, not silence until a Tracer build
+        domain.graph_edges  # noqa: B018 - a malformed graph.json is one line now, not silence until a graph is walked
     return domains
 
 
