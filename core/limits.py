@@ -76,6 +76,14 @@ CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-
 def control_problem(arguments: Mapping[str, Any], allowed: frozenset[str] = frozenset()) -> str | None:
     """Why a text in tool `arguments` is refused (it holds a control character), or None. Top-level arguments
     named in `allowed` (a pack's opt-out, `@tool(raw_text=...)`) are not checked, nor anything inside them."""
+    search = CONTROL_CHARACTERS.search
+    for value in arguments.values():  # the usual call: flat, clean text and numbers (one regex scan per text)
+        kind = type(value)
+        if (kind is str and search(value) is None) or kind is int or kind is float or kind is bool or value is None:
+            continue
+        break
+    else:
+        return None
     stack: list[tuple[str, Any]] = [(k, v) for k, v in arguments.items() if k not in allowed]
     while stack:
         where, item = stack.pop()
