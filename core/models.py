@@ -206,12 +206,19 @@ class EpisodeResult(BaseModel):
         return finite_usage(value)
 
 
+#: the kind of a run `tau run` makes (and of every run stored before runs had kinds)
+EVAL_KIND = "eval"
+
+
 class RunConfig(BaseModel):
     """Everything that decides what a run measures; stored with the run so `--resume` repeats it."""
 
     model_config = ConfigDict(extra="forbid")
 
     plugins: list[str] = Field(default_factory=list)
+    #: what made the run: `eval` (`tau run`), or the kind a command that runs episodes for another purpose
+    #: gives its runs (a person playing a part is `play`); `latest` names the last `eval` run (`latest:KIND`)
+    kind: str = Field(EVAL_KIND, min_length=1, max_length=40, pattern=r"^[a-z][a-z0-9_-]*$")
     domains: list[str] = Field(default_factory=list)
     split: str = "test"
     n_tasks: int | None = Field(None, ge=1)

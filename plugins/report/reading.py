@@ -29,10 +29,34 @@ class RunData:
         return found
 
 
-def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
+#: a run reference by tag: `tag:baseline` is the newest run `tau tag` gave that tag
+TAG_PREFIX = "tag:"
+
+
+def run_tags(meta: dict[str, Any] | None) -> list[str]:
+    tags = (meta or {}).get("tags")
+    return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
+def resolve_ref(store: Any, ref: str, where: str = "") -> str:
+    """The run id `ref` names: `tag:NAME` (the newest run tagged NAME), or what the core resolves (an id,
+    `latest`, `latest:KIND`, a unique prefix)."""
+    from tau_emotion.core.errors import TauError
     from tau_emotion.core.runner import resolve_run
 
-    run_id = resolve_run(store, run_id, where)  # an id, `latest` or a unique prefix
+    if not ref.startswith(TAG_PREFIX):
+        return resolve_run(store, ref, where)
+    name = ref[len(TAG_PREFIX):].strip()
+    tagged = [r["run_id"] for r in store.runs() if name in run_tags(r.get("meta"))]
+    if not tagged:
+        known = sorted({t for r in store.runs() for t in run_tags(r.get("meta"))})
+        raise TauError(f"no run tagged '{name}' in {where or 'the results'} (tags: {', '.join(known) or 'none'}; "
+                       f"tag a run with: tau tag RUN {name})")
+    return tagged[-1]
+
+
+def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
+    run_id = resolve_ref(store, run_id, where)  # an id, `latest`, a unique prefix or tag:NAME
     config = store.run_config(run_id)
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     data = RunData(run_id, config, meta, store.summary(run_id) or {}, store.results(run_id))
@@ -132,6 +156,18 @@ def path_diff(gold: Any, actual: Any, prefix: str = "") -> list[tuple[str, Any, 
 # ----------------------------------------------------------------------------- terminal view
 
 
+def usage_text(usage: dict[str, float]) -> str:
+    """`1,234 tokens (1,000 prompt + 234 completion), $0.0123`; empty when nothing was counted."""
+    tokens = usage.get("total_tokens") or usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    parts = []
+    if tokens:
+        split = [f"{usage[k]:,.0f} {k.split('_')[0]}" for k in ("prompt_tokens", "completion_tokens") if usage.get(k)]
+        parts.append(f"{tokens:,.0f} tokens" + (f" ({' + '.join(split)})" if split else ""))
+    if usage.get("cost"):
+        parts.append(f"${usage['cost']:.4f}")
+    return ", ".join(parts)
+
+
 def _value(value: Any) -> str:
     text = value if value == MISSING else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 200 else text[:200] + "..."
@@ -148,6 +184,11 @@ def trial_text(data: RunData, result: EpisodeResult, category: str | None = None
              + f"  termination={result.termination.reason}"
              + (f" by {result.termination.by}" if result.termination.by else "")
              + (f" ({result.termination.detail})" if result.termination.detail else "")]
+    if result.tags:  # the condition the user was put in (emotion.condition=...) and every other tag
+        lines.append("  tags: " + " ".join(f"{k}={v}" for k, v in sorted(result.tags.items())))
+    spent = usage_text(result.usage)
+    if spent:
+        lines.append(f"  usage: {spent}")
     for m in result.messages:
         if m.role == "tool":
             mark = " ERROR" if m.error else ""
