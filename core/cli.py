@@ -25,7 +25,7 @@ from tau_emotion.core import __version__
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import is_secret_name
 from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
-from tau_emotion.core.models import EVAL_KIND, RunConfig
+from tau_emotion.core.models import EVAL_KIND, RunConfig, task_set_hash
 from tau_emotion.core.plugin_cli import (
     INTERRUPTED,
     NOT_IN_CONFIG,
@@ -414,13 +414,13 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
         if problems:
             click.get_current_context().exit(1)
         return
-    if as_json:
-        click.echo(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2))
+    if as_json:  # each with its content hash, which a results file records to show what was run
+        click.echo(json.dumps([{**t.model_dump(mode="json"), "content_hash": t.content_hash} for t in tasks], indent=2))
         return
     for t in tasks:
         click.echo(safe(f"{t.id:18} {t.split:6} actions={len(t.gold.actions):<3} outputs={len(t.gold.outputs)}  "
                         f"{t.user.instruction[:80]}"))
-    click.echo(f"{len(tasks)} task(s)", err=True)
+    click.echo(f"{len(tasks)} task(s); content hash of the set {task_set_hash(tasks)}", err=True)
 
 
 @click.command("runs")

@@ -118,6 +118,25 @@ class Task(StrictModel):
         """The file the task was read from (for error messages), when known."""
         return self._source
 
+    @property
+    def content_hash(self) -> str:
+        """The sha256 of the task as a file states it (core fields and blocks, as canonical JSON): any change
+        to what it asks, what the user knows or what it expects changes it; where it was read from does not."""
+        return content_hash(self.model_dump(mode="json"))
+
+
+def content_hash(value: Any) -> str:
+    """The sha256 (hex) of a JSON value written canonically: sorted keys, compact separators, UTF-8."""
+    import hashlib
+
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def task_set_hash(tasks: list[Task]) -> str:
+    """The content hash of a set of tasks (a domain's split): the hash of its tasks' ids and hashes, in id order."""
+    return content_hash(sorted([t.id, t.content_hash] for t in tasks))
+
 
 class ToolCall(BaseModel):
     """A tool call as the agent produced it; `arguments` stays a raw string when it was not JSON."""

@@ -296,13 +296,33 @@ def run_kind(store: Any, run_id: str) -> str:
     return config.kind if config is not None else EVAL_KIND
 
 
+#: a run reference by tag: `tag:baseline` is the newest run whose metadata lists that tag (`tau tag`)
+TAG_PREFIX = "tag:"
+
+
+def run_tags(meta: dict[str, Any] | None) -> list[str]:
+    """The tags a run's metadata lists (`tags`, written by the command that tags runs)."""
+    tags = (meta or {}).get("tags")
+    return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
 def resolve_run(store: Any, ref: str, where: str = "") -> str:
     """The stored run id that `ref` names: an exact id, `latest` (the newest evaluation: a run of kind `eval`),
-    `latest:KIND` (the newest run of that kind, `latest:play`), or a unique prefix of an id or of its random
-    tail (`20261201-1426` or `c52f`). Anything else is one error listing candidates."""
+    `latest:KIND` (the newest run of that kind, `latest:play`), `tag:NAME` (the newest run tagged NAME), or a
+    unique prefix of an id or of its random tail (`20261201-1426` or `c52f`). Anything else is one error
+    listing candidates."""
     ids = store.run_ids()
     if store.run_config(ref) is not None:
         return ref
+    if ref.startswith(TAG_PREFIX):
+        name = ref[len(TAG_PREFIX):].strip()
+        rows = store.runs()
+        tagged = [r["run_id"] for r in rows if name in run_tags(r.get("meta"))]
+        if tagged:
+            return tagged[-1]
+        known = sorted({t for r in rows for t in run_tags(r.get("meta"))})
+        raise RunError(f"no run tagged '{name}' in {where or 'the results'} (tags: {', '.join(known) or 'none'}; "
+                       f"tag a run with: tau tag RUN {name})")
     if (ref == LATEST or ref.startswith(LATEST + ":")) and ids:
         kind = ref.partition(":")[2].strip() or EVAL_KIND
         for run_id in reversed(ids):

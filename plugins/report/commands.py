@@ -339,9 +339,9 @@ TAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 @guarded
 def tag_command(run_id: str, names: tuple[str, ...], remove: bool, db_path: str, store: str | None,
                 extra_plugins: tuple[str, ...]) -> None:
-    """Tag a stored run (`tau tag latest baseline`), so commands can name it `tag:NAME`: the newest run carrying
-    the tag (`tau gate tag:baseline latest`)."""
-    from tau_emotion.plugins.report.reading import resolve_ref, run_tags
+    """Tag a stored run (`tau tag latest baseline`), so every command that reads a run can name it `tag:NAME`:
+    the newest run carrying the tag (`tau gate tag:baseline latest`)."""
+    from tau_emotion.core.runner import resolve_run, run_tags
 
     for name in names:
         if not TAG_NAME.match(name):
@@ -350,7 +350,7 @@ def tag_command(run_id: str, names: tuple[str, ...], remove: bool, db_path: str,
     opened, _ = _open(db_path, store, extra_plugins)
     if not hasattr(opened, "save_run_meta"):
         raise click.ClickException(f"store '{store or 'default'}' keeps no run metadata: it cannot hold tags")
-    run_id = resolve_ref(opened, run_id, db_path)
+    run_id = resolve_run(opened, run_id, db_path)
     meta = dict(opened.run_meta(run_id) or {})
     tags = [t for t in run_tags(meta) if not (remove and t in names)]
     tags += [] if remove else [n for n in names if n not in tags]

@@ -29,34 +29,10 @@ class RunData:
         return found
 
 
-#: a run reference by tag: `tag:baseline` is the newest run `tau tag` gave that tag
-TAG_PREFIX = "tag:"
-
-
-def run_tags(meta: dict[str, Any] | None) -> list[str]:
-    tags = (meta or {}).get("tags")
-    return [str(t) for t in tags] if isinstance(tags, list) else []
-
-
-def resolve_ref(store: Any, ref: str, where: str = "") -> str:
-    """The run id `ref` names: `tag:NAME` (the newest run tagged NAME), or what the core resolves (an id,
-    `latest`, `latest:KIND`, a unique prefix)."""
-    from tau_emotion.core.errors import TauError
+def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
     from tau_emotion.core.runner import resolve_run
 
-    if not ref.startswith(TAG_PREFIX):
-        return resolve_run(store, ref, where)
-    name = ref[len(TAG_PREFIX):].strip()
-    tagged = [r["run_id"] for r in store.runs() if name in run_tags(r.get("meta"))]
-    if not tagged:
-        known = sorted({t for r in store.runs() for t in run_tags(r.get("meta"))})
-        raise TauError(f"no run tagged '{name}' in {where or 'the results'} (tags: {', '.join(known) or 'none'}; "
-                       f"tag a run with: tau tag RUN {name})")
-    return tagged[-1]
-
-
-def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
-    run_id = resolve_ref(store, run_id, where)  # an id, `latest`, a unique prefix or tag:NAME
+    run_id = resolve_run(store, run_id, where)  # an id, `latest`, a unique prefix or tag:NAME
     config = store.run_config(run_id)
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     data = RunData(run_id, config, meta, store.summary(run_id) or {}, store.results(run_id))
