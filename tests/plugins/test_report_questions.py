@@ -4,9 +4,15 @@ politeness, urgency and trust with intervals; tokens and cost per trial and per 
 `tau gate` gates each emotion family and the UNSATISFIED rate against a baseline named by tag."""
 
 import json
+import os
 import re
+import shutil
+from pathlib import Path
+
+import pytest
 
 from tau_emotion.core.models import EpisodeResult, Termination
+from tests.plugins.test_report import CHROMIUM, chromium, png_is_blank
 
 SPENDER = """
 from tau_emotion.core import hookimpl
@@ -196,3 +202,53 @@ def test_gate_against_a_baseline_named_by_tag(tau, tmp_path):
     assert tau("tag", good, "release", "--remove").exit_code == 0
     assert json.loads(tau("compare", "tag:release", bad, "--json").output)["baseline"] == first
     assert tau("tag", first, "bad tag!").exit_code == 2
+
+
+# ----------------------------------------------------------------------------- the new sections in a browser
+
+
+def bands_drawn(path, bands=4):
+    """For each horizontal band of an RGB(A) PNG, whether it holds more than a blank background."""
+    import zlib
+
+    data = path.read_bytes()
+    chunks, pos = [], 8
+    while pos < len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        if data[pos + 4:pos + 8] == b"IDAT":
+            chunks.append(data[pos + 8:pos + 8 + length])
+        pos += 12 + length
+    raw = zlib.decompress(b"".join(chunks))
+    size = len(raw) // bands
+    return [len({raw[i:i + 64] for i in range(b * size, (b + 1) * size, 512)}) > 2 for b in range(bands)]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install -y chromium; "
+                                              ".ci/run installs it)")
+def test_new_sections_render_in_chromium(tau, plugin_module, tmp_path):
+    """Tokens and cost, success by condition and A vs B, drawn by headless Chromium: the page's own sections,
+    cut out of the report with its stylesheet (a headless screenshot only paints the top of a long page)."""
+    plugin_module("spender_agent", SPENDER)
+    for agent in ("spender", "oracle"):
+        out = tau("run", "--plugins", "mock,emotion,spender_agent", "--emotion-control", "--agent", agent,
+                  "--trials", "2", "--no-progress")
+        assert out.exit_code == 0, out.output
+    assert tau("report", *(r["run_id"] for r in runs_json(tau)), "--out", "r.html").exit_code == 0
+    html = (tmp_path / "r.html").read_text()
+    head = html.split("<body", 1)[0]
+    parts = [f'<h2 id="{a}"' + html.split(f'<h2 id="{a}"', 1)[1].split(f'<h2 id="{b}"', 1)[0]
+             for a, b in (("usage", "heatmaps"), ("versus", "behaviour"))]
+    page = tmp_path / "sections.html"
+    page.write_text(head + "<body>" + "".join(parts) + "</body></html>")
+    shot = tmp_path / "sections.png"
+    dom = chromium("--dump-dom", f"--screenshot={shot}", "--window-size=1280,4200", page.as_uri(),
+                   home=tmp_path / "browser")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert [line for line in dom.stderr.splitlines() if ":CONSOLE" in line] == []
+    for needle in ("Tokens and cost", "emotion.emotion: ", "B = oracle vs scripted", "UNSATISFIED rate", "no trials",
+                   '<td class="num ok">+1.000</td>'):
+        assert needle in dom.stdout, needle
+    assert shot.stat().st_size > 50_000 and not png_is_blank(shot)
+    assert bands_drawn(shot) == [True] * 4, "a band of the sections drew nothing"
+    shutil.copy(shot, Path(os.environ.get("TAU_SCREENSHOT_DIR", tmp_path)) / "report-sections.png")
