@@ -307,7 +307,8 @@ def run_tags(meta: dict[str, Any] | None) -> list[str]:
 
 
 def resolve_run(store: Any, ref: str, where: str = "") -> str:
-    """The stored run id that `ref` names: an exact id, `latest` (the newest evaluation: a run of kind `eval`),
+    """The stored run id that `ref` names: an exact id, `latest` (the newest evaluation, a run of kind `eval`, or
+    the newest run when none is stored),
     `latest:KIND` (the newest run of that kind, `latest:play`), `tag:NAME` (the newest run tagged NAME), or a
     unique prefix of an id or of its random tail (`20261201-1426` or `c52f`). Anything else is one error
     listing candidates."""
@@ -328,6 +329,8 @@ def resolve_run(store: Any, ref: str, where: str = "") -> str:
         for run_id in reversed(ids):
             if run_kind(store, run_id) == kind:
                 return run_id
+        if ref == LATEST:  # no evaluation stored at all: the newest run is the one meant
+            return ids[-1]
         newest = run_kind(store, ids[-1])
         raise RunError(f"no run of kind '{kind}' in {where or 'the results'} (the latest run, {ids[-1]}, is of kind "
                        f"'{newest}': `{LATEST}:{newest}` names it; `tau runs` shows each run's kind)")

@@ -63,9 +63,10 @@ def test_latest_is_the_last_evaluation_not_a_played_episode(tau, tmp_path):
     assert re.search(rf"{evaluation}\s*│\s*eval\s*│", table) and re.search(rf"{played}\s*│\s*play\s*│", table)
 
 
-def test_latest_with_only_played_runs_names_the_kind_to_ask_for(tau, tmp_path):
+def test_latest_with_only_played_runs_is_the_newest_and_a_missing_kind_is_named(tau, tmp_path):
     played = played_run(tmp_path / ".tau" / "runs.db")
-    out = tau("show", "latest")
+    assert f"run {played}: complete; kind=play" in tau("show", "latest").output  # no evaluation to prefer
+    out = tau("show", "latest:eval")
     assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1
     assert "no run of kind 'eval'" in out.output and f"the latest run, {played}, is of kind 'play'" in out.output
     assert "`latest:play` names it" in out.output
