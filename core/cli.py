@@ -24,7 +24,7 @@ from tau_emotion.core import __version__
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import is_secret_name
 from tau_emotion.core.manager import PluginManager, Selection, load_all_plugins
-from tau_emotion.core.models import RunConfig
+from tau_emotion.core.models import EVAL_KIND, RunConfig, task_set_hash
 from tau_emotion.core.plugin_cli import (
     INTERRUPTED,
     NOT_IN_CONFIG,
@@ -416,26 +416,28 @@ def tasks_command(domain: str, split: str, as_json: bool, check: bool, extra_plu
         if problems:
             click.get_current_context().exit(1)
         return
-    if as_json:
-        click.echo(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2))
+    if as_json:  # each with its content hash, which a results file records to show what was run
+        click.echo(json.dumps([{**t.model_dump(mode="json"), "content_hash": t.content_hash} for t in tasks], indent=2))
         return
     for t in tasks:
         click.echo(safe(f"{t.id:18} {t.split:6} actions={len(t.gold.actions):<3} outputs={len(t.gold.outputs)}  "
                         f"{t.user.instruction[:80]}"))
-    click.echo(f"{len(tasks)} task(s)", err=True)
+    click.echo(f"{len(tasks)} task(s); content hash of the set {task_set_hash(tasks)}", err=True)
 
 
 @click.command("runs")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, metadata included.")
+@click.option("--kind", default=None, metavar="KIND",
+              help="Only runs of this kind: eval (tau run), play (tau play), or another command's.")
 @click.option("--delete", "delete_id", default=None, metavar="RUN", help="Delete this run and its trials.")
 @store_option
 @db_option
 @plugins_option
 @debug_option
 @guarded
-def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str | None,
+def runs_command(as_json: bool, kind: str | None, delete_id: str | None, db_path: str, store: str | None,
                  extra_plugins: tuple[str, ...]) -> None:
-    """List stored runs: agent, user, models, status, trials, errors and Avg@k (or delete one)."""
+    """List stored runs: kind, agent, user, models, status, trials, errors, tokens, cost and Avg@k (or delete one)."""
     opened = open_results(db_path, store, extra_plugins)
     if delete_id:
         from tau_emotion.core.runner import run_holder
@@ -448,7 +450,7 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
         opened.delete_run(delete_id)
         click.echo(f"deleted run {delete_id} from {db_path}", err=True)
         return
-    runs = opened.runs()
+    runs = [r for r in opened.runs() if kind is None or run_kind_of(r) == kind]
     pm = command_pm(extra_plugins)
     rows = [run_row(pm, r) for r in runs]
     if as_json:
@@ -461,24 +463,30 @@ def runs_command(as_json: bool, delete_id: str | None, db_path: str, store: str 
     table = Table(title=cell(f"runs in {db_path}"))
     names = list(dict.fromkeys(name for row in rows for name in row)) or list(CORE_RUN_COLUMNS)
     for name in names:
-        table.add_column(cell(name), justify="right" if name in ("trials", "errors") else "left")
+        table.add_column(cell(name), justify="right" if name in RIGHT_ALIGNED else "left")
     for row in rows:  # data is shown, never parsed as markup (a model named "[/]")
         table.add_row(*(cell(row.get(name, "-")) for name in names))
     Console(width=200).print(table)  # its columns come from plugins (tau_run_row): wider than 80
 
 
 #: the `tau runs` columns the core fills from what the store keeps of every run
-CORE_RUN_COLUMNS = ("run", "agent", "user", "plugins", "trials", "errors")
+CORE_RUN_COLUMNS = ("run", "kind", "agent", "user", "plugins", "trials", "errors")
+RIGHT_ALIGNED = ("trials", "errors", "tokens", "cost")
+
+
+def run_kind_of(run: dict[str, Any]) -> str:
+    """A `runs()` row's kind (`eval` for runs stored before runs had kinds)."""
+    return str((run.get("config") or {}).get("kind") or EVAL_KIND)
 
 
 def run_row(pm: PluginManager, run: dict[str, Any]) -> dict[str, str]:
     """One run's `tau runs` cells: the core's, then what plugins add (`tau_run_row`)."""
     s, config = run.get("summary") or {}, run.get("config") or {}
     planned = (s.get("n_tasks") or 0) * config.get("trials", 0)
-    row = {"run": run["run_id"], "agent": config.get("agent", "?"), "user": config.get("user", "?"),
-           "plugins": ",".join(config.get("plugins", [])), "trials": f"{run.get('n_trials', 0)}/{planned or '?'}",
-           "errors": str(s.get("errors", "-"))}
-    first = {"run": row.pop("run")}
+    row = {"run": run["run_id"], "kind": run_kind_of(run), "agent": config.get("agent", "?"),
+           "user": config.get("user", "?"), "plugins": ",".join(config.get("plugins", [])),
+           "trials": f"{run.get('n_trials', 0)}/{planned or '?'}", "errors": str(s.get("errors", "-"))}
+    first = {"run": row.pop("run"), "kind": row.pop("kind")}
     extra: dict[str, str] = {}
     for cells in pm.hook.tau_run_row(run=run):
         for name, value in (cells or {}).items():
@@ -507,7 +515,7 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
     if as_json:
         click.echo(json.dumps({"meta": meta, "summary": summary, "trials": [
             {"task_id": r.task_id, "trial": r.trial, "reward": r.reward, "status": r.status,
-             "termination": r.termination.reason, "error": r.error} for r in results]}, indent=2))
+             "termination": r.termination.reason, "error": r.error, "usage": r.usage} for r in results]}, indent=2))
         return
     record = next((r for r in store.runs() if r["run_id"] == run_id), {"run_id": run_id})
     for lines in command_pm(extra_plugins).hook.tau_run_header(run=record):
@@ -517,9 +525,16 @@ def show_command(run_id: str, as_json: bool, db_path: str, store: str | None, ex
         print_summary(summary, command_pm(extra_plugins))
     for r in results:
         if r.status == "error":  # an errored trial is not a score of 0
-            click.echo(safe(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}"))
+            click.echo(safe(f"{r.task_id:22} trial={r.trial} ERROR {r.error or ''}{usage_cells(r.usage)}"))
             continue
-        click.echo(safe(f"{r.task_id:22} trial={r.trial} reward={terminal_reward(r.reward)} {r.termination.reason}"))
+        click.echo(safe(f"{r.task_id:22} trial={r.trial} reward={terminal_reward(r.reward)} {r.termination.reason}"
+                        f"{usage_cells(r.usage)}"))
+
+
+def usage_cells(usage: dict[str, float]) -> str:
+    """` tokens=1234 cost=$0.0012` of one trial (what its model calls counted); empty when none was counted."""
+    tokens = usage.get("total_tokens") or usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    return (f" tokens={tokens:.0f}" if tokens else "") + (f" cost=${usage['cost']:.4f}" if usage.get("cost") else "")
 
 
 @click.command("export")

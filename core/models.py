@@ -118,6 +118,25 @@ class Task(StrictModel):
         """The file the task was read from (for error messages), when known."""
         return self._source
 
+    @property
+    def content_hash(self) -> str:
+        """The sha256 of the task as a file states it (core fields and blocks, as canonical JSON): any change
+        to what it asks, what the user knows or what it expects changes it; where it was read from does not."""
+        return content_hash(self.model_dump(mode="json"))
+
+
+def content_hash(value: Any) -> str:
+    """The sha256 (hex) of a JSON value written canonically: sorted keys, compact separators, UTF-8."""
+    import hashlib
+
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def task_set_hash(tasks: list[Task]) -> str:
+    """The content hash of a set of tasks (a domain's split): the hash of its tasks' ids and hashes, in id order."""
+    return content_hash(sorted([t.id, t.content_hash] for t in tasks))
+
 
 class ToolCall(BaseModel):
     """A tool call as the agent produced it; `arguments` stays a raw string when it was not JSON."""
@@ -208,12 +227,19 @@ class EpisodeResult(BaseModel):
         return finite_usage(value)
 
 
+#: the kind of a run `tau run` makes (and of every run stored before runs had kinds)
+EVAL_KIND = "eval"
+
+
 class RunConfig(BaseModel):
     """Everything that decides what a run measures; stored with the run so `--resume` repeats it."""
 
     model_config = ConfigDict(extra="forbid")
 
     plugins: list[str] = Field(default_factory=list)
+    #: what made the run: `eval` (`tau run`), or the kind a command that runs episodes for another purpose
+    #: gives its runs (a person playing a part is `play`); `latest` names the last `eval` run (`latest:KIND`)
+    kind: str = Field(EVAL_KIND, min_length=1, max_length=40, pattern=r"^[a-z][a-z0-9_-]*$")
     domains: list[str] = Field(default_factory=list)
     split: str = "test"
     n_tasks: int | None = Field(None, ge=1)

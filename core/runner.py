@@ -49,7 +49,7 @@ from tau_emotion.core.limits import (
     truncate,
 )
 from tau_emotion.core.manager import PluginManager, Selection, get_plugin_manager, installed_entry_points
-from tau_emotion.core.models import EpisodeResult, RunConfig, Task, Termination
+from tau_emotion.core.models import EVAL_KIND, EpisodeResult, RunConfig, Task, Termination
 from tau_emotion.core.registry import suggest
 from tau_emotion.core.roles import defining_changes, env_api_key
 
@@ -291,14 +291,50 @@ def broken_gold(domains: dict[str, Domain], tasks: list[Task]) -> dict[str, str]
 LATEST = "latest"
 
 
+def run_kind(store: Any, run_id: str) -> str:
+    """The kind of a stored run (`eval` for runs stored before runs had kinds)."""
+    config = store.run_config(run_id)
+    return config.kind if config is not None else EVAL_KIND
+
+
+#: a run reference by tag: `tag:baseline` is the newest run whose metadata lists that tag (`tau tag`)
+TAG_PREFIX = "tag:"
+
+
+def run_tags(meta: dict[str, Any] | None) -> list[str]:
+    """The tags a run's metadata lists (`tags`, written by the command that tags runs)."""
+    tags = (meta or {}).get("tags")
+    return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
 def resolve_run(store: Any, ref: str, where: str = "") -> str:
-    """The stored run id that `ref` names: an exact id, `latest` (the newest run), or a unique prefix of
-    an id or of its random tail (`20261201-1426` or `c52f`). Anything else is one error listing candidates."""
+    """The stored run id that `ref` names: an exact id, `latest` (the newest evaluation, a run of kind `eval`, or
+    the newest run when none is stored),
+    `latest:KIND` (the newest run of that kind, `latest:play`), `tag:NAME` (the newest run tagged NAME), or a
+    unique prefix of an id or of its random tail (`20261201-1426` or `c52f`). Anything else is one error
+    listing candidates."""
     ids = store.run_ids()
     if store.run_config(ref) is not None:
         return ref
-    if ref == LATEST and ids:
-        return ids[-1]
+    if ref.startswith(TAG_PREFIX):
+        name = ref[len(TAG_PREFIX):].strip()
+        rows = store.runs()
+        tagged = [r["run_id"] for r in rows if name in run_tags(r.get("meta"))]
+        if tagged:
+            return tagged[-1]
+        known = sorted({t for r in rows for t in run_tags(r.get("meta"))})
+        raise RunError(f"no run tagged '{name}' in {where or 'the results'} (tags: {', '.join(known) or 'none'}; "
+                       f"tag a run with: tau tag RUN {name})")
+    if (ref == LATEST or ref.startswith(LATEST + ":")) and ids:
+        kind = ref.partition(":")[2].strip() or EVAL_KIND
+        for run_id in reversed(ids):
+            if run_kind(store, run_id) == kind:
+                return run_id
+        if ref == LATEST:  # no evaluation stored at all: the newest run is the one meant
+            return ids[-1]
+        newest = run_kind(store, ids[-1])
+        raise RunError(f"no run of kind '{kind}' in {where or 'the results'} (the latest run, {ids[-1]}, is of kind "
+                       f"'{newest}': `{LATEST}:{newest}` names it; `tau runs` shows each run's kind)")
     found = [i for i in ids if i.startswith(ref) or i.rsplit("-", 1)[-1].startswith(ref)] if ref else []
     if len(found) == 1:
         return found[0]

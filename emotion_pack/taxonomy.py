@@ -198,6 +198,15 @@ def resolve_condition_spec(spec: str, rng: random.Random) -> Condition | None:
         emotion = value.partition(":")[2].strip()
         _check_value("emotion", emotion, list(EMOTIONS))
         return rng.choice([c for c in _all_conditions() if c.emotion == emotion])
+    prefix, colon, rest = value.partition(":")
+    if colon and "/" not in value:
+        # `famly:fear`: a misspelt prefix; name the prefix it most likely meant, with the rest kept
+        close = difflib.get_close_matches(prefix.strip(), ["family", "emotion"], n=1, cutoff=0.5)
+        hint = f"; did you mean '{close[0]}:{rest.strip()}'?" if close else ""
+        raise ConditionError(
+            f"unknown emotion spec '{spec}': '{prefix.strip()}:' is not a prefix (use 'family:NAME', families: "
+            f"{', '.join(FAMILIES)}; or 'emotion:NAME'){hint}"
+        )
     if "/" not in value and ":" not in value:
         # A bare word is most likely a family or emotion typed without its prefix.
         prefixed = {**{f: f"family:{f}" for f in FAMILIES}, **{e: f"emotion:{e}" for e in EMOTIONS}}

@@ -464,7 +464,7 @@ def play_command(domain: str, role: str, task_id: str | None, split: str, agent:
         if not tasks:
             raise TauError(f"no tasks in split '{split}' of domain '{domain}'")
         task_id = tasks[0].id
-    config = RunConfig(plugins=Selection.parse(items).items(), domains=[domain], split=split, task_ids=[task_id],
+    config = RunConfig(kind="play", plugins=Selection.parse(items).items(), domains=[domain], split=split, task_ids=[task_id],
                        trials=1, agent=HUMAN if role == "agent" else agent, user=HUMAN if role == "user" else user,
                        concurrency=1, seed=seed, max_steps=max_steps, options=options, store=store,
                        # a person takes their time: reading a turn holds the loop by design (no block deadline)

@@ -50,8 +50,10 @@ def trainer_command(name: str, entry: Any) -> click.Command:
         record = trainer_cls().train(data, out, **options)
         losses = record.get("losses") or []
         trend = f"loss {losses[0]:.4f} -> {losses[-1]:.4f}" if losses else "no loss logged"
+        dropped = record.get("dropped_rows") or 0
         click.echo(f"{name}: {record.get('global_step')} step(s) on {record.get('train_rows')} row(s), {trend} "
-                   f"({record.get('device')}); model saved to {out}")
+                   f"({record.get('device')}); model saved to {out}"
+                   + (f"; {dropped} row(s) dropped: nothing to learn from within --max-length" if dropped else ""))
 
     data_help = getattr(trainer_cls, "data_help", "An exported dataset folder (tau export-sft).")
     params = [click.Option(["--data"], required=True, help=data_help),

@@ -222,6 +222,7 @@ class _TRLTrainer:
         except (TypeError, ValueError) as exc:
             raise TrainError(f"{self.name}: bad training option: {exc}") from None
         trainer = self.make_trainer(model, tokenizer, args, train, validation)
+        kept = self.kept_rows(trainer, len(train), opts)
         result = trainer.train()
         trained_with = getattr(trainer, "chat_template", None)
         if trained_with:
@@ -234,13 +235,31 @@ class _TRLTrainer:
         tokens = [entry["num_tokens"] for entry in trainer.state.log_history if "num_tokens" in entry]
         record = {"trainer": self.name, "options": opts.model_dump(mode="json"),
                   "config": {k: v for k, v in kwargs.items() if k != "output_dir"},
-                  "device": "cuda" if cuda else "cpu", "train_rows": len(train),
+                  "device": "cuda" if cuda else "cpu", "train_rows": kept, "dropped_rows": len(train) - kept,
                   "global_step": trainer.state.global_step, "losses": losses,
                   "train_runtime": result.metrics.get("train_runtime"), "num_tokens": tokens[-1] if tokens else None,
                   "peak_gpu_memory_gib": peak_gpu_memory_gib() if cuda else None,
                   "log_history": trainer.state.log_history}
         Path(output_dir, "tau_train.json").write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
         return record
+
+
+    def kept_rows(self, trainer: Any, rows: int, opts: TrainOptions) -> int:
+        """The train rows TRL kept after preparing them; none is one line saying why and what to change.
+
+        TRL truncates each row to `max_length` and then drops rows with no token left to learn from (with
+        assistant-only loss, a row whose assistant turns all lie past the cut), so a short `--max-length`
+        can leave nothing, where torch's sampler would fail deep inside `train()`."""
+        try:
+            kept = len(trainer.train_dataset)
+        except TypeError:  # an iterable dataset has no length: TRL's own checks apply
+            return rows
+        if kept == 0:
+            loss = " (loss on assistant turns only: --no-assistant-only-loss keeps rows whose " \
+                   "prompt fills the length)" if getattr(opts, "assistant_only_loss", False) else ""
+            raise TrainError(f"tau train {self.name}: all {rows} train row(s) were dropped: none keeps a token to "
+                             f"learn from within --max-length {opts.max_length}{loss}; raise --max-length")
+        return kept
 
 
 class SFT(_TRLTrainer):

@@ -1,10 +1,12 @@
 """Deterministic analyses of a run's trials, computed from gold vs actual actions and the transcript.
 
 - **error category** of each failed trial (first that applies): error (the trial crashed),
-  policy_violation (a call `Domain.violations` refuses), wrong_arguments (a gold tool
-  called, never with the gold arguments), missing_action (a gold action never done), extra_action
-  (a database-changing call the gold does not make), incomplete (gold done but the episode was cut
-  or the user quit first), wrong_output (database right, a gold output never told), other.
+  policy_violation (a call `Domain.violations` refuses), wrong_arguments (a gold action not
+  done while its tool was called with arguments no gold action has), gave_up (the user ended
+  negatively before the gold was done, while every call the agent made was a gold call),
+  missing_action (a gold action never done), extra_action (a database-changing call the gold does
+  not make), incomplete (the episode was cut before the agent acted, or after the gold was done
+  but before an output was told), wrong_output (database right, a gold output never told), other.
 - **UNSATISFIED audit**: false quits (the user ended negatively while the agent had made gold calls
   and only gold calls, and asked few questions) and missed quits (very inefficient trajectories the
   user tolerated), as rates by a tag (default the emotion family).
@@ -65,15 +67,19 @@ def error_category(data: RunData, result: EpisodeResult) -> str | None:
     if policy_violations(domain, done):
         return "policy_violation"
     done_set = {(n, _canon(a)) for n, a in done}
-    done_names = {n for n, _ in done}
     gold = [(a.name, _canon(a.arguments)) for a in task.gold.actions]
+    gold_set = set(gold)
     missing = [g for g in gold if g not in done_set]
-    if any(name in done_names for name, _ in missing):
+    # a gold tool called with arguments no gold action has; a tool the gold calls twice (two lookups) and the
+    # agent called once, rightly, before the user quit is not a wrong argument
+    misdone = {n for n, a in done_set if (n, a) not in gold_set}
+    if any(name in misdone for name, _ in missing):
         return "wrong_arguments"
     cut = result.termination.negative or result.termination.reason in ("max_steps", "tool_errors")
     if missing:
+        if result.termination.negative and done_set <= gold_set:
+            return "gave_up"  # the user quit while every call the agent made was a gold call
         return "incomplete" if cut and not done else "missing_action"
-    gold_set = set(gold)
     writes = {name for name, tool in domain.toolset.tools.items() if getattr(tool, "writes", False)}
     if any(n in writes and (n, _canon(a)) not in gold_set for n, a in done):
         return "extra_action"

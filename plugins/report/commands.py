@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import click
@@ -129,7 +130,7 @@ def print_analysis(result: dict[str, Any]) -> None:
 
 def register(cli: click.Group) -> None:
     extend_show(cli)
-    for command in (analyze_command, report_command, compare_command, gate_command):
+    for command in (analyze_command, report_command, compare_command, gate_command, tag_command):
         if command.name not in cli.commands:
             cli.add_command(command)
 
@@ -181,12 +182,18 @@ def analyze_command(run_id: str, as_json: bool, by: str, db_path: str, store: st
 @guarded
 def report_command(run_ids: tuple[str, ...], out: str, by: str, db_path: str, store: str | None,
                    extra_plugins: tuple[str, ...]) -> None:
-    """One self-contained HTML file: summaries, heat maps, audits, curves and a trajectory viewer."""
+    """One self-contained HTML file: summaries, success per condition (each emotion, family, politeness, urgency
+    and trust) with intervals, tokens and cost, heat maps, audits, curves and a trajectory viewer; with two or
+    more runs, each later one against the first (paired deltas by domain and by --by)."""
+    from tau_emotion.core.conditions import CATALOG, condition_space
     from tau_emotion.plugins.report.html import render
+    from tau_emotion.plugins.report.reading import load_run
 
     writable_parent(out, "--out")
-    runs = [_load(run_id, db_path, store, extra_plugins) for run_id in run_ids]
-    write_output(out, render(runs, by))
+    opened, pm = _open(db_path, store, extra_plugins)
+    runs = [load_run(opened, run_id, pm, db_path) for run_id in run_ids]
+    spaces = {name: condition_space(pm, name) for name in pm.catalog(CATALOG).names()}
+    write_output(out, render(runs, by, spaces))
     click.echo(f"wrote {out}", err=True)
 
 
@@ -200,6 +207,8 @@ def _compare(baseline: str, candidate: str, by: str, db_path: str, store: str | 
 
 
 SCOPE_WIDTH = 22
+#: the comparison's key of the UNSATISFIED rate (compare.UNSAT; imported lazily there)
+UNSAT = "unsat_rate"
 
 
 def _lines(scope: str, s: dict[str, Any], k: int) -> list[str]:
@@ -209,7 +218,9 @@ def _lines(scope: str, s: dict[str, Any], k: int) -> list[str]:
     head = [] if len(scope) <= SCOPE_WIDTH else [scope]  # a long scope gets its own line
     first = f"{scope if not head else '':{SCOPE_WIDTH}} {s['n_tasks']:>5}"
     rows = []
-    for i, (metric, label) in enumerate((("avg_at_k", "Avg@k"), (f"pass^{k}", f"Pass^{k}"))):
+    for i, (metric, label) in enumerate((("avg_at_k", "Avg@k"), (f"pass^{k}", f"Pass^{k}"), (UNSAT, "UNSAT"))):
+        if metric not in s:
+            continue
         m = s[metric]
         rows.append(f"{first if i == 0 else '':{SCOPE_WIDTH + 6}}  {label:7} {m['baseline']:6.3f} {m['candidate']:6.3f} "
                     f"{m['delta']:+7.3f}  [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}]")
@@ -255,10 +266,16 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 
 @click.command("gate")
 @click.argument("runs", nargs=-1, metavar="BASELINE CANDIDATE")
-@click.option("--baseline", "baseline_opt", default=None, help="The run to hold the candidate to (or the first argument).")
+@click.option("--baseline", "baseline_opt", default=None,
+              help="The run to hold the candidate to (or the first argument): an id, a prefix, or tag:NAME.")
 @click.option("--candidate", "candidate_opt", default=None, help="The run under test (or the second argument).")
 @click.option("--max-drop", default=0.02, show_default=True, type=click.FloatRange(0),
-              help="The largest drop of a metric allowed before a significant drop fails the gate.")
+              help="The largest drop of Avg@k or Pass^k allowed before a significant drop fails the gate.")
+@click.option("--max-unsat-rise", default=0.02, show_default=True, type=click.FloatRange(0),
+              help="The largest rise of the UNSATISFIED rate (negative endings) allowed before a significant rise "
+                   "fails the gate.")
+@click.option("--per-tag/--no-per-tag", default=True, show_default=True,
+              help="Also gate each value of --by (each emotion family), not only overall and each domain.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write JUnit XML here.")
 @by_option
 @store_option
@@ -267,15 +284,19 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 @debug_option
 @guarded
 def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt: str | None, max_drop: float,
-                 junit_path: str | None, by: str, db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
-    """Exit 1 when Avg@k or Pass^k (overall or in a domain) drops by more than --max-drop, significantly.
+                 max_unsat_rise: float, per_tag: bool, junit_path: str | None, by: str, db_path: str,
+                 store: str | None, extra_plugins: tuple[str, ...]) -> None:
+    """Exit 1 when Avg@k or Pass^k drops by more than --max-drop, or the UNSATISFIED rate rises by more than
+    --max-unsat-rise, significantly (95% paired bootstrap over tasks), overall, in a domain or in a value of
+    --by (an emotion family).
 
-    Runs are given as `compare` takes them (`tau gate BASELINE CANDIDATE`; ids, `latest` or unique prefixes);
-    `--baseline A --candidate B` still works."""
+    Runs are given as `compare` takes them (`tau gate BASELINE CANDIDATE`; ids, `latest`, unique prefixes, or
+    `tag:NAME` for the newest run tagged NAME with `tau tag`); `--baseline A --candidate B` still works."""
     from tau_emotion.plugins.report.compare import gate, junit
 
-    if not math.isfinite(max_drop):  # NaN compares false with everything: a gate that always passes
-        raise click.BadParameter(f"{max_drop} is not a finite number", param_hint="--max-drop")
+    for value, hint in ((max_drop, "--max-drop"), (max_unsat_rise, "--max-unsat-rise")):
+        if not math.isfinite(value):  # NaN compares false with everything: a gate that always passes
+            raise click.BadParameter(f"{value} is not a finite number", param_hint=hint)
     if junit_path:
         writable_parent(junit_path, "--junit")
     given = [*runs]
@@ -289,14 +310,53 @@ def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt:
     baseline, candidate = result["baseline"], result["candidate"]
     if not result["overall"].get("n_tasks"):
         raise click.ClickException(f"runs {baseline} and {candidate} share no tasks: nothing to gate")
-    checks = gate(result, max_drop)
+    checks = gate(result, max_drop, max_unsat_rise, per_tag)
     if junit_path:
         write_output(junit_path, junit(checks))
+    click.echo(f"candidate {candidate} vs baseline {baseline} (k={result['k']}; {result['overall']['n_tasks']} tasks)")
     for c in checks:
-        click.echo(("FAIL " if c["failed"] else "ok   ") + c["message"])
+        click.echo(safe(("FAIL " if c["failed"] else "ok   ") + c["message"]))
     failed = [c for c in checks if c["failed"]]
     if failed:
-        click.echo(f"gate failed: {len(failed)} significant drop(s): "
-                   + "; ".join(f"{c['scope']} {c['metric']} {c['delta']:+.3f}" for c in failed), err=True)
+        click.echo(safe(f"gate failed: {len(failed)} significant change(s): "
+                        + "; ".join(f"{c['scope']} {c['metric']} {c['delta']:+.3f}" for c in failed)), err=True)
         raise SystemExit(1)
-    click.echo(f"gate passed: no metric of {candidate} drops more than {max_drop} below {baseline}", err=True)
+    click.echo(f"gate passed: no success metric of {candidate} drops more than {max_drop} below {baseline}, and no "
+               f"UNSATISFIED rate rises more than {max_unsat_rise}, significantly", err=True)
+
+
+TAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+@click.command("tag")
+@click.argument("run_id")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--remove", is_flag=True, help="Take the tags off the run instead.")
+@store_option
+@db_option
+@plugins_option
+@debug_option
+@guarded
+def tag_command(run_id: str, names: tuple[str, ...], remove: bool, db_path: str, store: str | None,
+                extra_plugins: tuple[str, ...]) -> None:
+    """Tag a stored run (`tau tag latest baseline`), so every command that reads a run can name it `tag:NAME`:
+    the newest run carrying the tag (`tau gate tag:baseline latest`)."""
+    from tau_emotion.core.runner import resolve_run, run_tags
+
+    for name in names:
+        if not TAG_NAME.match(name):
+            raise click.BadParameter(f"'{safe(name)}' is not a tag: letters, digits, '_', '.', '-', at most 64",
+                                     param_hint="NAMES")
+    opened, _ = _open(db_path, store, extra_plugins)
+    if not hasattr(opened, "save_run_meta"):
+        raise click.ClickException(f"store '{store or 'default'}' keeps no run metadata: it cannot hold tags")
+    run_id = resolve_run(opened, run_id, db_path)
+    meta = dict(opened.run_meta(run_id) or {})
+    tags = [t for t in run_tags(meta) if not (remove and t in names)]
+    tags += [] if remove else [n for n in names if n not in tags]
+    meta["tags"] = tags
+    opened.save_run_meta(run_id, meta)
+    close = getattr(opened, "close", None)
+    if close is not None:
+        close()  # the writer thread commits before the process ends
+    click.echo(f"run {run_id}: tags {', '.join(tags) or 'none'}", err=True)

@@ -1,6 +1,8 @@
-"""Comparing two runs task by task: deltas of Avg@k and Pass^k (overall, by domain, by a tag) with
-paired bootstrap intervals over the tasks both runs hold, McNemar's exact test on per-task success
-(a task succeeds when every trial did), the tasks that flipped, and the regression gate."""
+"""Comparing two runs task by task: deltas of Avg@k, Pass^k and the UNSATISFIED rate (the share of trials
+that ended negatively) overall, by domain and by a tag, with paired bootstrap intervals over the tasks
+both runs hold, McNemar's exact test on per-task success (a task succeeds when every trial did), the
+tasks that flipped, and the regression gate (a significant drop of a success metric, or a significant
+rise of the UNSATISFIED rate, in any scope)."""
 
 from __future__ import annotations
 
@@ -23,9 +25,14 @@ def per_task(results: list[EpisodeResult]) -> dict[str, list[EpisodeResult]]:
     return out
 
 
+#: the metric key of the UNSATISFIED rate in a comparison (a rise is the regression)
+UNSAT = "unsat_rate"
+
+
 def task_scores(rs: list[EpisodeResult], k: int) -> dict[str, float]:
     n, c = len(rs), sum(r.success for r in rs)
-    return {"avg_at_k": c / n, f"pass^{k}": comb(c, k) / comb(n, k) if n >= k else float("nan")}
+    return {"avg_at_k": c / n, f"pass^{k}": comb(c, k) / comb(n, k) if n >= k else float("nan"),
+            UNSAT: sum(r.termination.negative for r in rs) / n}
 
 
 def mcnemar(b: int, c: int) -> float:
@@ -46,7 +53,7 @@ def paired(a: dict[str, list[EpisodeResult]], b: dict[str, list[EpisodeResult]],
     sb = {t: task_scores(b[t], k) for t in tasks}
     rng = random.Random(seed)
     samples = [rng.choices(tasks, k=len(tasks)) for _ in range(SAMPLES)]
-    for metric in ("avg_at_k", f"pass^{k}"):
+    for metric in ("avg_at_k", f"pass^{k}", UNSAT):
         diffs = {t: sb[t][metric] - sa[t][metric] for t in tasks}
         means = sorted(mean(diffs[t] for t in s) for s in samples)
         lo, hi = means[int(0.025 * SAMPLES)], means[int(0.975 * SAMPLES) - 1]
@@ -74,22 +81,35 @@ def compare(a: list[EpisodeResult], b: list[EpisodeResult], by: str = "emotion.f
     return out
 
 
-def gate(comparison: dict[str, Any], max_drop: float) -> list[dict[str, Any]]:
-    """One check per (scope, metric): failed when the drop exceeds `max_drop` and the interval of the
-    delta lies wholly below zero (a significant drop)."""
+def gate(comparison: dict[str, Any], max_drop: float, max_unsat_rise: float | None = None,
+         by_tag: bool = True) -> list[dict[str, Any]]:
+    """One check per (scope, metric), the scopes being overall, each domain and (with `by_tag`) each value of the
+    comparison's tag (an emotion family). Avg@k and Pass^k fail when the drop exceeds `max_drop` and the
+    paired interval of the delta lies wholly below zero (a significant drop); the UNSATISFIED rate (unless
+    `max_unsat_rise` is None) fails when it rises by more than `max_unsat_rise` and the interval lies wholly
+    above zero."""
     k = comparison["k"]
     scopes = [("overall", comparison["overall"])] + [(f"domain {d}", s) for d, s in comparison["by_domain"].items()]
+    if by_tag:
+        tag = comparison["by_tag"]["tag"]
+        scopes += [(f"{tag}={v}", s) for v, s in comparison["by_tag"]["groups"].items()]
     checks = []
     for scope, s in scopes:
-        for metric in ("avg_at_k", f"pass^{k}"):
+        metrics = [("avg_at_k", max_drop), (f"pass^{k}", max_drop)]
+        if max_unsat_rise is not None:
+            metrics.append((UNSAT, max_unsat_rise))
+        for metric, allowed in metrics:
             if metric not in s:
                 continue
             m = s[metric]
-            failed = m["delta"] < -max_drop and m["ci95"][1] < 0
-            checks.append({"scope": scope, "metric": metric, "failed": failed, **m,
+            if metric == UNSAT:
+                failed, what = m["delta"] > allowed and m["ci95"][0] > 0, f"allowed rise {allowed}"
+            else:
+                failed, what = m["delta"] < -allowed and m["ci95"][1] < 0, f"allowed drop {allowed}"
+            checks.append({"scope": scope, "metric": metric, "failed": failed, "n_tasks": s["n_tasks"], **m,
                            "message": f"{scope}: {metric} {m['baseline']:.3f} -> {m['candidate']:.3f} "
                                       f"(delta {m['delta']:+.3f}, 95% CI [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}], "
-                                      f"allowed drop {max_drop})"})
+                                      f"{s['n_tasks']} tasks, {what})"})
     return checks
 
 
@@ -109,7 +129,8 @@ def junit(checks: list[dict[str, Any]], name: str = "tau-gate") -> str:
     for c in checks:
         case = f'  <testcase classname={quoteattr(name)} name={quoteattr(c["scope"] + " " + c["metric"])}'
         if c["failed"]:
-            lines += [case + ">", f'    <failure message={quoteattr("significant drop: " + c["message"])}/>', "  </testcase>"]
+            what = "significant rise: " if c["metric"] == UNSAT else "significant drop: "
+            lines += [case + ">", f'    <failure message={quoteattr(what + c["message"])}/>', "  </testcase>"]
         else:
             lines.append(case + "/>")
     lines.append("</testsuite>")

@@ -1,5 +1,7 @@
 """`tau report`: one self-contained HTML file (Jinja2 with autoescape on, hand-written inline SVG, a
-few lines of script for the filters) over one or more runs.
+few lines of script for the filters) over one or more runs: success with intervals per condition value
+(each of the 22 emotions, each family, politeness, urgency and trust), tokens and cost per trial and per
+run, and with two or more runs each later one against the first (A vs B, paired by task).
 
 Everything a model or user wrote reaches the page only through Jinja's escaping; the script reads
 `data-*` attributes and toggles classes, never building markup from data.
@@ -93,6 +95,113 @@ def heatmap(data: RunData, by: str, metric: str) -> dict[str, Any]:
             cells.append({"x": j, "y": i, "value": value, "n": s["n_tasks"], "unit": "tasks",
                           "text": "-" if value is None else f"{value:.2f}", "color": heat_color(value)})
     return {"rows": rows, "cols": cols, "cells": cells, "label": "Avg@k" if metric == "avg" else f"Pass^{k}"}
+
+
+def condition_tags(spaces: dict[str, Any] | None, results: list[Any]) -> list[dict[str, Any]]:
+    """The tags a run's conditions are broken down by, each with its values in order: from every condition
+    space (`core/conditions.py`) its group field, its label field (each label under its group, all of them,
+    also those no trial had) and each dimension in the space's order; tags `BLOCK.FIELD`, as the owner tags
+    its results. Without a space, the axes and values the results carry."""
+    out = []
+    for name, space in (spaces or {}).items():
+        group_field, label_field, *dims = space.fields
+        out.append({"tag": f"{name}.{group_field}", "values": list(space.groups), "groups": {}})
+        out.append({"tag": f"{name}.{label_field}", "values": list(space.labels), "groups": dict(space.labels)})
+        out += [{"tag": f"{name}.{d}", "values": list(space.dimensions[d]), "groups": {}} for d in dims]
+    if not out:
+        present = {k for r in results for k in r.tags}
+        out = [{"tag": t, "values": list(AXIS_ORDER.get(t, ())), "groups": {}} for t in AXES_TAGS if t in present]
+    return out
+
+
+def forest_x(value: float) -> float:
+    """Where a share in [0, 1] sits on a table row's interval chart (5 to 165 pixels)."""
+    return round(5 + 160 * min(1.0, max(0.0, value)), 1)
+
+
+def success_by(data: RunData, tag: str, values: list[str], groups: dict[str, str]) -> dict[str, Any]:
+    """Success per value of `tag`: Avg@k and Pass^k with 95% bootstrap intervals over tasks, and the UNSATISFIED
+    rate with its Wilson interval; every listed value gets a row (those no trial had say so), values the
+    results carry that are not listed follow, sorted."""
+    k = data.config.trials
+    by_value: dict[str, list] = defaultdict(list)
+    for r in data.results:
+        if tag in r.tags:
+            by_value[r.tags[tag]].append(r)
+    rows = []
+    for value in [*values, *sorted(v for v in by_value if v not in values)]:
+        rs = by_value.get(value, [])
+        row: dict[str, Any] = {"value": value, "group": groups.get(value, ""), "n_trials": len(rs)}
+        if rs:
+            s = score_group(rs, k, data.config.seed)
+            ok = [r for r in rs if r.status == "ok"]
+            quits = sum(r.termination.negative for r in ok)
+            lo, hi = wilson(quits, len(ok))
+            row.update(n_tasks=s["n_tasks"], avg=s["avg_at_k"], avg_ci=s["avg_at_k_ci95"],
+                       pass_k=s["pass_hat_k"].get(str(k)), pass_ci=s["pass_hat_k_ci95"].get(str(k)),
+                       unsat=quits / len(ok) if ok else None, unsat_ci=[lo, hi],
+                       x=forest_x(s["avg_at_k"]), x_lo=forest_x(s["avg_at_k_ci95"][0]),
+                       x_hi=forest_x(s["avg_at_k_ci95"][1]))
+        rows.append(row)
+    return {"tag": tag, "rows": rows, "k": k,
+            "present": sum(1 for row in rows if row["n_trials"])}
+
+
+def usage_view(data: RunData) -> dict[str, Any]:
+    """Tokens and cost the run's model calls counted: per run, per trial (mean, median, max) and per domain."""
+    def tokens(r: Any) -> float:
+        return r.usage.get("total_tokens") or r.usage.get("prompt_tokens", 0) + r.usage.get("completion_tokens", 0)
+
+    def block(rs: list) -> dict[str, Any]:
+        per = sorted(tokens(r) for r in rs)
+        cost = sum(r.usage.get("cost", 0.0) for r in rs)
+        return {"trials": len(rs), "tokens": sum(per), "cost": cost,
+                "prompt": sum(r.usage.get("prompt_tokens", 0.0) for r in rs),
+                "completion": sum(r.usage.get("completion_tokens", 0.0) for r in rs),
+                "mean_tokens": sum(per) / len(rs) if rs else 0.0, "median_tokens": per[len(per) // 2] if per else 0.0,
+                "max_tokens": per[-1] if per else 0.0, "mean_cost": cost / len(rs) if rs else 0.0}
+
+    domains: dict[str, list] = defaultdict(list)
+    for r in data.results:
+        domains[r.domain].append(r)
+    total = block(data.results)
+    return {"all": total, "by_domain": {d: block(rs) for d, rs in sorted(domains.items())},
+            "counted": bool(total["tokens"] or total["cost"])}
+
+
+def trial_usage(r: Any) -> str:
+    """One trial's tokens and cost for its line in the report (empty when its model calls counted none)."""
+    tokens = r.usage.get("total_tokens") or r.usage.get("prompt_tokens", 0) + r.usage.get("completion_tokens", 0)
+    return ", ".join(([f"{tokens:,.0f} tokens"] if tokens else []) + ([f"${r.usage['cost']:.4f}"] if r.usage.get("cost") else []))
+
+
+def versus(baseline: RunData, candidate: RunData, by: str, index: int) -> dict[str, Any]:
+    """Run `candidate` against `baseline`, paired by task (`compare.compare`): rows per scope (all, each domain,
+    each value of `by`) and metric with the delta candidate - baseline and its 95% paired bootstrap interval."""
+    from tau_emotion.plugins.report.compare import UNSAT, compare
+
+    c = compare(baseline.results, candidate.results, by, seed=baseline.config.seed)
+    k = c["k"]
+    scopes = [("all", c["overall"]), *((f"domain {d}", s) for d, s in c["by_domain"].items()),
+              *((f"{by}={v}", s) for v, s in c["by_tag"]["groups"].items())]
+    rows, chart = [], []
+    for scope, s in scopes:
+        if not s.get("n_tasks"):
+            continue
+        for metric, label in (("avg_at_k", "Avg@k"), (f"pass^{k}", f"Pass^{k}"), (UNSAT, "UNSATISFIED rate")):
+            m = s[metric]
+            worse = (m["ci95"][0] > 0) if metric == UNSAT else (m["ci95"][1] < 0)
+            better = (m["ci95"][1] < 0) if metric == UNSAT else (m["ci95"][0] > 0)
+            rows.append({"scope": scope, "n": s["n_tasks"], "metric": label, "a": m["baseline"], "b": m["candidate"],
+                         "delta": m["delta"], "lo": m["ci95"][0], "hi": m["ci95"][1],
+                         "verdict": "fail" if worse else ("ok" if better else ""), "mcnemar": s["mcnemar"]})
+            if metric == "avg_at_k":
+                chart.append({**rows[-1], "y": 22 + 22 * len(chart)})
+    flipped = c["overall"].get("flipped", {})
+    return {"index": index, "a": run_label(baseline), "b": run_label(candidate), "k": k, "rows": rows,
+            "chart": chart, "to_failure": flipped.get("to_failure", []), "to_success": flipped.get("to_success", []),
+            "only_a": len(c["only_baseline"]), "only_b": len(c["only_candidate"]),
+            "n_tasks": c["overall"].get("n_tasks", 0)}
 
 
 def rate_bars(data: RunData) -> list[dict[str, Any]]:
@@ -214,11 +323,14 @@ def packed(trajectories: dict[str, Any]) -> str:
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 
-def render(runs: list[RunData], by: str = "emotion.family") -> str:
+def render(runs: list[RunData], by: str = "emotion.family", spaces: dict[str, Any] | None = None) -> str:
+    """The report of `runs` (each later run is also compared with the first: A vs B); `spaces` are the
+    condition spaces installed (name -> space), which give the conditions' values in their order."""
     from jinja2 import Environment
 
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["when"] = when
+    env.filters["usage"] = trial_usage
     template = env.from_string(files(__package__).joinpath("templates/report.html.j2").read_text(encoding="utf-8"))
     views = []
     payload: dict[str, Any] = {}
@@ -242,10 +354,14 @@ def render(runs: list[RunData], by: str = "emotion.family") -> str:
             "heat_avg": heatmap(data, by, "avg"), "heat_pass": heatmap(data, by, "pass"),
             "heat_neg": unsatisfied_heatmap(data, by), "deltas": control_deltas(data, by),
             "rates": rate_bars(data), "scatter": scatter(data), "analysis": analysis,
+            "conditions": [success_by(data, c["tag"], c["values"], c["groups"])
+                           for c in condition_tags(spaces, data.results)],
+            "usage": usage_view(data),
             "tasks": list(tasks.values()), "trials": trials,
             "domains": sorted({r.domain for r in data.results}),
             "families": sorted({r.tags.get(by, "") for r in data.results} - {""}),
         })
-    return template.render(runs=views, by=by, curves=pass_curve(runs), payload=packed(payload),
+    pairs = [versus(runs[0], other, by, i) for i, other in enumerate(runs[1:], start=1)]
+    return template.render(runs=views, by=by, curves=pass_curve(runs), payload=packed(payload), pairs=pairs,
                            kmax=max([d.config.trials for d in runs] + [1]),
                            title="tau report: " + ", ".join(run_label(d) for d in runs))

@@ -131,9 +131,18 @@ def run_row(run: dict[str, Any]) -> dict[str, str]:
     """The report's cells of one run in `tau runs`: when it started, its status, models, and the trials it plans."""
     meta, s, config = run.get("meta") or {}, run.get("summary") or {}, run.get("config") or {}
     planned = (meta.get("n_tasks") or s.get("n_tasks") or 0) * config.get("trials", 0)
+    tokens, cost = spent(s)
     return {"started": when(meta.get("started") or run.get("created")), "status": run_status(run),
             "models": " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items()) or "-",
-            "trials": f"{run.get('n_trials', 0)}/{planned or '?'}"}
+            "trials": f"{run.get('n_trials', 0)}/{planned or '?'}",
+            "tokens": f"{tokens:,.0f}" if tokens else "-", "cost": f"${cost:.4f}" if cost else "-",
+            "tags": ",".join(str(t) for t in meta.get("tags") or []) or "-"}
+
+
+def spent(summary: dict[str, Any]) -> tuple[float, float]:
+    """(tokens, cost) a run's model calls counted, from its summary (0, 0 before it has one)."""
+    conversation = summary.get("conversation") or {}
+    return float(conversation.get("total_tokens") or 0), float(conversation.get("total_cost") or 0)
 
 
 def run_header(run: dict[str, Any]) -> list[str]:
@@ -144,8 +153,17 @@ def run_header(run: dict[str, Any]) -> list[str]:
     import textwrap
 
     models = " ".join(f"{k}={v}" for k, v in (meta.get("models") or {}).items())
-    line = (f"run {run['run_id']}: {meta.get('status', '?')}; agent={meta.get('agent')} user={meta.get('user')} "
+    run_kind = (run.get("config") or {}).get("kind") or "eval"
+    line = (f"run {run['run_id']}: {meta.get('status', '?')}; kind={run_kind} agent={meta.get('agent')} user={meta.get('user')} "
             f"{models} seed={meta.get('seed')} started {when(meta.get('started'))} ended {when(meta.get('ended'))}"
             f" harness {meta.get('harness_version')} {meta.get('git_commit') or ''}")
+    summary = run.get("summary") or {}
+    tokens, cost = spent(summary)
+    n = summary.get("n_trials") or run.get("n_trials") or 0
+    if tokens or cost:
+        line += (f"; model calls counted {tokens:,.0f} tokens, ${cost:.4f}"
+                 + (f" ({tokens / n:,.0f} tokens, ${cost / n:.4f} per trial)" if n else ""))
+    else:
+        line += "; no tokens or cost counted (no model call reported usage)"
     # model names and ids are data: control characters shown escaped (core/terminal.py), a newline forges no line
     return textwrap.wrap(" ".join(safe(line).split()), width=80, subsequent_indent="  ", break_on_hyphens=False)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau_emotion.core.models import EpisodeResult, Message, RunConfig, Task
+from tau_emotion.core.terminal import reward as terminal_reward
 
 
 @dataclass
@@ -32,7 +33,7 @@ class RunData:
 def load_run(store: Any, run_id: str, pm: Any | None = None, where: str = "") -> RunData:
     from tau_emotion.core.runner import resolve_run
 
-    run_id = resolve_run(store, run_id, where)  # an id, `latest` or a unique prefix
+    run_id = resolve_run(store, run_id, where)  # an id, `latest`, a unique prefix or tag:NAME
     config = store.run_config(run_id)
     meta = (store.run_meta(run_id) if hasattr(store, "run_meta") else None) or {}
     data = RunData(run_id, config, meta, store.summary(run_id) or {}, store.results(run_id))
@@ -132,6 +133,18 @@ def path_diff(gold: Any, actual: Any, prefix: str = "") -> list[tuple[str, Any, 
 # ----------------------------------------------------------------------------- terminal view
 
 
+def usage_text(usage: dict[str, float]) -> str:
+    """`1,234 tokens (1,000 prompt + 234 completion), $0.0123`; empty when nothing was counted."""
+    tokens = usage.get("total_tokens") or usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    parts = []
+    if tokens:
+        split = [f"{usage[k]:,.0f} {k.split('_')[0]}" for k in ("prompt_tokens", "completion_tokens") if usage.get(k)]
+        parts.append(f"{tokens:,.0f} tokens" + (f" ({' + '.join(split)})" if split else ""))
+    if usage.get("cost"):
+        parts.append(f"${usage['cost']:.4f}")
+    return ", ".join(parts)
+
+
 def _value(value: Any) -> str:
     text = value if value == MISSING else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 200 else text[:200] + "..."
@@ -144,10 +157,15 @@ def _args(arguments: Any) -> str:
 def trial_text(data: RunData, result: EpisodeResult, category: str | None = None) -> str:
     """The conversation with roles, tool calls, arguments and results; the ending and the reward parts."""
     lines = [f"== {result.domain}/{result.task_id} trial {result.trial}: "
-             + (f"ERROR ({result.error})" if result.status == "error" else f"reward {result.reward:+.0f}")
+             + (f"ERROR ({result.error})" if result.status == "error" else f"reward {terminal_reward(result.reward)}")
              + f"  termination={result.termination.reason}"
              + (f" by {result.termination.by}" if result.termination.by else "")
              + (f" ({result.termination.detail})" if result.termination.detail else "")]
+    if result.tags:  # the condition the user was put in (emotion.condition=...) and every other tag
+        lines.append("  tags: " + " ".join(f"{k}={v}" for k, v in sorted(result.tags.items())))
+    spent = usage_text(result.usage)
+    if spent:
+        lines.append(f"  usage: {spent}")
     for m in result.messages:
         if m.role == "tool":
             mark = " ERROR" if m.error else ""

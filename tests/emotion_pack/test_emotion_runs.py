@@ -167,6 +167,9 @@ def test_cli_emotion_options_and_bad_condition_errors(tau, tmp_path):
     result = tau("run", "--plugins", "emotion,mock", "--emotion", "family:feer")
     assert result.exit_code == 1 and "did you mean 'fear'" in result.output
     assert "anger" in result.output and "enjoyment" in result.output
+    result = tau("run", "--plugins", "emotion,mock", "--emotion", "famly:fear")
+    assert result.exit_code == 1 and "did you mean 'family:fear'?" in result.output
+    assert len(result.output.strip().splitlines()) == 1
     result = tau("run", "--plugins", "emotion,mock", "--trials", "1", "--emotion-control", "--no-progress",
                  "--summary-json", "s.json")
     assert result.exit_code == 0, result.output

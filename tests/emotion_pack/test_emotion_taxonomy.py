@@ -96,6 +96,17 @@ def test_resolve_spec_unknown_family_lists_families_and_nearest():
     assert "anger, disgust, fear, sadness, enjoyment" in message
 
 
+def test_resolve_spec_misspelt_prefix_names_the_prefix_meant():
+    """Issue 36: `famly:fear` was a "malformed condition id" that never said `family:`."""
+    for spec, meant in (("famly:fear", "family:fear"), ("Emotoin: anxiety", "emotion:anxiety")):
+        with pytest.raises(ConditionError) as info:
+            resolve_condition_spec(spec, random.Random(0))
+        assert f"did you mean '{meant}'?" in str(info.value) and "malformed" not in str(info.value)
+    with pytest.raises(ConditionError, match="is not a prefix") as info:
+        resolve_condition_spec("colour:blue", random.Random(0))
+    assert "did you mean" not in str(info.value)
+
+
 def test_resolve_spec_bare_family_points_to_prefixed_form():
     with pytest.raises(ConditionError, match="did you mean 'family:fear'"):
         resolve_condition_spec("fear", random.Random(0))

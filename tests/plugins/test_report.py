@@ -226,13 +226,38 @@ def test_error_categories():
         "extra_action": result("mock-003", [OWNER, ("get_account", {"account_id": "acc-1"}),
                                             ("freeze_account", {"account_id": "acc-1", "reason": "x"})]),
         "wrong_output": result("mock-001", [OWNER, GOLD_TRANSFER], said="done", missing=["235.5"]),
-        "incomplete": result("mock-001", [], negative=True, reason="unsatisfied"),
+        "incomplete": result("mock-001", [], reason="max_steps"),
+        "gave_up": result("mock-001", [], negative=True, reason="unsatisfied"),
     }
     data = run_data(list(cases.values()))
     assert {name: error_category(data, r) for name, r in cases.items()} == {name: name for name in cases}
     strict = run_data([cases["wrong_output"]], rules=[no_big_transfers])
     assert error_category(strict, cases["wrong_output"]) == "policy_violation"
     assert error_category(data, result("mock-001", [OWNER, GOLD_TRANSFER], success=True)) is None
+
+
+def test_a_user_who_gives_up_midway_is_not_a_wrong_argument():
+    """Issue 36: the gold looks up two accounts; the agent looked up the first, rightly, and the user quit. The
+    second lookup is missing and its tool was called, but never with wrong arguments: the user gave up."""
+    from tau_emotion.core.models import Task
+    from tau_emotion.plugins.report.analysis import analyze, error_category
+
+    task = Task.model_validate({"id": "two-lookups", "domain": "mock", "user": {"instruction": "balances"},
+                                "gold": {"actions": [{"name": "find_owner", "arguments": {"name": "Ada Park"}},
+                                                     {"name": "get_account", "arguments": {"account_id": "acc-1"}},
+                                                     {"name": "get_account", "arguments": {"account_id": "acc-2"}}]}})
+    data = run_data([])
+    data.tasks[("mock", task.id)] = task
+    first = ("get_account", {"account_id": "acc-1"})
+    quit_midway = result(task.id, [OWNER, first], negative=True, reason="unsatisfied")
+    assert error_category(data, quit_midway) == "gave_up"
+    # a wrong lookup before the quit is the agent's error, whoever ended the conversation
+    wrong = result(task.id, [OWNER, ("get_account", {"account_id": "acc-9"})], negative=True, reason="unsatisfied")
+    assert error_category(data, wrong) == "wrong_arguments"
+    # the user stayed, the agent stopped after one lookup: a missing action, not a quit
+    assert error_category(data, result(task.id, [OWNER, first])) == "missing_action"
+    data.results = [quit_midway, wrong]
+    assert analyze(data)["error_categories"] == {"gave_up": 1, "wrong_arguments": 1}  # what `tau analyze` prints
 
 
 def test_unsatisfied_and_hallucination_audits():
@@ -293,7 +318,8 @@ def test_report_escapes_text_and_holds_every_section(tau, tmp_path):
     assert html.count("<script>") == 1  # ours, and only ours (the data block is JSON, never run)
     assert re.search(r"<td>oracle vs scripted [0-9a-f]{6}</td>", html)  # runs are labelled by who ran and a short id
     # the dimension bars keep each axis's natural order
-    assert [m for m in re.findall(r">(warm|neutral|cold|low|moderate|high|trusting|cautious|skeptical)</text>", html)
+    bars = html.split('id="unsatisfied"', 1)[1].split('id="control"', 1)[0]
+    assert [m for m in re.findall(r">(warm|neutral|cold|low|moderate|high|trusting|cautious|skeptical)</text>", bars)
             if m in ("low", "moderate", "high")] in (["low", "moderate", "high"], ["low", "moderate"],
                                                      ["low", "high"], ["moderate", "high"], ["low"], ["moderate"],
                                                      ["high"])
