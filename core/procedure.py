@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tau_emotion.core.errors import DataError
 from tau_emotion.core.models import (
     Action,
+    EpisodeResult,
     Message,
     ProcedureParts,
     ProcedureViolation,
@@ -32,7 +33,7 @@ from tau_emotion.core.models import (
     Scoring,
     Task,
 )
-from tau_emotion.core.reward import normalize, numbers_in
+from tau_emotion.core.reward import normalize, numbers_in, outputs_told
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
@@ -138,6 +139,9 @@ class ProcedureSpec(_Strict):
 
     identify: list[Identify] = Field(default_factory=list)
     identify_before: list[str] = Field(default_factory=list)
+    #: telling the customer what the task's gold outputs hold (their data left, their refund) also needs an
+    #: identified caller: an agent that answers without identifying anyone breaks `identify_before`
+    identify_before_telling: bool = False
     confirm_before_write: dict[str, Confirm] = Field(default_factory=dict)
     #: write tools that change nothing the caller pays for or owns (a troubleshooting step), with why
     no_confirmation: dict[str, str] = Field(default_factory=dict)
@@ -422,7 +426,7 @@ class _Replay:
     """One pass over a transcript: the state before each call, the caller, the checks."""
 
     def __init__(self, domain: Domain, spec: ProcedureSpec, task: Task, messages: list[Message]):
-        self.domain, self.spec, self.messages = domain, spec, messages
+        self.domain, self.spec, self.task, self.messages = domain, spec, task, messages
         self.state = domain.database.state()
         self.caller: str | None = None
         self.writes = {n for n, t in domain.toolset.tools.items() if t.writes}
@@ -431,9 +435,17 @@ class _Replay:
         self.violations: list[ProcedureViolation] = []
 
     def run(self) -> list[ProcedureViolation]:
+        told_unidentified = not self.spec.identify_before_telling or not self.task.gold.outputs
         for index, message in enumerate(self.messages):
             if message.role != "assistant":
                 continue
+            if not told_unidentified and self.caller is None and message.content:
+                told, _ = outputs_told(self.task.gold.outputs, [message])
+                if told:
+                    told_unidentified = True  # once is enough: the rest of the answer adds nothing
+                    self.violations.append(ProcedureViolation(
+                        rule="identify_before", message=index,
+                        detail=f"told the customer's {told[0]} before the caller was identified"))
             for call in message.tool_calls:
                 arguments = call.arguments if isinstance(call.arguments, dict) else _parsed(call.arguments)
                 found = self.before(index, call.name, arguments) if arguments is not None else []
@@ -586,3 +598,19 @@ def rescored(result_reward: float, parts: RewardParts | None, scoring: Scoring) 
     if parts is None or parts.paper_reward is None:
         return result_reward if scoring == "paper" and (parts is None or parts.scoring == "paper") else None
     return strict_reward(parts.paper_reward, parts.procedure) if scoring == "strict" else parts.paper_reward
+
+
+def results_under(results: list[EpisodeResult], scoring: Scoring, *, strict: bool = True) -> list[EpisodeResult]:
+    """The results with the reward they have under `scoring`, from their stored parts (so runs made under two
+    scorings compare under one). A result whose parts cannot say raises DataError when `strict`, else keeps its
+    own reward."""
+    out = []
+    for r in results:
+        reward = rescored(r.reward, r.parts, scoring) if r.status == "ok" else r.reward
+        if reward is None:
+            if strict:
+                raise DataError(f"trial {r.task_id} #{r.trial} was stored before the procedure was measured: "
+                                f"it has no {scoring} reward (run it again)")
+            reward = r.reward
+        out.append(r if reward == r.reward else r.model_copy(update={"reward": reward, "success": reward == 1.0}))
+    return out

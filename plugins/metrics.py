@@ -90,25 +90,14 @@ def procedure_rates(results: list[EpisodeResult]) -> dict[str, Any]:
             "violation_rates": rates}
 
 
-def under_scoring(results: list[EpisodeResult], scoring: str) -> list[EpisodeResult]:
-    """The results with the reward they would have under `scoring` (from their stored parts); a result whose parts
-    cannot say keeps its own."""
-    from tau_emotion.core.procedure import rescored
-
-    out = []
-    for r in results:
-        reward = rescored(r.reward, r.parts, scoring) if r.status == "ok" else None  # type: ignore[arg-type]
-        out.append(r if reward is None or reward == r.reward else
-                   r.model_copy(update={"reward": reward, "success": reward == 1.0}))
-    return out
-
-
 def procedure_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, Any]:
     """The `procedure` part of the summary: the run's scoring, `procedure_ok_rate` and the per-rule violation rates
     overall, by domain and by every tag (emotion family, each condition dimension), and Avg@k / Pass^k under the
     strict scoring (equal to the reward's figures in a strict run), so a paper run shows both."""
+    from tau_emotion.core.procedure import results_under
+
     score = _scored_once()
-    strict = under_scoring(results, "strict")
+    strict = results_under(results, "strict", strict=False)
     out: dict[str, Any] = {"scoring": config.scoring, **procedure_rates(results)}
     if not out["n_trials"]:
         return {"procedure": out}

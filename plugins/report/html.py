@@ -20,6 +20,7 @@ from typing import Any
 from tau_emotion.core.statistics import score_group
 from tau_emotion.plugins.report.analysis import analyze
 from tau_emotion.plugins.report.compare import paired
+from tau_emotion.plugins.report.procedure import procedure_view
 from tau_emotion.plugins.report.reading import RunData, actions, db_diff, questions
 
 AXES_TAGS = ("emotion.politeness", "emotion.urgency", "emotion.trust")
@@ -242,6 +243,7 @@ def render(runs: list[RunData], by: str = "emotion.family") -> str:
             "heat_avg": heatmap(data, by, "avg"), "heat_pass": heatmap(data, by, "pass"),
             "heat_neg": unsatisfied_heatmap(data, by), "deltas": control_deltas(data, by),
             "rates": rate_bars(data), "scatter": scatter(data), "analysis": analysis,
+            "procedure": procedure_view(data, by),
             "tasks": list(tasks.values()), "trials": trials,
             "domains": sorted({r.domain for r in data.results}),
             "families": sorted({r.tags.get(by, "") for r in data.results} - {""}),

@@ -137,7 +137,22 @@ def test_a_write_before_any_identification_fails_identify_before(domains, pack):
                 Message(role="user", content="Yes, go ahead."), _call(1, write)]
     _, refused = domain.toolset.call(domain.database.state(), write.name, write.arguments)
     assert refused is (pack in SESSION_PACKS)
-    assert ("identify_before" in _rules(check(domain, task, messages))) is not refused
+    found = [v for v in check(domain, task, messages).violations if v.rule == "identify_before"]
+    # the statement tells the deciding figure, the customer's own data, to a caller nobody identified
+    assert [(v.message, v.tool) for v in found] == [(1, None)] + ([] if refused else [(3, write.name)])
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_an_answer_without_identifying_anyone_fails_identify_before(domains, pack):
+    """The `hasty` shortcut on a read-only task: no call at all, the customer's figure told at once."""
+    domain = domains.get(pack)
+    task = next(t for t in domain.tasks("test") if t.gold.outputs and not t.gold.reasons)
+    answer = "Here you are: " + "; ".join(o if isinstance(o, str) else o[0] for o in task.gold.outputs)
+    parts = check(domain, task, [Message(role="user", content="hi"), Message(role="assistant", content=answer)])
+    assert [(v.rule, v.message) for v in parts.violations] == [("identify_before", 1)]
+    identified = [Message(role="user", content="hi"), _call(0, task.gold.actions[0]),
+                  Message(role="assistant", content=answer)]
+    assert check(domain, task, identified).procedure_ok
 
 
 def test_a_refused_call_is_not_held_against_the_agent(domains):
