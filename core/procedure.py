@@ -150,7 +150,8 @@ class ProcedureSpec(_Strict):
 
     @property
     def rules(self) -> list[str]:
-        declared = {"identify_before": bool(self.identify_before), "confirm_before_write": bool(self.confirm_before_write),
+        declared = {"identify_before": bool(self.identify_before or self.identify_before_telling),
+                    "confirm_before_write": bool(self.confirm_before_write),
                     "inform_before_decide": self.inform_before_decide, "own_records": bool(self.own_records.writes)}
         return [r for r in RULES if declared[r]]
 
@@ -196,10 +197,9 @@ def _spec_problem(domain: Domain, spec: ProcedureSpec) -> str | None:
             yield from (f"{where}: no table '{h.table}'" for h in hops if h.table not in tables)
 
     for item in spec.identify:
-        yield_ = tool_problem(item.tool, "identify") or (
-            argument_problem(item.tool, item.argument, "identify") if item.argument else None)
-        if yield_:
-            return yield_
+        if p := tool_problem(item.tool, "identify") or (
+                argument_problem(item.tool, item.argument, "identify") if item.argument else None):
+            return p
     for name in spec.identify_before:
         if p := tool_problem(name, "identify_before"):
             return p
@@ -439,13 +439,6 @@ class _Replay:
         for index, message in enumerate(self.messages):
             if message.role != "assistant":
                 continue
-            if not told_unidentified and self.caller is None and message.content:
-                told, _ = outputs_told(self.task.gold.outputs, [message])
-                if told:
-                    told_unidentified = True  # once is enough: the rest of the answer adds nothing
-                    self.violations.append(ProcedureViolation(
-                        rule="identify_before", message=index,
-                        detail=f"told the customer's {told[0]} before the caller was identified"))
             for call in message.tool_calls:
                 arguments = call.arguments if isinstance(call.arguments, dict) else _parsed(call.arguments)
                 found = self.before(index, call.name, arguments) if arguments is not None else []
@@ -454,6 +447,14 @@ class _Replay:
                     continue  # a refused call did nothing: procedure is about what was done
                 self.violations.extend(found)
                 self.identified(call.name, arguments or {}, text)
+            # what a message says reaches the user with its calls' effects (a transfer's summary rides on it)
+            if not told_unidentified and self.caller is None and message.content:
+                told, _ = outputs_told(self.task.gold.outputs, [message])
+                if told:
+                    told_unidentified = True  # once is enough: the rest of the answer adds nothing
+                    self.violations.append(ProcedureViolation(
+                        rule="identify_before", message=index,
+                        detail=f"told the customer's {told[0]} before the caller was identified"))
         self.declines()
         return self.violations
 
