@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-#: two tasks with writes, one read-only (airline-test-011: hasty makes no call there, so its procedure holds)
+#: two tasks with writes, one read-only (airline-test-011: hasty makes no call there and tells the answer unidentified)
 TASKS = ("airline-test-001", "airline-test-003", "airline-test-011")
 
 
@@ -31,8 +31,8 @@ def test_strict_scoring_zeroes_what_breaks_the_procedure_and_the_summary_says_so
     assert strict["avg_at_k"] == 0.0
     for summary, scoring in ((paper, "paper"), (strict, "strict")):
         p = summary["procedure"]
-        assert p["scoring"] == scoring and p["n_trials"] == 3 and p["procedure_ok_rate"] == 0.3333
-        assert p["violation_rates"]["identify_before"] == 0.6667 and p["violation_rates"]["confirm_before_write"] == 0.6667
+        assert p["scoring"] == scoring and p["n_trials"] == 3 and p["procedure_ok_rate"] == 0.0
+        assert p["violation_rates"]["identify_before"] == 1.0 and p["violation_rates"]["confirm_before_write"] == 0.6667
         assert p["strict"]["avg_at_k"] == 0.0  # a paper run shows the strict figure too
         assert set(p["by_domain"]) == {"airline"} and "emotion.family" in p["by_tag"]
     row = json.loads(tau("export", strict["run_id"]).output.splitlines()[0])
@@ -54,7 +54,8 @@ def test_tau_score_reproduces_the_stored_verdict_and_lists_violations(runs, tau)
 
 def test_analyze_lists_violations_with_the_turn(runs, tau):
     out = tau("analyze", runs["hasty_strict"]["run_id"]).output
-    assert "procedure followed in 1 of 3 trial(s)" in out
+    assert "procedure followed in 0 of 3 trial(s)" in out
+    assert "airline-test-011 #0 turn 1 (message 3) identify_before: told the customer's" in out
     assert "airline-test-001 #0 turn 1 (message 1) confirm_before_write book_reservation" in out
     data = json.loads(tau("analyze", runs["hasty_strict"]["run_id"], "--json").output)["procedure"]
     assert data["by_rule"]["identify_before"] >= 2 and data["violations"][0]["turn"] == 1
