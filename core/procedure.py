@@ -398,7 +398,7 @@ class Decision:
 
 
 def decisions_of(task: Task, writes: set[str]) -> list[Decision]:
-    """The task's decision rules. The one place that reads them: today the Tracer's `meta.decisions` and
+    """The task's decision rules. The one place that reads them: today the task builder's `meta.decisions` and
     `meta.intent_gold`; the typed intent plan replaces this read when it lands."""
     raw, split = task.meta.get("decisions") or [], task.meta.get("intent_gold") or []
     out = []
