@@ -142,6 +142,8 @@ def config_toml(ctx: click.Context, kw: dict[str, Any]) -> str:
 @click.option("--block-timeout", default=60.0, show_default=True, type=click.FloatRange(0, 1e7, min_open=True),
               help="Seconds plugin code (agent, user, hook) may hold the event loop before its trial is stopped.")
 @click.option("--skip-broken", is_flag=True, help="Drop tasks whose gold does not replay (named) instead of refusing to start.")
+@click.option("--scoring", type=click.Choice(["paper", "strict"]), default="paper", show_default=True,
+              help="paper: the paper's reward; strict: 0 unless the domain's procedure held too (docs/procedure.md).")
 @click.option("--skip-missing", is_flag=True,
               help="With --suite: run the domains that have the split, leaving out (named) those that do not.")
 @click.option("--executor", default="local", show_default=True, help="Executor plugin that runs the trials (local, ray).")

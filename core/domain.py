@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from importlib.resources import files
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -26,6 +26,9 @@ from tau_emotion.core.errors import DataError
 from tau_emotion.core.models import Action, Task
 from tau_emotion.core.state import Database, State, read_json
 from tau_emotion.core.tools import Toolset
+
+if TYPE_CHECKING:
+    from tau_emotion.core.procedure import ProcedureSpec
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ class Domain:
         load_policy: Callable[[], str] | None = None,
         load_tasks: Callable[[], list[Task]] | None = None,
         load_refusal_reasons: Callable[[], dict[str, list[str]]] | None = None,
+        load_procedure: Callable[[], Any] | None = None,
         policy_rules: Iterable[Rule] = (),
         meta: dict[str, Any] | None = None,
     ):
@@ -128,6 +132,7 @@ class Domain:
         self._load_policy = load_policy
         self._load_tasks = load_tasks
         self._load_refusal_reasons = load_refusal_reasons
+        self._load_procedure = load_procedure
         self.policy_rules: list[Rule] = list(policy_rules)
         for i, r in enumerate(self.policy_rules):
             if not isinstance(r, Rule):
@@ -191,6 +196,21 @@ class Domain:
                 raise DataError(f"{path}: reason '{name}': expected a non-empty list of phrasings")
             out[name] = phrasings
         return out
+
+    @cached_property
+    def procedure(self) -> ProcedureSpec | None:
+        """The procedure rules the pack declares (`data/procedure.json`, validated against the tools and tables;
+        docs/procedure.md), or None when it declares none: then no procedure is measured in this domain."""
+        from tau_emotion.core.procedure import load_spec
+
+        if self._load_procedure is not None:
+            raw, source = self._load_procedure(), f"domain '{self.name}' procedure"
+        elif self.package is None or not self._file("data/procedure.json").is_file():
+            return None
+        else:
+            path = self._file("data/procedure.json")
+            raw, source = read_json(path), str(path)
+        return None if raw is None else load_spec(self, raw, source)
 
     @cached_property
     def all_tasks(self) -> list[Task]:

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from tau_emotion.core import hookimpl
 from tau_emotion.core.limits import MAX_ERROR_TEXT, MAX_STORED_TEXT, argument_problem, finite_number, scrub, truncate
 from tau_emotion.core.models import EpisodeResult, Message, Termination, Turn
+from tau_emotion.core.procedure import apply_scoring
 from tau_emotion.core.protocols import Agent, EndTokens, User, UserStyle
 from tau_emotion.core.reward import score
 from tau_emotion.core.state import FrozenDict, FrozenList, freeze
@@ -429,6 +430,7 @@ def result_of(ep: Episode, termination: Termination, started: float, error: str 
         reward, parts, success, status = 0.0, None, False, "error"
     else:
         reward, parts = score(ep.domain, ep.task, ep.state, ep.messages, termination)
+        reward, parts = apply_scoring(ep.domain, ep.task, ep.messages, reward, parts, ep.config.scoring)
         success, status = reward == 1.0, "ok"
     return EpisodeResult(
         task_id=ep.task.id, domain=ep.domain.name, trial=ep.trial, reward=reward, success=success, status=status,

@@ -189,6 +189,30 @@ class Termination(BaseModel):
     negative: bool = False
 
 
+#: how a trial's reward is made: `paper` (the database, the outputs and the reasons, as the paper scores) or
+#: `strict` (the paper's reward when the domain's procedure held, else 0; a negative ending stays -1)
+Scoring = Literal["paper", "strict"]
+
+
+class ProcedureViolation(BaseModel):
+    """One break of a procedure rule (`core/procedure.py`): which rule, at which message of the transcript."""
+
+    rule: Literal["identify_before", "confirm_before_write", "inform_before_decide", "own_records"]
+    #: index of the message it happens at in the stored transcript (the call's assistant message)
+    message: int
+    tool: str | None = None
+    detail: str = ""
+
+
+class ProcedureParts(BaseModel):
+    """Whether the agent followed the domain's declared procedure, replayed from the transcript."""
+
+    procedure_ok: bool
+    #: the rules the domain declares (a rule it does not declare is not checked and is not a violation)
+    rules: list[str] = Field(default_factory=list)
+    violations: list[ProcedureViolation] = Field(default_factory=list)
+
+
 class RewardParts(BaseModel):
     db_match: bool
     outputs_found: list[str] = Field(default_factory=list)
@@ -197,6 +221,11 @@ class RewardParts(BaseModel):
     reasons_missing: list[str] = Field(default_factory=list)
     terminal_done: bool | None = None
     negative_termination: bool = False
+    #: None for a domain that declares no procedure (and for results stored before it was measured)
+    procedure: ProcedureParts | None = None
+    #: the scoring the reward was made under, and the paper's reward (they differ only under `strict`)
+    scoring: Scoring = "paper"
+    paper_reward: float | None = None
 
 
 class EpisodeResult(BaseModel):
@@ -262,6 +291,8 @@ class RunConfig(BaseModel):
     seed: int = 0
     #: drop tasks whose gold does not replay (named in the summary) instead of refusing to start
     skip_broken: bool = False
+    #: `paper`: the paper's reward; `strict`: 0 unless the domain's procedure held too (docs/procedure.md)
+    scoring: Scoring = "paper"
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     #: role -> (model, endpoint) a plugin pointed the role at for this process only (`roles.point_role`)

@@ -369,7 +369,7 @@ def restore_secrets(run_id: str, config: RunConfig, given: dict[str, dict[str, A
 
 
 #: what defines a run: a resume that changes one of these would mix two experiments in one run
-DEFINING = ("agent", "user", "trials", "seed", "split", "n_tasks", "task_ids", "max_steps")
+DEFINING = ("agent", "user", "trials", "seed", "split", "n_tasks", "task_ids", "max_steps", "scoring")
 #: fields a resume may change (the run's infrastructure, not its experiment)
 ADJUSTABLE = ("concurrency", "executor", "tool_timeout", "trial_timeout", "block_timeout")
 

@@ -148,6 +148,28 @@ def policy_problems(domain: Domain) -> list[str]:
     return problems
 
 
+def gold_procedure_problems(domain: Domain) -> list[str]:
+    """The pack's procedure file (`data/procedure.json`, when it has one) validates, and every gold identifies the
+    caller before what needs it and acts only on records the caller may act on (`identify_before`, `own_records`;
+    confirmation and the deciding figure are about what is said, which gold calls do not hold)."""
+    from tau_emotion.core.models import Message, ToolCall
+    from tau_emotion.core.procedure import check
+
+    try:
+        if domain.procedure is None:
+            return []
+    except TauError as exc:
+        return [str(exc)]
+    problems = []
+    for task in domain.tasks(None):
+        calls = [Message(role="assistant", tool_calls=[ToolCall(id=f"g{i}", name=a.name, arguments=dict(a.arguments))])
+                 for i, a in enumerate(task.gold.actions)]
+        parts = check(domain, task, calls)
+        problems += [f"{task.id}: gold action {v.message} ({v.tool}) breaks {v.rule}: {v.detail}"
+                     for v in (parts.violations if parts else []) if v.rule in ("identify_before", "own_records")]
+    return problems
+
+
 def _reverse(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _reverse(value[k]) for k in reversed(list(value))}
@@ -166,6 +188,7 @@ CHECKS: dict[str, Callable[[Domain], list[str]]] = {
     "reset_is_deterministic": reset_is_deterministic,
     "hash_is_stable_under_key_order": hash_is_stable_under_key_order,
     "policy_governs_the_tools_and_gold_obeys_its_rules": policy_problems,
+    "gold_identifies_the_caller_and_acts_on_own_records": gold_procedure_problems,
 }
 
 

@@ -73,9 +73,63 @@ def core_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, A
     return overall
 
 
+def procedure_rates(results: list[EpisodeResult]) -> dict[str, Any]:
+    """Of the trials whose domain declares a procedure: the share that followed it, and per rule the share with a
+    violation of that rule (trials of domains that do not declare the rule are not counted for it)."""
+    from tau_emotion.core.procedure import RULES
+
+    measured = [r.parts.procedure for r in results if r.parts is not None and r.parts.procedure is not None]
+    if not measured:
+        return {"n_trials": 0}
+    rates = {}
+    for rule in RULES:
+        applies = [p for p in measured if rule in p.rules]
+        if applies:
+            rates[rule] = round(sum(any(v.rule == rule for v in p.violations) for p in applies) / len(applies), 4)
+    return {"n_trials": len(measured), "procedure_ok_rate": round(sum(p.procedure_ok for p in measured) / len(measured), 4),
+            "violation_rates": rates}
+
+
+def procedure_metrics(results: list[EpisodeResult], config: RunConfig) -> dict[str, Any]:
+    """The `procedure` part of the summary: the run's scoring, `procedure_ok_rate` and the per-rule violation rates
+    overall, by domain and by every tag (emotion family, each condition dimension), and Avg@k / Pass^k under the
+    strict scoring (equal to the reward's figures in a strict run), so a paper run shows both."""
+    from tau_emotion.core.procedure import results_under
+
+    score = _scored_once()
+    strict = results_under(results, "strict", strict=False)
+    out: dict[str, Any] = {"scoring": config.scoring, **procedure_rates(results)}
+    if not out["n_trials"]:
+        return {"procedure": out}
+
+    def figures(group: list[EpisodeResult]) -> dict[str, Any]:
+        g = score(group, config.trials, config.seed)
+        return {k: g[k] for k in ("avg_at_k", "pass_hat_k", "mean_reward") if k in g}
+
+    out["strict"] = figures(strict)
+    by_domain = defaultdict(list)
+    for r, s in zip(results, strict, strict=True):
+        by_domain[r.domain].append((r, s))
+    out["by_domain"] = {d: {**procedure_rates([r for r, _ in pairs]), "strict": figures([s for _, s in pairs])}
+                        for d, pairs in sorted(by_domain.items())}
+    tags = sorted({key for r in results for key in r.tags})
+    out["by_tag"] = {tag: {name: procedure_rates(group) for name, group in sorted(groups.items())}
+                     for tag in tags if (groups := _grouped(results, tag))}
+    return {"procedure": out}
+
+
+def _grouped(results: list[EpisodeResult], tag: str) -> dict[str, list[EpisodeResult]]:
+    groups: dict[str, list[EpisodeResult]] = defaultdict(list)
+    for r in results:
+        if tag in r.tags:
+            groups[r.tags[tag]].append(r)
+    return groups
+
+
 @hookimpl
 def tau_register_metrics(register):
     register("scores", core_metrics)
+    register("procedure", procedure_metrics)
 
 
 @hookimpl
@@ -113,7 +167,24 @@ def tau_summary_columns(summary):
             *((f"{'P' if short else 'Pass'}^{k}", lambda g, k=k: f"{g.get('pass_hat_k', {}).get(k, nan):.3f}")
               for k in ks),
             ("reward", lambda g: f"{g.get('mean_reward', nan):+.3f}"),
-            ("neg.end", lambda g: f"{g.get('negative_end_rate', 0):.1%}")]
+            ("neg.end", lambda g: f"{g.get('negative_end_rate', 0):.1%}"),
+            *procedure_columns(summary)]
+
+
+def procedure_columns(summary: dict[str, Any]) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+    """`proc.ok`: the share of trials that followed the domain's procedure, on the all and per-domain rows (the
+    figures live under `summary["procedure"]`, so a row's group is found by identity); none when nothing was measured."""
+    procedure = summary.get("procedure") or {}
+    if not procedure.get("n_trials"):
+        return []
+    of = {id(summary): procedure, **{id(g): procedure.get("by_domain", {}).get(d, {})
+                                     for d, g in summary.get("by_domain", {}).items()}}
+
+    def ok(g: dict[str, Any]) -> str:
+        rate = of.get(id(g), {}).get("procedure_ok_rate")
+        return "" if rate is None else f"{rate:.3f}"
+
+    return [("proc.ok", ok)]
 
 
 @hookimpl

@@ -378,7 +378,7 @@ def make(domain: str, *, split: str = "test", user: str = "scripted", seed: int 
     """A synchronous environment over `domain`'s `split`, with `tau run`'s plugins, user and scorer.
 
     `settings`: `plugins` (a plugin list as `--plugins` takes it), `task_ids`, `n_tasks`, `max_steps`,
-    `max_tool_errors`, `tool_timeout`, `skip_broken`, and any plugin option by field name (as
+    `max_tool_errors`, `tool_timeout`, `skip_broken`, `scoring` ("paper" or "strict", docs/procedure.md), and any plugin option by field name (as
     `tau run -o FIELD=VALUE`); a plugin option loads the plugin that owns it."""
     return TauEnv(prepare(domain, split=split, user=user, seed=seed, **settings), shaping=shaping)
 

@@ -92,7 +92,7 @@ def _option_groups(options: dict[str, Any], pm: Any) -> tuple[dict[str, dict[str
 def prepare(domain: str, *, split: str = "test", user: str = "scripted", seed: int = 0,
             plugins: str | Iterable[str] = (), task_ids: Iterable[str] = (), n_tasks: int | None = None,
             max_steps: int = 200, max_tool_errors: int = 10, tool_timeout: float = 10.0,
-            skip_broken: bool = False, **options: Any) -> Session:
+            skip_broken: bool = False, scoring: str = "paper", **options: Any) -> Session:
     """Load the plugins, the domain and its conditioned tasks as `tau run --plugins DOMAIN,...` would."""
     base = Selection.parse([plugins] if isinstance(plugins, str) else list(plugins))
     items = [*base.items(), *([domain] if domain in installed_entry_points() else []), *QUIET]
@@ -105,7 +105,7 @@ def prepare(domain: str, *, split: str = "test", user: str = "scripted", seed: i
         config = RunConfig(plugins=Selection.parse(items).items(), domains=[domain], split=split, user=user, agent=AGENT,
                            seed=seed, trials=1, max_steps=max_steps, max_tool_errors=max_tool_errors,
                            tool_timeout=tool_timeout, task_ids=list(task_ids), n_tasks=n_tasks,
-                           skip_broken=skip_broken, options=grouped,
+                           skip_broken=skip_broken, scoring=scoring, options=grouped,
                            # the caller is the agent and takes its time between steps (a training step):
                            # no wall-clock deadline on the episode (`--trial-timeout` is for plugin agents)
                            trial_timeout=1e7)

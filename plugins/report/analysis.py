@@ -182,5 +182,21 @@ def analyze(data: RunData, by: str = "emotion.family") -> dict[str, Any]:
             "trials": len(ok),
             "more_tool_calls_than_questions": round(sum(t["tool_calls"] > t["questions"] for t in ok) / len(ok), 4)
             if ok else None},
+        "procedure": procedure_audit(data),
         "trials": trials,
     }
+
+
+def procedure_audit(data: RunData) -> dict[str, Any]:
+    """Every procedure violation of the run's trials (as stored with their score), with the message it happens at
+    and the user turn it follows (1: after the opening request), and the counts per rule."""
+    found = []
+    for r in data.results:
+        procedure = r.parts.procedure if r.parts is not None else None
+        for v in procedure.violations if procedure is not None else []:
+            turn = sum(1 for m in r.messages[: v.message + 1] if m.role == "user")
+            found.append({"task_id": r.task_id, "domain": r.domain, "trial": r.trial, "rule": v.rule,
+                          "message": v.message, "turn": turn, "tool": v.tool, "detail": v.detail})
+    measured = [r for r in data.results if r.parts is not None and r.parts.procedure is not None]
+    return {"trials": len(measured), "followed": sum(r.parts.procedure.procedure_ok for r in measured),
+            "by_rule": dict(Counter(v["rule"] for v in found).most_common()), "violations": found}

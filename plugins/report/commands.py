@@ -123,6 +123,27 @@ def print_analysis(result: dict[str, Any]) -> None:
     tq = result["tool_calls_vs_questions"]
     if tq["more_tool_calls_than_questions"] is not None:
         click.echo(f"trajectories with more tool calls than questions: {tq['more_tool_calls_than_questions']:.1%}")
+    print_procedure(result.get("procedure") or {})
+
+
+#: violations listed one a line before the rest are only counted
+MAX_VIOLATION_LINES = 40
+
+
+def print_procedure(audit: dict[str, Any]) -> None:
+    """The procedure audit: trials that followed the procedure, violations per rule, then each violation with its
+    turn and message index."""
+    if not audit.get("trials"):
+        return
+    click.echo(f"procedure followed in {audit['followed']} of {audit['trials']} trial(s); violations: "
+               + (", ".join(f"{k}={v}" for k, v in audit["by_rule"].items()) or "none"))
+    shown = audit["violations"][:MAX_VIOLATION_LINES]
+    for v in shown:
+        tool = f" {v['tool']}" if v["tool"] else ""
+        click.echo(safe(f"  {v['task_id']} #{v['trial']} turn {v['turn']} (message {v['message']}) {v['rule']}{tool}: "
+                        f"{v['detail']}"))
+    if len(audit["violations"]) > len(shown):
+        click.echo(f"  ... and {len(audit['violations']) - len(shown)} more (--json lists all)")
 
 
 # ----------------------------------------------------------------------------- registration
@@ -197,13 +218,35 @@ def report_command(run_ids: tuple[str, ...], out: str, by: str, db_path: str, st
     click.echo(f"wrote {out}", err=True)
 
 
-def _compare(baseline: str, candidate: str, by: str, db_path: str, store: str | None, extra: tuple[str, ...]) -> dict:
+scoring_option = click.option(
+    "--scoring", type=click.Choice(["paper", "strict"]), default=None,
+    help="Compare both runs under this scoring (from their stored parts); needed when they were run under two.")
+
+
+def _compare(baseline: str, candidate: str, by: str, db_path: str, store: str | None, extra: tuple[str, ...],
+             scoring: str | None = None) -> dict:
     from tau_emotion.plugins.report.compare import compare
     from tau_emotion.plugins.report.reading import load_run
 
     opened, pm = _open(db_path, store, extra)
     a, b = (load_run(opened, r, None, db_path) for r in (baseline, candidate))
-    return {"baseline": a.run_id, "candidate": b.run_id, **compare(a.results, b.results, by)}
+    scoring, ra, rb = _one_scoring(a, b, scoring)
+    return {"baseline": a.run_id, "candidate": b.run_id, "scoring": scoring, **compare(ra, rb, by)}
+
+
+def _one_scoring(a: Any, b: Any, scoring: str | None) -> tuple[str, list[Any], list[Any]]:
+    """Both runs' results under one scoring: the one given, else the one both were run under; two runs made under
+    two scorings are not compared silently (docs/procedure.md)."""
+    from tau_emotion.core.errors import TauError
+    from tau_emotion.core.procedure import results_under
+
+    sa, sb = (getattr(r.config, "scoring", "paper") if r.config is not None else "paper" for r in (a, b))
+    if scoring is None:
+        if sa != sb:
+            raise TauError(f"run {a.run_id} was scored '{sa}' and run {b.run_id} '{sb}': pass --scoring paper "
+                           f"or --scoring strict to compare both under one")
+        return sa, a.results, b.results
+    return scoring, results_under(a.results, scoring), results_under(b.results, scoring)  # type: ignore[arg-type]
 
 
 SCOPE_WIDTH = 22
@@ -233,23 +276,24 @@ def _lines(scope: str, s: dict[str, Any], k: int) -> list[str]:
 @click.argument("baseline")
 @click.argument("candidate")
 @click.option("--json", "as_json", is_flag=True, help="The comparison as JSON.")
+@scoring_option
 @by_option
 @store_option
 @db_option
 @plugins_option
 @debug_option
 @guarded
-def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_path: str, store: str | None,
-                    extra_plugins: tuple[str, ...]) -> None:
+def compare_command(baseline: str, candidate: str, as_json: bool, scoring: str | None, by: str, db_path: str,
+                    store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Deltas of Avg@k and Pass^k (candidate - baseline) with paired bootstrap intervals, McNemar, flipped tasks."""
-    result = _compare(baseline, candidate, by, db_path, store, extra_plugins)
+    result = _compare(baseline, candidate, by, db_path, store, extra_plugins, scoring)
     baseline, candidate = result["baseline"], result["candidate"]
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
     k = result["k"]
     click.echo(f"candidate {candidate} vs baseline {baseline}")
-    click.echo(f"(k={k}; delta = candidate - baseline, 95% paired bootstrap over tasks)")
+    click.echo(f"(k={k}, {result['scoring']}; delta = candidate - baseline, 95% bootstrap over tasks)")
     click.echo(f"{'scope':{SCOPE_WIDTH}} {'tasks':>5}  {'metric':7} {'base':>6} {'cand':>6} {'delta':>7}  95% CI")
     scopes = [("all", result["overall"]), *((f"domain {n}", s) for n, s in result["by_domain"].items()),
               *((f"{by}={n}", s) for n, s in result["by_tag"]["groups"].items())]
@@ -277,6 +321,7 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 @click.option("--per-tag/--no-per-tag", default=True, show_default=True,
               help="Also gate each value of --by (each emotion family), not only overall and each domain.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Write JUnit XML here.")
+@scoring_option
 @by_option
 @store_option
 @db_option
@@ -284,14 +329,15 @@ def compare_command(baseline: str, candidate: str, as_json: bool, by: str, db_pa
 @debug_option
 @guarded
 def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt: str | None, max_drop: float,
-                 max_unsat_rise: float, per_tag: bool, junit_path: str | None, by: str, db_path: str,
-                 store: str | None, extra_plugins: tuple[str, ...]) -> None:
+                 max_unsat_rise: float, per_tag: bool, junit_path: str | None, scoring: str | None, by: str,
+                 db_path: str, store: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Exit 1 when Avg@k or Pass^k drops by more than --max-drop, or the UNSATISFIED rate rises by more than
     --max-unsat-rise, significantly (95% paired bootstrap over tasks), overall, in a domain or in a value of
     --by (an emotion family).
 
     Runs are given as `compare` takes them (`tau gate BASELINE CANDIDATE`; ids, `latest`, unique prefixes, or
-    `tag:NAME` for the newest run tagged NAME with `tau tag`); `--baseline A --candidate B` still works."""
+    `tag:NAME` for the newest run tagged NAME with `tau tag`); `--baseline A --candidate B` still works.
+    `--scoring strict` gates on the strict reward of both."""
     from tau_emotion.plugins.report.compare import gate, junit
 
     for value, hint in ((max_drop, "--max-drop"), (max_unsat_rise, "--max-unsat-rise")):
@@ -306,7 +352,7 @@ def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt:
         given.append(candidate_opt)
     if len(given) != 2:
         raise click.UsageError("give two runs: tau gate BASELINE CANDIDATE (or --baseline A --candidate B)")
-    result = _compare(given[0], given[1], by, db_path, store, extra_plugins)
+    result = _compare(given[0], given[1], by, db_path, store, extra_plugins, scoring)
     baseline, candidate = result["baseline"], result["candidate"]
     if not result["overall"].get("n_tasks"):
         raise click.ClickException(f"runs {baseline} and {candidate} share no tasks: nothing to gate")
@@ -322,7 +368,8 @@ def gate_command(runs: tuple[str, ...], baseline_opt: str | None, candidate_opt:
                         + "; ".join(f"{c['scope']} {c['metric']} {c['delta']:+.3f}" for c in failed)), err=True)
         raise SystemExit(1)
     click.echo(f"gate passed: no success metric of {candidate} drops more than {max_drop} below {baseline}, and no "
-               f"UNSATISFIED rate rises more than {max_unsat_rise}, significantly", err=True)
+               f"UNSATISFIED rate rises more than {max_unsat_rise}, significantly ({result['scoring']} scoring)",
+               err=True)
 
 
 TAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

@@ -81,13 +81,18 @@ def compare(a: list[EpisodeResult], b: list[EpisodeResult], by: str = "emotion.f
     return out
 
 
+#: a scope with fewer paired tasks than this never fails the gate: the bootstrap interval of one or two tasks is a
+#: point ([-1, -1] for a single task that went from solved to failed), not evidence of a significant change
+MIN_GATE_TASKS = 3
+
+
 def gate(comparison: dict[str, Any], max_drop: float, max_unsat_rise: float | None = None,
          by_tag: bool = True) -> list[dict[str, Any]]:
     """One check per (scope, metric), the scopes being overall, each domain and (with `by_tag`) each value of the
     comparison's tag (an emotion family). Avg@k and Pass^k fail when the drop exceeds `max_drop` and the
     paired interval of the delta lies wholly below zero (a significant drop); the UNSATISFIED rate (unless
     `max_unsat_rise` is None) fails when it rises by more than `max_unsat_rise` and the interval lies wholly
-    above zero."""
+    above zero. A scope of fewer than MIN_GATE_TASKS tasks is reported and never fails."""
     k = comparison["k"]
     scopes = [("overall", comparison["overall"])] + [(f"domain {d}", s) for d, s in comparison["by_domain"].items()]
     if by_tag:
@@ -106,6 +111,8 @@ def gate(comparison: dict[str, Any], max_drop: float, max_unsat_rise: float | No
                 failed, what = m["delta"] > allowed and m["ci95"][0] > 0, f"allowed rise {allowed}"
             else:
                 failed, what = m["delta"] < -allowed and m["ci95"][1] < 0, f"allowed drop {allowed}"
+            if failed and s["n_tasks"] < MIN_GATE_TASKS:
+                failed, what = False, f"{what}; too few tasks to judge (fewer than {MIN_GATE_TASKS})"
             checks.append({"scope": scope, "metric": metric, "failed": failed, "n_tasks": s["n_tasks"], **m,
                            "message": f"{scope}: {metric} {m['baseline']:.3f} -> {m['candidate']:.3f} "
                                       f"(delta {m['delta']:+.3f}, 95% CI [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}], "

@@ -22,6 +22,7 @@ from typing import Any
 from tau_emotion.core.statistics import score_group
 from tau_emotion.plugins.report.analysis import analyze
 from tau_emotion.plugins.report.compare import paired
+from tau_emotion.plugins.report.procedure import procedure_view
 from tau_emotion.plugins.report.reading import RunData, actions, db_diff, questions
 
 AXES_TAGS = ("emotion.politeness", "emotion.urgency", "emotion.trust")
@@ -357,6 +358,7 @@ def render(runs: list[RunData], by: str = "emotion.family", spaces: dict[str, An
             "conditions": [success_by(data, c["tag"], c["values"], c["groups"])
                            for c in condition_tags(spaces, data.results)],
             "usage": usage_view(data),
+            "procedure": procedure_view(data, by),
             "tasks": list(tasks.values()), "trials": trials,
             "domains": sorted({r.domain for r in data.results}),
             "families": sorted({r.tags.get(by, "") for r in data.results} - {""}),

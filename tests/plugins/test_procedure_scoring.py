@@ -1,0 +1,108 @@
+"""`--scoring strict` end to end: a run records its scoring and every trial's procedure part; the summary, `tau
+score`, `tau analyze`, `tau report`, `tau compare`, `tau gate`, `--resume` and the environment read them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+#: two tasks with writes, one read-only (airline-test-011: hasty makes no call there and tells the answer unidentified)
+TASKS = ("airline-test-001", "airline-test-003", "airline-test-011")
+
+
+def _run(tau, tmp_path, agent, scoring, name):
+    result = tau("run", "--plugins", "airline,emotion", "--agent", agent, "--trials", "1", "--task-ids", ",".join(TASKS),
+                 "--scoring", scoring, "--summary-json", f"{name}.json", "--no-progress")
+    assert result.exit_code == 0, result.output
+    return json.loads((tmp_path / f"{name}.json").read_text())
+
+
+@pytest.fixture
+def runs(tau, tmp_path):
+    return {"hasty_paper": _run(tau, tmp_path, "hasty", "paper", "hp"),
+            "hasty_strict": _run(tau, tmp_path, "hasty", "strict", "hs"),
+            "oracle_paper": _run(tau, tmp_path, "oracle", "paper", "op")}
+
+
+def test_strict_scoring_zeroes_what_breaks_the_procedure_and_the_summary_says_so(runs, tau):
+    paper, strict = runs["hasty_paper"], runs["hasty_strict"]
+    assert paper["avg_at_k"] > 0  # hasty reaches the gold database on the tasks it need not read for
+    assert strict["avg_at_k"] == 0.0
+    for summary, scoring in ((paper, "paper"), (strict, "strict")):
+        p = summary["procedure"]
+        assert p["scoring"] == scoring and p["n_trials"] == 3 and p["procedure_ok_rate"] == 0.0
+        assert p["violation_rates"]["identify_before"] == 1.0 and p["violation_rates"]["confirm_before_write"] == 0.6667
+        assert p["strict"]["avg_at_k"] == 0.0  # a paper run shows the strict figure too
+        assert set(p["by_domain"]) == {"airline"} and "emotion.family" in p["by_tag"]
+    row = json.loads(tau("export", strict["run_id"]).output.splitlines()[0])
+    parts = row["parts"]
+    assert parts["scoring"] == "strict" and parts["paper_reward"] in (0.0, 1.0)
+    assert {v["rule"] for v in parts["procedure"]["violations"]} >= {"identify_before", "confirm_before_write"}
+    assert all(isinstance(v["message"], int) for v in parts["procedure"]["violations"])
+
+
+def test_tau_score_reproduces_the_stored_verdict_and_lists_violations(runs, tau):
+    run_id = runs["hasty_strict"]["run_id"]
+    out = tau("score", run_id)
+    assert out.exit_code == 0 and "0 of 3 trial(s) changed" in out.output and "strict scoring" in out.output
+    listed = tau("score", run_id, "--violations").output
+    assert "confirm_before_write at message 1 (" in listed
+    paper = json.loads(tau("score", run_id, "--scoring", "paper", "--json").output)
+    assert paper["scoring"] == "paper" and any(c["now"] == 1.0 for c in paper["changed"])
+
+
+def test_analyze_lists_violations_with_the_turn(runs, tau):
+    out = tau("analyze", runs["hasty_strict"]["run_id"]).output
+    assert "procedure followed in 0 of 3 trial(s)" in out
+    assert "airline-test-011 #0 turn 1 (message 3) identify_before: told the customer's" in out
+    assert "airline-test-001 #0 turn 1 (message 1) confirm_before_write book_reservation" in out
+    data = json.loads(tau("analyze", runs["hasty_strict"]["run_id"], "--json").output)["procedure"]
+    assert data["by_rule"]["identify_before"] >= 2 and data["violations"][0]["turn"] == 1
+
+
+def test_compare_and_gate_refuse_to_mix_scorings_silently(runs, tau):
+    strict, paper = runs["hasty_strict"]["run_id"], runs["oracle_paper"]["run_id"]
+    for command in ("compare", "gate"):
+        refused = tau(command, paper, strict)
+        assert refused.exit_code != 0 and "pass --scoring paper or --scoring strict" in refused.output
+    under_strict = json.loads(tau("compare", paper, strict, "--scoring", "strict", "--json").output)
+    assert under_strict["scoring"] == "strict" and under_strict["overall"]["avg_at_k"]["baseline"] == 0.3333  # read-only
+    under_paper = json.loads(tau("compare", paper, strict, "--scoring", "paper", "--json").output)
+    assert under_paper["overall"]["avg_at_k"]["baseline"] == 1.0  # the oracle under the paper's reward
+    # the oracle (paper 1.0) as the baseline: hasty drops under paper scoring; under strict both are 0
+    gated = tau("gate", paper, runs["hasty_paper"]["run_id"], "--scoring", "strict")
+    assert gated.exit_code == 0, gated.output
+
+
+def test_resume_cannot_change_the_scoring(runs, tau):
+    out = tau("run", "--resume", runs["hasty_paper"]["run_id"], "--scoring", "strict")
+    assert out.exit_code != 0 and "--scoring 'paper' -> 'strict'" in out.output
+
+
+def test_the_report_shows_the_procedure_section(runs, tau, tmp_path):
+    out = tau("report", runs["hasty_strict"]["run_id"], runs["oracle_paper"]["run_id"], "--out", "r.html")
+    assert out.exit_code == 0, out.output
+    page = (tmp_path / "r.html").read_text()
+    section = page[page.index('id="procedure"'):page.index('id="heatmaps"')]
+    assert "Pass^1 strict" in section and "confirm_before_write" in section and "(strict scoring)" in section
+    assert section.count("<tr>") >= 1 + 2 * 2  # header, then per run: all, airline and a row per family
+
+
+def test_the_environment_scores_strict_when_asked():
+    """The same actions: a verified, consented write is not needed to see it; an unidentified one is 0 under strict."""
+    from tau_emotion.core.env import make
+
+    write = {"role": "assistant", "content": None, "tool_calls": [{"id": "w", "type": "function", "function": {
+        "name": "update_reservation_passengers", "arguments": json.dumps({
+            "reservation_id": "42WWRE", "passengers": [{"first_name": "Omar", "last_name": "Vargas", "dob": "1952-03-19"}]})}}]}
+    seen = {}
+    for scoring in ("paper", "strict"):
+        env = make("airline", task_ids=["airline-test-003"], scoring=scoring)
+        env.reset("airline-test-003")
+        env.step(write)
+        _, reward, _, _, info = env.truncate()
+        seen[scoring] = (reward, info["scoring"]["scoring"], info["scoring"]["procedure"]["procedure_ok"])
+        env.close()
+    assert seen["paper"][1:] == ("paper", False) and seen["strict"][1:] == ("strict", False)
+    assert seen["strict"][0] == 0.0 and seen["paper"][0] >= seen["strict"][0]
