@@ -299,7 +299,7 @@ def test_graph_has_the_papers_size(domain):
     from tau_emotion.tracer.graph import build_graph
     from tau_emotion.tracer.hints import TracerHints
 
-    graph = build_graph(domain, TracerHints(), use_cache=False)
+    graph = build_graph(domain, TracerHints())
     assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 99
     assert graph.entry_tools == ["verify_identity"]
 
@@ -311,7 +311,7 @@ def test_the_packs_tracer_hints_keep_the_graph_at_the_papers_size(domain):
     from tau_emotion.domain_packs.bank.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(domain, HINTS, use_cache=False)
+    graph = build_graph(domain, HINTS)
     assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 99
     writes = {name for name, tool in domain.toolset.tools.items() if tool.writes}
     assert set(HINTS.goals) == writes  # a grounder for every write, none for a read

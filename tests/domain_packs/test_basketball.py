@@ -294,7 +294,7 @@ def test_the_packs_tracer_hints_keep_the_graph_and_ground_every_write(domain):
     from tau_emotion.domain_packs.basketball.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(domain, HINTS, use_cache=False)
+    graph = build_graph(domain, HINTS)
     # 81 mined and declared edges, and the 11 policy edges that let a game-day request follow any step (issue 21)
     assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 92
     assert all(graph.graph.has_edge(a, b) for a, b in HINTS.policy_edges)

@@ -286,7 +286,7 @@ def test_graph_size_is_the_same_with_and_without_the_packs_tracer_hints(domain):
     from tau_emotion.tracer.graph import build_graph
     from tau_emotion.tracer.hints import TracerHints
 
-    bare, hinted = build_graph(domain, TracerHints(), use_cache=False), build_graph(domain, HINTS, use_cache=False)
+    bare, hinted = build_graph(domain, TracerHints()), build_graph(domain, HINTS)
     for graph in (bare, hinted):
         assert graph.graph.number_of_nodes() == 14 and graph.graph.number_of_edges() == 62
         assert 0.25 <= graph.density <= 0.43

@@ -267,7 +267,7 @@ def test_graph_has_the_papers_size(domain):
     from tau_emotion.tracer.graph import build_graph
     from tau_emotion.tracer.hints import TracerHints
 
-    graph = build_graph(domain, TracerHints(), use_cache=False)
+    graph = build_graph(domain, TracerHints())
     assert graph.graph.number_of_nodes() == 9 and graph.graph.number_of_edges() == 24
     assert 0.25 <= graph.density <= 0.43
 
@@ -276,7 +276,7 @@ def test_the_packs_tracer_hints_keep_the_graph_at_the_papers_size(domain):
     from tau_emotion.domain_packs.restaurant.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(domain, HINTS, use_cache=False)
+    graph = build_graph(domain, HINTS)
     assert graph.graph.number_of_nodes() == 9 and graph.graph.number_of_edges() == 24
     assert set(HINTS.goals) == {"book_table", "modify_booking", "cancel_booking", "join_waitlist"}
 

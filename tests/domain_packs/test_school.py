@@ -313,7 +313,7 @@ def test_graph_size_and_density(domain):
     from tau_emotion.tracer.graph import build_graph
     from tau_emotion.tracer.hints import TracerHints
 
-    graph = build_graph(domain, TracerHints(), use_cache=False)
+    graph = build_graph(domain, TracerHints())
     assert graph.graph.number_of_nodes() == 14 and graph.graph.number_of_edges() == 61
     assert 0.25 <= graph.density <= 0.43 and graph.entry_tools == ["verify_caller"]
 
@@ -325,7 +325,7 @@ def test_the_packs_tracer_hints_keep_the_graph(domain):
     from tau_emotion.domain_packs.school.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(domain, HINTS, use_cache=False)
+    graph = build_graph(domain, HINTS)
     assert graph.graph.number_of_nodes() == 14 and graph.graph.number_of_edges() == 61
     assert graph.entry_tools == ["verify_caller"]
     writes = {name for name, tool in domain.toolset.tools.items() if tool.writes}

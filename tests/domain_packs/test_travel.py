@@ -271,7 +271,7 @@ def test_the_packs_tracer_hints_keep_the_graph_and_ground_every_write(domain):
     from tau_emotion.domain_packs.travel.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(domain, HINTS, use_cache=False)
+    graph = build_graph(domain, HINTS)
     assert graph.graph.number_of_nodes() == 15 and graph.graph.number_of_edges() == 62
     writes = {name for name, t in domain.toolset.tools.items() if t.writes}
     assert set(HINTS.goals) == writes

@@ -5,7 +5,6 @@ from pydantic import ValidationError
 
 from tau_emotion.tracer.hints import (
     Choice,
-    HintsError,
     Option,
     Reference,
     TracerHints,
@@ -33,14 +32,16 @@ def test_hints_forbid_unknown_fields_and_fill_every_goal_weight():
         TracerHints(persona="not callable")
 
 
-def test_the_hints_of_a_domain_come_from_the_command_manager_only(domains):
-    from tau_emotion.core.domain import Domain
+def test_the_hints_of_a_domain_come_from_the_manager_asked_or_its_own_package(domains, airline):
+    from tau_emotion.core.manager import load_all_plugins
+    from tau_emotion.domain_packs.airline.tracer_hints import HINTS
 
-    loose = Domain("loose", [], load_tasks=lambda: [])
-    with pytest.raises(HintsError, match="domain 'loose': its tracer hints are not resolved yet"):
-        load_hints(loose)  # no hidden manager of every installed plugin to fall back on
-    chain = domains.get("tiny_chain")
-    assert load_hints(chain).entry_tools == ["look"]
+    chain = domains.get("tiny_chain")  # registered by a test plugin, with no package of its own
+    assert load_hints(chain) == TracerHints()  # no hidden manager of every installed plugin to fall back on
+    assert load_hints(chain, load_all_plugins(["tests.tracer.tiny_pack"])).entry_tools == ["look"]
+    # the same answer whatever was asked before, and from the pack's package without a manager
+    assert load_hints(airline).goals == HINTS.goals == load_hints(airline, load_all_plugins()).goals
+    assert load_hints(airline).handoff_tool == "transfer_to_human_agents"
 
 
 def test_draft_puts_the_reference_first():
