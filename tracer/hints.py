@@ -25,7 +25,9 @@ Besides `TracerHints`, this module re-exports what goal grounders build (`Person
 gives up (`need`, `Ungrounded`, `first_grounded`; `ctx.choose` and `ctx.call` give up too) and the building
 blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges,
 price differences), so a pack needs no other Tracer module. `goals_in(globals())` collects a module's
-`ground_<tool>` functions.
+`ground_<tool>` functions. What every grounder does alike is on the `GroundingContext`: the pack's tuned
+probabilities (`Rates`, drawn with `ctx.chance`), the challenge-count check and the refusal it calls for
+(`ctx.challenged`), a refused user who insists (`ctx.handoff`) and records no earlier intent touched (`ctx.fresh`).
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ from tau_emotion.tracer.hints import (
     Option,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -53,6 +55,34 @@ from tau_emotion.tracer.hints import (
 )
 
 TODAY = NOW[:10]
+
+
+class AirlineRates(Rates):
+    #: a reservation the user's words could pick out is named by its code all the same
+    tell_reservation_id: Rate = 0.5
+    #: a user refused a change or refund of a trip partly flown insists on a person (as the task's last request)
+    after_departure_insists: Rate = 0.6
+    #: a flight that is the cheapest of a search is asked for as "the cheapest" (else by its time of day)
+    cheapest_flight: Rate = 0.6
+    #: a date change is the basic economy challenge (else the cabin challenge is tried first); a flight change tries
+    #: the date before the cabin
+    basic_economy_challenge: Rate = 0.5
+    date_change_first: Rate = 0.5
+    #: a passenger change corrects a date of birth (else it replaces the passenger)
+    fix_birth_date: Rate = 0.5
+    #: a refused cancellation is of a trip not yet flown that no grounds cover (else of one partly flown)
+    uncovered_cancellation: Rate = 0.75
+    #: an insured cancellation is for a storm at home (else at the destination)
+    storm_at_home: Rate = 0.4
+    #: a booking takes a companion, one of the user's saved passengers; a round trip; a nonstop flight when there is
+    #: one; airports said by their codes
+    companion: Rate = 0.45
+    saved_companion: Rate = 0.6
+    round_trip: Rate = 0.35
+    nonstop: Rate = 0.7
+    airport_codes: Rate = 0.5
+    #: a flight status request names the flight number
+    flight_number: Rate = 0.4
 # (occasion, stakes, valence): the valence keeps feelings fitting (no excitement on the way to a funeral).
 OCCASIONS = [
     ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3, "positive"),
@@ -207,7 +237,7 @@ fact_phrase = fact_wording({
 # --------------------------------------------------------------------------- shared pieces
 
 
-def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5, cities: bool = True) -> Reference:
+def _ref(ctx: GroundingContext, res: dict, cities: bool = True) -> Reference:
     """How the user points at one of their reservations: its id, or words that pick it out.
 
     With `cities` the request says `phrase` ("your Miami to Denver trip"), so the trip's cities are known facts;
@@ -228,7 +258,7 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5, cities: bool = 
     settled = Choice.fewest("reservation", res, others, "reservation_id", lambda r: {
         "origin": _place(ctx, r["origin"]), "destination": _place(ctx, r["destination"]), "date": r["flights"][0]["date"]},
         (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
-    if settled is None or len(others) == 1 or ctx.rng.random() < tell_id:
+    if settled is None or len(others) == 1 or ctx.chance("tell_reservation_id"):
         ref.facts["reservation_id"] = rid
         ref.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
         return ref
@@ -254,7 +284,7 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
 def _after_departure(ctx: GroundingContext, res: dict, summary: str) -> dict[str, Any]:
     """A refused change or refund of a trip partly flown, as draft fields: the flown flight's status is the evidence;
     as the task's last request the user may insist and be handed over, and is then owed the handover, not the reason."""
-    transfer = ctx.is_last and ctx.rng.random() < 0.6
+    transfer = ctx.insists("after_departure_insists")
     return {"refused": True, "on_refusal": "transfer" if transfer else "accept", "handoff_summary": summary,
             "outputs": [] if transfer else [Output("flown", reason="already_flown")],
             "verify": {"get_flight_status": _flight(_leg(ctx, res, FLOWN))}}
@@ -297,7 +327,7 @@ def _flight_choice(ctx: GroundingContext, search: dict, cabin: str, n: int) -> t
     if len(options) == 1:
         return flight, Choice("flight", pick.value, options), []
     cheapest = Choice("flight", pick.value, options, order=("price", "min"))
-    if cheapest.resolve() == [pick.value] and ctx.rng.random() < 0.6:
+    if cheapest.resolve() == [pick.value] and ctx.chance("cheapest_flight"):
         return flight, cheapest, ["take the cheapest option"]
     by_period = Choice("flight", pick.value, options, {"period": pick.attrs["period"]})
     if by_period.resolve() == [pick.value]:
@@ -308,7 +338,7 @@ def _flight_choice(ctx: GroundingContext, search: dict, cabin: str, n: int) -> t
 
 
 def _change_date(ctx: GroundingContext) -> IntentDraft | None:
-    challenge = ctx.want_challenge and ctx.rng.random() < 0.5
+    challenge = ctx.want_challenge and ctx.chance("basic_economy_challenge")
     wanted = ("basic_economy",) if challenge else ("economy", "business")
     items = [r for r in _reservations(ctx) if r["cabin"] in wanted and _future(ctx, r)
              and (r["flight_type"], len(r["flights"])) in (("one_way", 1), ("round_trip", 2))]
@@ -390,7 +420,7 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
-    first, second = (_change_date, _change_cabin) if ctx.rng.random() < 0.5 else (_change_cabin, _change_date)
+    first, second = (_change_date, _change_cabin) if ctx.chance("date_change_first") else (_change_cabin, _change_date)
     return first_grounded(ctx, first, second)
 
 
@@ -458,7 +488,7 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
     # the caller speaks of themself in the first person ("my date of birth", "my seat"), never by their own name
     me = (passengers[k]["first_name"], passengers[k]["last_name"]) == (ctx.persona.facts.get("first_name"),
                                                                        ctx.persona.facts.get("last_name"))
-    if ctx.rng.random() < 0.5:
+    if ctx.chance("fix_birth_date"):
         shifted = shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
         passengers[k] = {**passengers[k], "dob": shifted}
         kind, facts = "fix_passenger", {"passenger_to_correct": name, "correct_dob": shifted}
@@ -515,7 +545,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         # partly flown: "the rest of my trip" needs a leg still ahead (a trip flown in full has no rest to cancel)
         flown = [r for r in active if _leg(ctx, r, FLOWN) and any(leg["date"] >= TODAY for leg in r["flights"])]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
-        res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
+        res = _pick(ctx, stuck if stuck and (not flown or ctx.chance("uncovered_cancellation")) else flown)
         ref = _ref(ctx, res)
         # "would rather not travel" is a traveller's words: a caller who booked for others says their plans changed
         reason, said = _REASONS["flown" if res in flown else "none" if _flies(ctx, res) else "recent"]
@@ -532,7 +562,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     grounds = _cancel_grounds(ctx, res)
     # the caller's own words fit whether they fly: one who booked for others is not sick, going or travelling
     aboard = _flies(ctx, res)
-    reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else
+    reason, said = _REASONS["weather" if grounds == "insured" and ctx.chance("storm_at_home") else
                             "weather_there" if grounds == "insured" and not aboard else
                             "recent" if grounds == "business" and not aboard else grounds]
     if reason.startswith("a big storm") and not aboard:
@@ -595,8 +625,8 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
     party = [{"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}]
     facts: dict[str, Any] = {}
-    if rng.random() < 0.45:
-        if user["saved_passengers"] and rng.random() < 0.6:
+    if ctx.chance("companion"):
+        if user["saved_passengers"] and ctx.chance("saved_companion"):
             other = dict(rng.choice(user["saved_passengers"]))
             facts["companion_name"] = f"{other['first_name']} {other['last_name']}"
         else:
@@ -605,14 +635,14 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
             facts["companion"] = other
         party.append(other)
     n = len(party)
-    round_trip = rng.random() < 0.35
+    round_trip = ctx.chance("round_trip")
     reads: dict[str, list[dict]] = {}
     choices: list[Choice] = []
     prefs: list[str] = []
     legs: list[tuple[str, str, int]] = []  # (number, date, price)
     search = {"origin": origin, "destination": destination, "date": date}
     direct = ctx.call("search_direct_flight", search)
-    if direct and rng.random() < 0.7:
+    if direct and ctx.chance("nonstop"):
         flight, choice, more = need(_flight_choice(ctx, search, cabin, n))
         reads["search_direct_flight"] = [search]
         choices.append(choice)
@@ -674,7 +704,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
             expressions.append(f"{money(total)} - {part}")
             payment_words = f"use {words} and put the rest on {{{{my}}}} {pay.words}"
             payment_fact = f"{fact}, the rest on the {pay.words}"
-    tell_codes = rng.random() < 0.5
+    tell_codes = ctx.chance("airport_codes")
     if not tell_codes:  # the user names cities: the agent finds their airports
         options = [Option(c, {"city": _place(ctx, c)}) for c in airports]
         choices += [Choice("airport", code, options, {"city": _place(ctx, code)}) for code in (origin, destination)]
@@ -723,7 +753,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
     when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
     facts = {"flight_date": leg["date"]}
-    if ctx.rng.random() < 0.4:
+    if ctx.chance("flight_number"):
         facts["flight_number"] = leg["flight_number"]
         flight += f" ({leg['flight_number']})"
     return draft("flight_status", "get_flight_status", {"flight_number": leg["flight_number"], "date": leg["date"]},
@@ -751,4 +781,5 @@ HINTS = TracerHints(
     # a customer knows their user id and reservation codes; payment records (gift_card_6014963) are internal
     visible_ids=frozenset({"user_id", "reservation_id"}),
     situation=situation,
+    rates=AirlineRates(),
 )

@@ -24,6 +24,8 @@ from tau_emotion.tracer.hints import (
     Mood,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -39,6 +41,21 @@ from tau_emotion.tracer.hints import (
     pick_fresh,
     pick_instrument,
 )
+
+
+class RetailRates(Rates):
+    #: a swap goes to a dearer variant (where a decision rule on the price difference fits) when there is one
+    dearer_variant: Rate = 0.95
+    #: the user is found by email (else by name and zip code)
+    find_by_email: Rate = 0.6
+    #: a "not pending" cancellation or modification challenge is given up, so it does not crowd out the other kinds
+    not_pending_held_back: Rate = 0.85
+    #: an exchange or return takes two items at once (the policy wants every item collected before the one call)
+    two_items: Rate = 0.6
+    #: an exchange challenge asks to exchange again; else, asks for another product
+    exchange_again: Rate = 0.5
+    other_product: Rate = 0.4
+
 
 OCCASIONS = [
     ("it is a birthday present for {{my}} daughter", 2, "positive"),
@@ -147,7 +164,7 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
         return None  # not Ungrounded: the caller draws a swap for every item before it gives up
     dearer = [v for v in others if v["price"] - item["price"] >= 20]
     # most people who swap want something better, which costs more: that is where a decision rule fits
-    new = ctx.rng.choice(dearer if dearer and ctx.rng.random() < 0.95 else others)
+    new = ctx.rng.choice(dearer if dearer and ctx.chance("dearer_variant") else others)
     available = [v for v in product["variants"].values() if v["available"]]
     return new, Choice.among("item", new, available, "item_id", lambda v: dict(v["options"]))
 
@@ -186,7 +203,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
     user = ctx.state["users"].peek(uid)
     name = user["name"]
     facts = {"first_name": name["first_name"], "last_name": name["last_name"]}
-    if ctx.rng.random() < 0.6:
+    if ctx.chance("find_by_email"):
         reads = {"find_user_id_by_email": [{"email": user["email"]}]}
     else:
         reads = {"find_user_id_by_name_zip": [{**facts, "zip": user["address"]["zip"]}]}
@@ -202,7 +219,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     reason = ctx.rng.choice(["no longer needed", "ordered by mistake"])
     if ctx.want_challenge:
-        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
+        need(not ctx.chance("not_pending_held_back"))
         order = _pick(ctx, "processed", "delivered")
         return draft("cancel_not_pending", "cancel_pending_order", {"order_id": order["order_id"], "reason": reason},
                      [f"cancel order {order['order_id']}"], _order(order), refusal=Refusal("not_pending", "processed"),
@@ -258,7 +275,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
     order = _pick(ctx, *statuses)
     once = need(_once(order))
     # often two items at once: the policy wants every item collected before the one call
-    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
+    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.chance("two_items") else 1)
     swaps = [_variant_swap(ctx, item) for item in items]
     need(None not in swaps)
     news = [sw[0] for sw in swaps]
@@ -288,7 +305,7 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
-        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
+        need(not ctx.chance("not_pending_held_back"))
         order = _pick(ctx, "processed")
         item = ctx.choose(_once(order))
         return draft("modify_items_not_pending", "modify_pending_order_items",
@@ -352,7 +369,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     order = _pick(ctx, "delivered")
     once = need(_once(order))
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
-    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
+    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.chance("two_items") else 1)
     # a refund goes to the method that paid or to a gift card
     gift_cards = {p for p, m in _user(ctx)["payment_methods"].items() if m["source"] == "gift_card"}
     pay = _payment(ctx, 0, allowed={order["payment_history"][0]["payment_id"], *gift_cards})
@@ -372,11 +389,11 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
 
 
 def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.5:
+    if ctx.want_challenge and ctx.chance("exchange_again"):
         return _again(ctx, "exchange_again", "exchange_delivered_order_items", "exchange")
     if ctx.want_challenge:
         # most exchanges are possible; asking for another product is one challenge among several
-        return _other_product(ctx) if ctx.rng.random() < 0.4 else None
+        return _other_product(ctx) if ctx.chance("other_product") else None
     return _swap_intent(ctx, "exchange", "exchange_delivered_order_items", ("delivered",), "exchange")
 
 
@@ -433,4 +450,5 @@ HINTS = TracerHints(
     visible_ids=frozenset({"order_id"}),
     # an occasion must fit the products the task is about (no hiking trip for an office chair)
     situation=situation,
+    rates=RetailRates(),
 )

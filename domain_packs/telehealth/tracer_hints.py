@@ -43,6 +43,8 @@ from tau_emotion.tracer.hints import (
     Mood,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -58,6 +60,26 @@ from tau_emotion.tracer.hints import (
     refused_calls,
     used_by_earlier_intents,
 )
+
+
+class TelehealthRates(Rates):
+    #: shares of the callers drawn among patients whose insurance lapsed and among caregivers (who make the family
+    #: and consent tasks); the rest: any adult
+    lapsed_persona: Rate = 0.15
+    carer_persona: Rate = 0.25
+    #: a request is for a family member the caller's consent covers (else for the caller)
+    family_member: Rate = 0.45
+    #: a booking challenge is given up: bookings are the most common goal, so other goals keep some challenges
+    booking_challenge_held_back: Rate = 0.4
+    #: a booking is for a visit whose copay is worth weighing (where a decision rule on it fits)
+    weighty_copay: Rate = 0.8
+    #: a rescheduling or refill challenge is one of consent (a family member the caller may not act for)
+    consent_challenge: Rate = 0.4
+    #: a cancellation is of a visit inside the late window when there is one
+    late_cancellation: Rate = 0.8
+    #: a contact update changes the phone number (else the email address)
+    new_phone: Rate = 0.5
+
 
 # patients are 0 to 90: no occasion that fits only some ages (a new job, a first marathon, a pregnancy)
 OCCASIONS = [
@@ -144,7 +166,7 @@ def _family(ctx: GroundingContext, scope: str, valid: bool = True) -> list[_Who]
 def _who(ctx: GroundingContext, scope: str) -> _Who:
     """The caller (mostly) or a family member whose consent covers `scope`."""
     family = _family(ctx, scope)
-    if family and ctx.rng.random() < 0.45:
+    if family and ctx.chance("family_member"):
         return ctx.rng.choice(family)
     return _Who(ctx, _caller(ctx))
 
@@ -221,8 +243,7 @@ fact_phrase = fact_wording({
 
 def persona(ctx: GroundingContext) -> Persona | None:
     adults, carers, lapsed = per_database(ctx, _adults)
-    roll = ctx.rng.random()  # caregivers make the family and consent tasks
-    pid = ctx.rng.choice(lapsed if roll < 0.15 else carers if roll < 0.4 else adults)
+    pid = ctx.rng.choice((lapsed, carers, adults)[ctx.band("lapsed_persona", "carer_persona")])
     patient = ctx.state["patients"].peek(pid)
     name = patient["name"]
     facts = {"first_name": name["first_name"], "last_name": name["last_name"], "date_of_birth": patient["date_of_birth"]}
@@ -277,8 +298,8 @@ _BOOK_EVIDENCE = {kind: reads for _, _, kind, reads in _BOOKINGS}
 
 
 def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.4:
-        return None  # bookings are the most common goal: leave some challenges to the other goals
+    if ctx.want_challenge and ctx.chance("booking_challenge_held_back"):
+        return None
     who = _who(ctx, "appointments")
     need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
     free: dict[str, list[dict]] = {}
@@ -298,7 +319,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         candidates = [c for c in candidates if c[2].kind == kind]
     else:
         candidates = [(item, args, None) for item, args in calls if not ctx.violations("book_appointment", args)]
-        if ctx.rng.random() < 0.8:  # a copay worth weighing lets the caller set a condition on it (a decision rule)
+        if ctx.chance("weighty_copay"):
             candidates = [c for c in candidates if (coverage(ctx.state, who.patient, c[0][0])["copay"] or 0) >= 20] \
                 or candidates
         need(candidates)
@@ -332,7 +353,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
 
 
 def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.4:
+    if ctx.want_challenge and ctx.chance("consent_challenge"):
         return _consent_challenge(ctx, "reschedule_appointment")
     who = _who(ctx, "appointments")
     used, options = used_by_earlier_intents(ctx, "appointment_id", reads=True), []
@@ -371,7 +392,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     rows = need([a for a in _appointments(ctx, who) if a["appointment_id"] not in used
                  and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})])
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
-    a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
+    a = ctx.rng.choice(late if late and ctx.chance("late_cancellation") else rows)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
@@ -398,7 +419,7 @@ def _refill_problem(ctx: GroundingContext, rx: dict) -> list[Refusal]:
 
 
 def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.4:
+    if ctx.want_challenge and ctx.chance("consent_challenge"):
         return _consent_challenge(ctx, "request_refill")
     who = _who(ctx, "prescriptions")
     rows = ctx.rows("prescriptions", who.patient["prescription_ids"])
@@ -491,7 +512,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
     need(caller["patient_id"] not in used_by_earlier_intents(ctx, "patient_id"))
     who = _Who(ctx, caller)
-    if ctx.rng.random() < 0.5:
+    if ctx.chance("new_phone"):
         phone = f"{caller['phone'][:3]}-555-{(int(caller['patient_id'][1:]) * 13) % 10000:04d}"
         need(phone != caller["phone"])
         args, facts, what = {"patient_id": who.pid, "phone": phone}, {"new_phone": phone}, f"phone number to {phone}"
@@ -535,4 +556,5 @@ HINTS = TracerHints(
     # events and occasions must agree with the prescriptions, visits and patients (no "will run out soon" for a
     # supply that lasts weeks yet)
     situation=situation,
+    rates=TelehealthRates(),
 )
