@@ -355,8 +355,7 @@ def _requests(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     if item in booking[field]:
         return None
     args = {"booking_id": booking["booking_id"], field: [*booking[field], item]}
-    if len(ctx.violations("modify_booking", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("modify_booking", args)
     note = "dietary" if field == "dietary_requirements" else "accessibility"
     request = [f"add {_SAY.get(item, item)} to the {note} notes of {ref.phrase}",
                f"note {_SAY.get(item, item)} on {ref.phrase}"]
@@ -374,8 +373,7 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     menus = [m for m in restaurant["set_menus"] if m["set_menu_code"] != booking["set_menu_code"]]
     menu = ctx.rng.choice(menus)
     args = {"booking_id": booking["booking_id"], "set_menu_code": menu["set_menu_code"]}
-    if len(ctx.violations("modify_booking", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("modify_booking", args)
     request = [f"pre-order the {menu['name']} for everyone on {ref.phrase}", f"add the {menu['name']} to {ref.phrase}"] \
         if booking["set_menu_code"] is None else [f"switch the set menu on {ref.phrase} to the {menu['name']}"] * 2
     mood = Mood("{{I}} want the meal sorted before the day", "positive", 1, days_between(TODAY, booking["date"]))
@@ -410,8 +408,7 @@ def ground_cancel_booking(ctx: GroundingContext) -> IntentDraft | None:
         return None
     fee = late_fee(ctx.state, booking)
     args = {"booking_id": booking["booking_id"], "charge_late_fee": late and not ctx.want_challenge}
-    if len(ctx.violations("cancel_booking", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("cancel_booking", args)
     request = [f"cancel {ref.phrase}", f"call off {ref.phrase}"]
     mood, rule = Mood("{{my}} plans for that day fell through", "negative", 1, days_between(TODAY, booking["date"])), [late]
     if ctx.want_challenge:
@@ -435,8 +432,7 @@ def ground_join_waitlist(ctx: GroundingContext) -> IntentDraft | None:
     restaurant, date, time = pick
     code = restaurant["restaurant_code"]
     args = {"guest_id": ctx.persona.entity, "restaurant_code": code, "date": date, "time": time, "party_size": party}
-    if len(ctx.violations("join_waitlist", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("join_waitlist", args)
     waiting = [w for _, w in ctx.state["waitlist"].scan() if (w["restaurant_code"], w["date"], w["time"], w["status"])
                == (code, date, time, "waiting")]
     if any(w["guest_id"] == ctx.persona.entity for w in waiting):

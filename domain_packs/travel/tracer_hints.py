@@ -376,7 +376,7 @@ def ground_cancel_tour_booking(ctx: GroundingContext) -> IntentDraft | None:
                                 and days_until(b["date"]) >= 0])
     ref = _part_ref(ctx, trip, booking, "tour_bookings")
     args = {"tour_booking_id": booking["tour_booking_id"]}
-    need(len(ctx.violations("cancel_tour_booking", args)) == int(late))
+    ctx.challenged("cancel_tour_booking", args)
     mood = Mood("{{I}} cannot make the " + booking["tour"] + " after all", "negative", 1, days_until(booking["date"]))
     if late:
         return draft("tour_too_late", "cancel_tour_booking", args, [f"cancel {ref.phrase} and get a refund"], ref,
@@ -452,7 +452,7 @@ def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
                                    else days_until(r["pickup_date"]) > 0)])
     ref = _part_ref(ctx, trip, rental, "car_rentals")
     args = {"car_rental_id": rental["car_rental_id"]}
-    need(len(ctx.violations("cancel_car_rental", args)) == int(started))
+    ctx.challenged("cancel_car_rental", args)
     mood = Mood("{{I}} will not need the car after all", "neutral", 1, None)
     if started:
         return draft("rental_started", "cancel_car_rental", args,
