@@ -36,10 +36,11 @@ def measure(pm, name: str, args: argparse.Namespace, space, labeler) -> float:
     setup_s = time.perf_counter() - t0
     avoid = default_avoid(domain, args.split)
     # warm caches (templates, regexes)
-    build_tasks(domain, args.split, 3, 99, labeler=labeler, space=space, avoid=avoid, hints=hints)
+    build_tasks(domain, args.split, 3, 99, labeler=labeler, space=space, avoid=avoid, hints=hints, graph=graph)
     rates, rejected, candidates, accepted, calls = [], Counter(), 0, 0, []
     for seed in range(100, 100 + args.seeds):
-        report = build_tasks(domain, args.split, args.n, seed, labeler=labeler, space=space, avoid=avoid, hints=hints)
+        report = build_tasks(domain, args.split, args.n, seed, labeler=labeler, space=space, avoid=avoid, hints=hints,
+                             graph=graph)
         rates.append(report.accepted / report.seconds)
         rejected.update(report.rejected)
         candidates += report.candidates

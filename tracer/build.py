@@ -35,7 +35,7 @@ from tau_emotion.tracer.design import (
     share_fits,
 )
 from tau_emotion.tracer.feelings import feelings_misfit, situation
-from tau_emotion.tracer.graph import build_graph
+from tau_emotion.tracer.graph import ToolGraph, build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
@@ -155,6 +155,7 @@ def build_tasks(
     on_accept: Callable[[int], None] | None = None,
     keep_apart: list[Task] | None = None,
     hints: TracerHints | None = None,
+    graph: ToolGraph | None = None,
 ) -> BuildReport:
     """Build `n` validated tasks; raise TracerError when the candidates run out first.
 
@@ -162,7 +163,8 @@ def build_tasks(
     share, checked last, so a split built in the documented order (test, then train avoiding it) comes out
     exactly as before, and one built in the other order is still clean.
     `space` is the emotion plugin's condition space (`feelings.condition_space(pm)`): the design draws from it.
-    `hints`: the pack's (`load_hints(domain, pm)`); default, those its own package gives.
+    `hints`: the pack's (`load_hints(domain, pm)`); default, those its own package gives. `graph`: the domain's
+    tool graph with those hints, when the caller has built it already (`build_graph(domain, hints)`).
     """
     started = time.perf_counter()
     hints = hints if hints is not None else load_hints(domain)
@@ -170,7 +172,7 @@ def build_tasks(
         raise TracerError(f"domain '{domain.name}' gives the Tracer no grounding hints (persona and goals); "
                           f"answer tau_tracer_hints with a TracerHints (see tau_emotion.tracer.hints)")
     profile = profile_for(split, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate)
-    graph = build_graph(domain, hints)
+    graph = graph if graph is not None else build_graph(domain, hints)
     check_lengths(graph, list(hints.goals), profile.min_calls, profile.max_calls)
     grounder = Grounder(domain, graph, hints, profile)
     validator = Validator(domain, avoid or [], hints)

@@ -253,19 +253,23 @@ class GroundingContext:
     #: dict between its candidates, so nothing outlives the build
     indexes: dict[Any, Any] = field(default_factory=dict)
 
+    def rate(self, name: str) -> float:
+        """The pack's probability `name` (a field of its `Rates`); a name it does not define is an error."""
+        if name not in type(self.rates).model_fields:
+            known = ", ".join(type(self.rates).model_fields) or "none"
+            raise AttributeError(f"no rate '{name}' in the pack's {type(self.rates).__name__} (rates: {known})")
+        return getattr(self.rates, name)
+
     def chance(self, rate: str) -> bool:
         """One seeded draw that comes out true with the pack's probability `rate` (a field of its `Rates`)."""
-        if rate not in type(self.rates).model_fields:
-            known = ", ".join(type(self.rates).model_fields) or "none"
-            raise AttributeError(f"no rate '{rate}' in the pack's {type(self.rates).__name__} (rates: {known})")
-        return self.rng.random() < getattr(self.rates, rate)
+        return self.rng.random() < self.rate(rate)
 
     def band(self, *rates: str) -> int:
         """One seeded draw among bands as wide as the named rates, in order: the index of the band it falls in, or
         len(rates) for the rest (a persona drawn from several pools in given shares)."""
         roll, edge = self.rng.random(), 0.0
         for i, rate in enumerate(rates):
-            edge += getattr(self.rates, rate)
+            edge += self.rate(rate)
             if roll < edge:
                 return i
         return len(rates)
@@ -283,7 +287,8 @@ class GroundingContext:
                    refusals: Refusal | dict[str, Refusal] | None = None) -> Refusal | None:
         """The challenge check every grounder makes: the call breaks exactly one policy rule when a policy challenge
         is wanted and none otherwise (else the grounder gives up). Returns how the refusal is told (`refusals`: one
-        `Refusal`, or rule name -> `Refusal`, a rule not named giving up), None when no challenge is wanted."""
+        `Refusal`, or rule name -> `Refusal`, a rule not named giving up); None when no challenge is wanted, or when
+        no `refusals` are given (the check alone, for a grounder that words its refusal itself)."""
         found = self.violations(goal, arguments)
         need(len(found) == int(self.want_challenge))
         if not self.want_challenge or refusals is None:

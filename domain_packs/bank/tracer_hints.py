@@ -62,7 +62,6 @@ _REASONS = {"not_recognised": ("you do not recognise it", "a charge {{I}} do not
             "wrong_amount": ("you were charged the wrong amount", "a charge for the wrong amount")}
 _OWNERS = ("owner", "joint_owner")
 
-
 class BankRates(Rates):
     #: shares of the callers drawn among authorised users of an account, and among loan holders (the rest: anyone)
     authorised_user_persona: Rate = 0.08

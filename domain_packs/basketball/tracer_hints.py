@@ -64,7 +64,6 @@ class BasketballRates(Rates):
     refusal_insists: Rate = 0.3
     registration_insists: Rate = 0.2
 
-
 OCCASIONS = [
     ("{{my}} child's birthday is coming up and the Herons are their favourite team", 2, "positive"),
     ("{{I}} {{am}} taking {{my}} father to his first game in years", 2, "positive"),

@@ -71,7 +71,6 @@ class MovieRates(Rates):
     #: a refused group refund insists on a person (as the task's last request)
     group_refund_insists: Rate = 0.5
 
-
 OCCASIONS = [
     ("it is {{my}} son's ninth birthday and he has waited weeks for this film", 2, "positive"),
     ("it is {{my}} wedding anniversary and {{I}} {{am}} taking {{my}} partner out", 2, "positive"),

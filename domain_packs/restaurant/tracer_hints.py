@@ -64,7 +64,6 @@ class RestaurantRates(Rates):
     late_cancellation_held_back: Rate = 0.85
     late_cancellation: Rate = 0.5
 
-
 OCCASIONS = [
     ("{{I}} {{am}} celebrating {{my}} parents' fortieth wedding anniversary", 3, "positive"),
     ("{{my}} daughter just graduated", 2, "positive"),

@@ -56,7 +56,6 @@ class RetailRates(Rates):
     exchange_again: Rate = 0.5
     other_product: Rate = 0.4
 
-
 OCCASIONS = [
     ("it is a birthday present for {{my}} daughter", 2, "positive"),
     ("{{I}} {{am}} moving to a new flat next week", 2, "neutral"),
@@ -79,23 +78,18 @@ NEW_ADDRESSES = [
     {"address1": "130 Birch Hollow", "address2": "Suite 8", "city": "Burlington", "state": "VT", "country": "USA", "zip": "05401"},
 ]
 
-
 def _users(db: Any) -> list[str]:
     return [uid for uid, u in db.tables["users"].items() if u["orders"]]
-
 
 def _user(ctx: GroundingContext) -> dict:
     return ctx.state["users"].peek(ctx.persona.entity)
 
-
 def _orders(ctx: GroundingContext, *status: str) -> list[dict]:
     return [o for o in ctx.rows("orders", _user(ctx)["orders"]) if o["status"] in status]
-
 
 def _pick(ctx: GroundingContext, *status: str) -> dict:
     """An order in one of `status` that no earlier intent of the task used (else the grounder gives up)."""
     return need(pick_fresh(ctx, _orders(ctx, *status), "order_id", "order"))
-
 
 def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
     """The address a user gives: the one an earlier request of the task named (one move), else a new one."""
@@ -105,17 +99,14 @@ def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
             return None if _addr_args(said) == _addr_args(current) else said
     return ctx.rng.choice([a for a in NEW_ADDRESSES if _addr_args(a) != _addr_args(current)])
 
-
 def _addr_args(a: dict) -> dict:
     return {("state_code" if k == "state" else k): a.get(k, "") for k in ("address1", "address2", "city", "state", "country", "zip")}
-
 
 def _order(order: dict) -> Reference:
     """The user names an order by its id; the agent reads it before acting on it."""
     oid = order["order_id"]
     return Reference(facts={"order_id": oid}, reads={"get_order_details": [{"order_id": oid}]},
                      evidence=["get_order_details"], reads_first=True)
-
 
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
              allowed: set[str] | None = None) -> Instrument:
@@ -124,12 +115,10 @@ def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None
     return need(pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
         allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge)))
 
-
 def _once(order: dict) -> list[dict]:
     """The items of `order` whose product appears once in it (so the product's name picks each)."""
     names = [i["name"] for i in order["items"]]
     return [i for i in order["items"] if names.count(i["name"]) == 1]
-
 
 # how a person names a variant's options: "navy, size small", "large room size, HEPA filter"; an option's
 # value said in words of its own ("water-resistant") comes first, else its option's wording, else the value alone
@@ -141,20 +130,16 @@ _VALUE_WORDS = {("water resistance", "yes"): "water-resistant", ("water resistan
                 ("adjustable", "yes"): "adjustable", ("adjustable", "no"): "fixed", ("waterproof", "yes"): "waterproof",
                 ("waterproof", "no"): "not waterproof", ("backlight", "none"): "no backlight"}
 
-
 def _options(options: dict[str, str]) -> str:
     return ", ".join(_VALUE_WORDS.get((k, v)) or _OPTION_WORDS.get(k, "{}").format(v) for k, v in options.items())
-
 
 def _plural(name: str) -> bool:
     """'Running Shoes', 'Sunglasses': the product names of this store that are plurals end in s."""
     return name.endswith("s")
 
-
 def _a(name: str) -> str:
     """'a pair of Running Shoes', 'an Office Chair', 'a Tablet'."""
     return f"a pair of {name}" if _plural(name) else f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
-
 
 def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | None:
     """An available other variant of the item's product and the choice its stated options settle."""
@@ -168,15 +153,12 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
     available = [v for v in product["variants"].values() if v["available"]]
     return new, Choice.among("item", new, available, "item_id", lambda v: dict(v["options"]))
 
-
 def _address(a: dict) -> str:
     line = a["address1"] + (f", {a['address2']}" if a.get("address2") else "")
     return f"{line}, {a['city']}, {a['state']} {a['zip']}, {a['country']}"
 
-
 _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
 _THE, _VERSION = "the {}".format, "the {} version".format
-
 
 #: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
 fact_phrase = fact_wording({
@@ -194,9 +176,7 @@ fact_phrase = fact_wording({
     "product": ("you are asking about {}", _THE),
 })
 
-
 # --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     uid = ctx.rng.choice(per_database(ctx, _users))
@@ -212,9 +192,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
     reads["get_user_details"] = [{"user_id": uid}]
     return Persona(name=f"{name['first_name']} {name['last_name']}", facts=facts, reads=reads, entity=uid)
 
-
 # --------------------------------------------------------------------------- pending orders
-
 
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     reason = ctx.rng.choice(["no longer needed", "ordered by mistake"])
@@ -237,7 +215,6 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("{{I}} no longer need what {{I}} ordered" if reason == "no longer needed"
                            else "{{I}} ordered something by mistake", "neutral", 1))
 
-
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
     order = _pick(ctx, "pending")
     oid = order["order_id"]
@@ -247,7 +224,6 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
                   f"change the shipping address of order {oid} to {_address(new)}"], _order(order),
                  facts={"new_address": dict(new)},
                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
-
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
     order = need(pick_fresh(ctx, [o for o in _orders(ctx, "pending") if sum(
@@ -269,7 +245,6 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
                  _order(order), facts={"new_payment_method": pay.words},
                  choices=[pay.choice], outputs=[Output(money(total), "the order total")],
                  decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
-
 
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
     order = _pick(ctx, *statuses)
@@ -302,7 +277,6 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
                  decline=f"keep {{{{my}}}} {what} as {'they are' if many else 'it is'}" if diff > 0 else None,
                  mood=Mood(f"the {what} {'are' if many else 'is'} not quite what {{{{I}}}} wanted", "neutral", 1))
 
-
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         need(not ctx.chance("not_pending_held_back"))
@@ -317,9 +291,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
                      mood=Mood("{{I}} picked the wrong option", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
 
-
 # --------------------------------------------------------------------------- delivered orders
-
 
 def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraft | None:
     """A second return or exchange on an order that already has one."""
@@ -336,7 +308,6 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
                  refusal=Refusal("one_return_or_exchange", "one return"),
                  mood=Mood(f"the {item['name']} is not what {{{{I}}}} hoped for", "negative", 1))
 
-
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
     order = _pick(ctx, "delivered")
@@ -351,7 +322,6 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
                  _order(order),
                  choices=[named[0]], facts={"refund_to": named[1]}, refusal=Refusal("refund_destination", "original payment"),
                  mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
-
 
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
@@ -387,7 +357,6 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
                  preferences=[f"get the refund on {{{{my}}}} {pay.words}"], outputs=outputs,
                  mood=Mood(f"the {what} did not work out", "negative", 1))
 
-
 def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.chance("exchange_again"):
         return _again(ctx, "exchange_again", "exchange_delivered_order_items", "exchange")
@@ -395,7 +364,6 @@ def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft 
         # most exchanges are possible; asking for another product is one challenge among several
         return _other_product(ctx) if ctx.chance("other_product") else None
     return _swap_intent(ctx, "exchange", "exchange_delivered_order_items", ("delivered",), "exchange")
-
 
 def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     """An exchange for an item of another product type, which the policy does not allow."""
@@ -411,9 +379,7 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
                  refusal=Refusal("same_product_only", "same product"),
                  mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
-
 # --------------------------------------------------------------------------- profile and products
-
 
 def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
@@ -422,7 +388,6 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     return draft("user_address", "modify_user_address", {"user_id": user["user_id"], **_addr_args(new)},
                  [f"change {{{{my}}}} default address to {_address(new)}", f"update the address on {{{{my}}}} account to {_address(new)}"],
                  facts={"new_address": dict(new)}, mood=Mood("{{I}} {{am}} moving to a new home", "positive", 1))
-
 
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     pid, product = ctx.rng.choice(list(ctx.state["products"].scan()))
@@ -434,7 +399,6 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
                  choices=[Choice.among("item", v, product["variants"].values(), "item_id", lambda x: dict(x["options"]))],
                  outputs=[Output(money(v["price"]), "the price", from_goal=True)],
                  mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
-
 
 HINTS = TracerHints(
     persona=persona,

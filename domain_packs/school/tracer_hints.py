@@ -70,7 +70,6 @@ class SchoolRates(Rates):
     #: an absence challenge reports a day too far back (else the challenge is another absence rule)
     late_absence_challenge: Rate = 0.6
 
-
 OCCASIONS = [
     ("{{I}} {{am}} the first in {{my}} family to go to college", 2, "positive"),
     ("{{I}} {{am}} hoping to transfer to a four-year university next fall", 3, "positive"),
@@ -127,7 +126,6 @@ def _sid(ctx: GroundingContext) -> str:
 def _may_read(ctx: GroundingContext, tools: tuple[str, ...]) -> dict[str, list[dict]]:
     """The reads of the student's record the caller may make (a guardian of an adult: within the releases)."""
     return {t: [{"student_id": _sid(ctx)}] for t in tools if not ctx.violations(t, {"student_id": _sid(ctx)})}
-
 
 def _student_ref(ctx: GroundingContext, *reads: str) -> Reference:
     """The student the request is about: the caller, or the guardian's child named by first name."""

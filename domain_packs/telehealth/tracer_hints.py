@@ -80,7 +80,6 @@ class TelehealthRates(Rates):
     #: a contact update changes the phone number (else the email address)
     new_phone: Rate = 0.5
 
-
 # patients are 0 to 90: no occasion that fits only some ages (a new job, a first marathon, a pregnancy)
 OCCASIONS = [
     ("{{I}} {{am}} going on a long-awaited holiday next month and want this sorted first", 2, "positive"),
@@ -106,9 +105,7 @@ KEYWORDS = {"consent_required": "valid consent", "patient_only": "only the patie
             "age_restriction": "the ages they see", "duplicate_booking": "already has a scheduled appointment"}
 RELATION = {"parent": "child", "child": "parent", "spouse": "spouse", "friend": "friend"}
 
-
 # --------------------------------------------------------------------------- lookups
-
 
 def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
     """(every adult patient, the adults who hold a consent, those holding a lapsed, revoked or narrow one)."""
@@ -119,18 +116,14 @@ def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
                                            or len(consents[c]["scope"]) < 3 for c in patients[pid]["held_consent_ids"])]
     return adults, carers, lapsed
 
-
 def _name(row: dict) -> str:
     return f"{row['name']['first_name']} {row['name']['last_name']}"
-
 
 def _caller(ctx: GroundingContext) -> dict:
     return ctx.state["patients"].peek(ctx.persona.entity)
 
-
 def _start(a: dict) -> str:
     return f"{a['date']}T{a['time']}"
-
 
 class _Who(Reference):
     """The patient an intent is about: the caller, or a family member named by name."""
@@ -155,13 +148,11 @@ class _Who(Reference):
         first = patient["name"]["first_name"]
         self.me, self.my, self.for_ = f"{{{{my}}}} {relation} {first}", f"{first}'s", f" for {{{{my}}}} {relation} {name}"
 
-
 def _family(ctx: GroundingContext, scope: str, valid: bool = True) -> list[_Who]:
     """Family members the caller holds a consent for: valid for `scope`, or (valid=False) not valid for it."""
     caller = _caller(ctx)
     return [_Who(ctx, ctx.peek("patients", c["patient_id"]), c) for c in ctx.rows("consents", caller["held_consent_ids"])
             if (active_consent(ctx.state, c["patient_id"], caller["patient_id"], scope) is not None) == valid]
-
 
 def _who(ctx: GroundingContext, scope: str) -> _Who:
     """The caller (mostly) or a family member whose consent covers `scope`."""
@@ -170,10 +161,8 @@ def _who(ctx: GroundingContext, scope: str) -> _Who:
         return ctx.rng.choice(family)
     return _Who(ctx, _caller(ctx))
 
-
 def _appointments(ctx: GroundingContext, who: _Who) -> list[dict]:
     return [a for a in ctx.rows("appointments", who.patient["appointment_ids"]) if a["status"] == "scheduled" and _start(a) > NOW]
-
 
 def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tuple[Choice, dict, str] | None:
     """How the caller names an appointment: by its provider, and the date when that is not enough."""
@@ -184,33 +173,26 @@ def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tup
     return choice, {"appointment_provider": provider, "appointment_date": appointment["date"]}, \
         f"{who.my} appointment with {provider} {when}"
 
-
 def _wish(who: _Who, specialty: str) -> str:
     """The booking's event: "I want to see a dermatologist soon", "I want my child Ivy to see ..."."""
     return "{{I}} want " + ("" if who.self else who.me + " ") + "to see a " + SPECIALIST[specialty] + " soon"
-
 
 def _open_slots(ctx: GroundingContext, provider_id: str | None, hours: float = 0, not_on: str = "") -> list[dict]:
     """Open future slots (of one provider, or None: of all), at least `hours` ahead and not on the day `not_on`."""
     return [s for _, s in ctx.state["slots"].scan() if provider_id in (None, s["provider_id"]) and s["status"] == "open"
             and _start(s) > NOW and hours_until(_start(s)) >= hours and s["date"] != not_on]
 
-
 def _slot_choice(ctx: GroundingContext, provider_id: str, slot: dict) -> Choice:
     return Choice.among("slot", slot, _open_slots(ctx, provider_id), "slot_id", ("date", "time"))
-
 
 def _peers(ctx: GroundingContext, specialty: str) -> list[dict]:
     return [p for _, p in ctx.state["providers"].scan() if p["specialty"] == specialty]
 
-
 # --------------------------------------------------------------------------- wording
-
 
 def _calling_for(said: list[str]) -> str:
     return f"you are calling for your {join_and([said[0], *(f'your {v}' for v in said[1:])])}" + \
         (" respectively" if len(said) > 1 else "")
-
 
 #: the instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit"); a
 #: plural key is two intents' facts merged, in the intents' order ("... respectively"). The specialty goes unsaid:
@@ -237,9 +219,7 @@ fact_phrase = fact_wording({
                        "the people whose permission you withdraw are {} respectively"),
 }, unsaid=["specialty", "specialties"])
 
-
 # --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     adults, carers, lapsed = per_database(ctx, _adults)
@@ -251,9 +231,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    reads={"verify_patient_identity": [dict(facts)], "get_patient_details": [{"patient_id": pid}]},
                    entity=pid, identified={"session": {"current": {"caller_id": pid}}})
 
-
 # --------------------------------------------------------------------------- consent challenges
-
 
 def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
     """A refill, reschedule or cancellation for a family member whose consent is lapsed, revoked or narrower
@@ -284,9 +262,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
                  mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
                            "negative", 2, None))
 
-
 # --------------------------------------------------------------------------- appointments
-
 
 #: a refused booking (one rule, several reasons): words of its reason, the refusal's reason and kind, its evidence
 _BOOKINGS = [("sees patients aged", "age_restriction", "book_age", ["search_providers", "get_provider_details"]),
@@ -295,7 +271,6 @@ _BOOKINGS = [("sees patients aged", "age_restriction", "book_age", ["search_prov
              ("already has", "duplicate_booking", "book_duplicate", ["get_appointment_details"])]
 _BOOK_REFUSALS = {words: Refusal(reason, KEYWORDS[reason], kind) for words, reason, kind, _ in _BOOKINGS}
 _BOOK_EVIDENCE = {kind: reads for _, _, kind, reads in _BOOKINGS}
-
 
 def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.chance("booking_challenge_held_back"):
@@ -351,7 +326,6 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood(_wish(who, specialty), "neutral", 2,
                            days_between(TODAY, slot["date"])))
 
-
 def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.chance("consent_challenge"):
         return _consent_challenge(ctx, "reschedule_appointment")
@@ -383,7 +357,6 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
                            days_between(TODAY, slot["date"])))
 
-
 def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _consent_challenge(ctx, "cancel_appointment")
@@ -402,9 +375,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
                  policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
                  mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
 
-
 # --------------------------------------------------------------------------- prescriptions
-
 
 def _refill_problem(ctx: GroundingContext, rx: dict) -> list[Refusal]:
     """The refusal of every refill rule the prescription fails (the rules module stops at the first)."""
@@ -416,7 +387,6 @@ def _refill_problem(ctx: GroundingContext, rx: dict) -> list[Refusal]:
         ("prescription_expired", "refill_expired", rx["expires_on"] < TODAY),
         ("refill_too_early", "refill_too_early", days_between(rx["last_filled"], TODAY) < EARLY_REFILL_DAYS),
         ("controlled_needs_visit", "refill_controlled", rx["controlled"] and not recent)) if broken]
-
 
 def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.chance("consent_challenge"):
@@ -455,9 +425,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
                  mood=mood)
 
-
 # --------------------------------------------------------------------------- coverage and records
-
 
 def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     who = _Who(ctx, _caller(ctx))
@@ -477,7 +445,6 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
                  mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
 
-
 def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "records")
     need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
@@ -493,9 +460,7 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
                      " last visit" if visit["date"] == max(v["date"] for v in visits)
                      else " visit on " + month_day(visit["date"])), "neutral", 1, None))
 
-
 # --------------------------------------------------------------------------- contact details and consents
-
 
 def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
@@ -522,7 +487,6 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     return draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
                  mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
 
-
 def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
     granted = [ctx.state["consents"].peek(c) for c in caller["consent_ids"]]
@@ -537,7 +501,6 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
                   f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], _Who(ctx, caller),
                  facts={"representative": _name(rep)}, choices=[choice],
                  mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
-
 
 HINTS = TracerHints(
     persona=persona,

@@ -66,7 +66,6 @@ class TravelRates(Rates):
     #: a refused traveller insists on a person (as the task's last request)
     refusal_insists: Rate = 0.3
 
-
 OCCASIONS = [  # circumstances that fit any trip: a trip's own name says honeymoon, work trip or family holiday
     ("{{I}} {{am}} celebrating {{my}} birthday while away", 2, "positive"),
     ("{{I}} just got a promotion and want to make the most of {{my}} time off", 2, "positive"),
