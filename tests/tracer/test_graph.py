@@ -70,3 +70,16 @@ def test_mock_without_declared_graph_infers_account_edges(domains):
                                                                          "date", "payment_id"})])
 def test_consumed_fields_reach_into_typed_dicts(airline, tool, fields):
     assert set(consumed_fields(airline.toolset[tool])) == fields
+
+
+def test_the_graph_follows_the_hints_it_is_given_whatever_was_built_before(domains):
+    """No graph is remembered between calls: a second build with other hints has their edges (issue 33)."""
+    from tau_emotion.domain_packs.basketball.tracer_hints import HINTS
+    from tau_emotion.tracer.hints import TracerHints
+
+    basketball = domains.get("basketball")
+    hinted = build_graph(basketball, HINTS)
+    bare = build_graph(basketball, TracerHints())
+    assert HINTS.policy_edges and all(hinted.has_edge(a, b) for a, b in HINTS.policy_edges)
+    assert not all(bare.has_edge(a, b) for a, b in HINTS.policy_edges)
+    assert build_graph(basketball, HINTS).edges() == hinted.edges()
