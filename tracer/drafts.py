@@ -283,6 +283,11 @@ class GroundingContext:
         the draw does not depend on it) and the handover's summary."""
         return {"on_refusal": "transfer" if self.insists(rate) and when else "accept", "handoff_summary": summary}
 
+    def fits(self, goal: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call of `goal` breaks as many policy rules as the challenge count asks: one when a challenge
+        is wanted, none otherwise (to filter candidate calls; `challenged` gives up instead)."""
+        return len(self.violations(goal, arguments)) == int(self.want_challenge)
+
     def challenged(self, goal: str, arguments: dict[str, Any],
                    refusals: Refusal | dict[str, Refusal] | None = None) -> Refusal | None:
         """The challenge check every grounder makes: the call breaks exactly one policy rule when a policy challenge
@@ -290,7 +295,7 @@ class GroundingContext:
         `Refusal`, or rule name -> `Refusal`, a rule not named giving up); None when no challenge is wanted, or when
         no `refusals` are given (the check alone, for a grounder that words its refusal itself)."""
         found = self.violations(goal, arguments)
-        need(len(found) == int(self.want_challenge))
+        need(len(found) == int(self.want_challenge))  # `fits`, keeping the violations for the rule's refusal
         if not self.want_challenge or refusals is None:
             return None
         return refusals if isinstance(refusals, Refusal) else need(refusals.get(found[0].rule))

@@ -392,7 +392,7 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
         program, args = ctx.choose([c for c in calls if not ctx.violations("register_player", c[1])])
         refusal = None
     args["payment_id"], card_choice, card_facts, words = _card(ctx)
-    need(len(ctx.violations("register_player", args)) == int(refusal is not None))
+    ctx.challenged("register_player", args)
     kid = ctx.rng.choice(["child", "kid"])  # a contact (a grandparent, a neighbour) names the player in full
     first = player["name"].split()[0]
     who = f"{{{{my}}}} {kid} {_called(ctx, player)}" if player["guardian_fan_id"] == fan["fan_id"] else player["name"]

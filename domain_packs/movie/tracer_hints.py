@@ -121,8 +121,7 @@ def _prices(ctx: GroundingContext, fmt: str) -> dict:
     return ctx.state["formats"].peek(fmt)
 
 def _fresh(ctx: GroundingContext, bookings: list[dict]) -> list[dict]:
-    used = used_by_earlier_intents(ctx, "booking_id", reads=True)
-    return [b for b in bookings if b["booking_id"] not in used and b["status"] == "confirmed"]
+    return [b for b in ctx.fresh(bookings, "booking_id", reads=True) if b["status"] == "confirmed"]
 
 def _booking_ref(ctx: GroundingContext, booking: dict) -> Reference:
     """How the customer points at a booking: by its confirmation code, or by its film, theatre and/or day."""
@@ -449,9 +448,7 @@ def ground_change_membership_tier(ctx: GroundingContext) -> IntentDraft | None:
     tiers = {c: r for c, r in ctx.state["tiers"].scan()}
     new = next(c for c in tiers if c != member["tier_code"])
     args = {"membership_id": member["membership_id"], "tier_code": new}
-    found = ctx.violations("change_membership_tier", args)
-    if len(found) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("change_membership_tier", args)
     up = tiers[new]["monthly_fee"] > tiers[member["tier_code"]]["monthly_fee"]
     name = tiers[new]["name"]
     # the member number in the request: said after the decision rule it read as a form ("Your member number is ...")

@@ -307,8 +307,7 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
         for item in bill["items"]:
             if item["description"] in _DISPUTES:
                 args = {"bill_id": bill["bill_id"], "amount": item["amount"], "reason": _DISPUTES[item["description"]][0]}
-                problems = ctx.violations("issue_bill_credit", args)
-                if len(problems) == (1 if ctx.want_challenge else 0) and not bill["credits"]:
+                if ctx.fits("issue_bill_credit", args) and not bill["credits"]:
                     found.append((bill, item, args))
     bill, item, args = ctx.choose([f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")])
     # one disputed charge of its kind on the bill, or "the overage charge" names nothing

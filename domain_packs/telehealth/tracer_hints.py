@@ -255,7 +255,7 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             slot = ctx.choose(_open_slots(ctx, row["provider_id"], 24, row["date"]))
             args["new_slot_id"] = slot["slot_id"]
             request = [f"move {who.my} appointment with {provider} to {month_day(slot['date'])} at {slot['time']}"]
-    need(len(ctx.violations(goal, args)) == 1)
+    ctx.challenged(goal, args)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
     return draft(f"consent_{why}", goal, args, request, who, facts=facts,
                  refusal=Refusal("consent_required", "valid consent"),
@@ -335,7 +335,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
         if a["appointment_id"] not in used and (later := _open_slots(ctx, a["provider_id"], 24, a["date"])):
             slot = ctx.rng.choice(later)
             args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
-            if len(ctx.violations("reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
+            if ctx.fits("reschedule_appointment", args):
                 options.append((a, slot, args))
     a, slot, args = ctx.choose(options)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
@@ -469,7 +469,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
                           if w.pid not in used_by_earlier_intents(ctx, "patient_id")])
         phone = f"{caller['phone'][:3]}-555-{(int(who.pid[1:]) * 7) % 10000:04d}"
         args = {"patient_id": who.pid, "phone": phone}
-        need(len(ctx.violations("update_contact_info", args)) == 1)
+        ctx.challenged("update_contact_info", args)
         who.reads, who.evidence = {}, []
         return draft("contact_for_family", "update_contact_info", args,
                      [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone},

@@ -268,7 +268,7 @@ def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
     reads = {} if closed else {"search_hotels": [{"city": city, "check_in": check_in, "check_out": check_out}]}
     mood = Mood("{{I}} want a few more nights in " + city, "positive", 1, days_until(check_in))
     if kind:
-        need(len(ctx.violations("book_hotel_stay", args)) == 1)
+        ctx.challenged("book_hotel_stay", args)
         return draft(kind if closed else f"stay_{kind}", "book_hotel_stay", args, request, ref, facts=facts, mood=mood,
                      refusal=Refusal(kind, _POINTS_WORDS.get(kind, "completed or cancelled trip")), choices=choices,
                      reads=reads, evidence=list(reads))
