@@ -346,6 +346,7 @@ def test_challenged_checks_the_challenge_count_and_names_the_refusal(airline):
     refusal = Refusal("cancel_not_covered", "insurance", "cancel_not_allowed")
     for want in (False, True):
         ctx.want_challenge = want
+        assert ctx.fits("cancel_reservation", args) == (broken == int(want))
         if broken == int(want):
             assert ctx.challenged("cancel_reservation", args, refusal) is (refusal if want else None)
         else:
