@@ -242,7 +242,7 @@ def load_hints(domain: Domain, pm: Any = None) -> TracerHints:
     if unknown:
         raise HintsError(f"tracer hints of pack '{owner()}' (domain '{domain.name}'): goals name "
                          f"unknown tools: {', '.join(unknown)}")
-    if hints.handoff_tool is None:  # the documented default, resolved once for every reader: the only terminal tool
+    if hints.handoff_tool is None:  # the documented default, filled in for every reader: the only terminal tool
         terminal = [name for name, tool in domain.toolset.tools.items() if tool.terminal]
         if len(terminal) == 1:
             hints = hints.model_copy(update={"handoff_tool": terminal[0]})
