@@ -49,8 +49,8 @@ def measure(pm, name: str, args: argparse.Namespace, space, labeler) -> float:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{name}/{args.split}: graph {len(graph.graph)} tools, {graph.graph.number_of_edges()} edges, "
           f"density {graph.density:.3f}; database + graph {setup_s:.2f}s (one-off)")
-    print(f"validated tasks per second per core: {statistics.median(rates):.0f} "
-          f"(median of {len(rates)} builds of {args.n}; min {min(rates):.0f}, max {max(rates):.0f}; "
+    print(f"validated tasks per second per core: {statistics.median(rates):.1f} "
+          f"(median of {len(rates)} builds of {args.n}; min {min(rates):.1f}, max {max(rates):.1f}; "
           f"1 of {cores} core(s) used)")
     print(f"accepted {accepted} of {candidates} candidates ({accepted / candidates:.0%}); "
           f"gold calls per task: avg {statistics.mean(calls):.2f}")
@@ -85,8 +85,8 @@ def main() -> None:
     if len(rates) > 1:
         print("validated tasks per second per core, median per domain:")
         for name, rate in rates.items():
-            print(f"  {name:12} {rate:6.0f}")
-        print(f"  {'(lowest)':12} {min(rates.values()):6.0f}")
+            print(f"  {name:12} {rate:6.1f}")
+        print(f"  {'(lowest)':12} {min(rates.values()):6.1f}")
 
 
 if __name__ == "__main__":
