@@ -93,16 +93,13 @@ class PackFigures:
 
 
 def load_domain(pack: str, pm: Any = None) -> Any:
-    """The installed domain `pack` with its Tracer hints resolved, as `tau tracer` loads it."""
+    """The installed domain `pack`, as `tau tracer` loads it (its Tracer hints come from its own package)."""
     from tau_emotion.core.domain import Domain
     from tau_emotion.core.manager import load_all_plugins
-    from tau_emotion.tracer.hints import load_hints
 
     pm = pm if pm is not None else load_all_plugins()
     obj = pm.catalog("domains").get(pack)
-    domain = obj if isinstance(obj, Domain) else obj()
-    load_hints(domain, pm)
-    return domain
+    return obj if isinstance(obj, Domain) else obj()
 
 
 def split_figures(domain: Any, split: str, tasks: list[Any]) -> SplitFigures:

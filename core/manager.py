@@ -26,9 +26,6 @@ from tau_emotion.core import PROJECT, hookspecs
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.registry import Register, Registry, resolve_target, suggest
 
-CATALOGS = ("domains", "agents", "users", "metrics", "executors", "stores", "trainers", "suites",
-            "model_clients", "options", "blocks", "roles", "condition_spaces")
-
 
 class PluginError(TauError):
     """A plugin could not be found or loaded; the message names it and says what to do."""

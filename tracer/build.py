@@ -35,9 +35,9 @@ from tau_emotion.tracer.design import (
     share_fits,
 )
 from tau_emotion.tracer.feelings import feelings_misfit, situation
-from tau_emotion.tracer.graph import build_graph
+from tau_emotion.tracer.graph import ToolGraph, build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
-from tau_emotion.tracer.hints import load_hints
+from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
 from tau_emotion.tracer.sampling import check_lengths, profile_for
 from tau_emotion.tracer.validate import CHECKS, Validator
@@ -154,6 +154,8 @@ def build_tasks(
     max_candidates: int | None = None,
     on_accept: Callable[[int], None] | None = None,
     keep_apart: list[Task] | None = None,
+    hints: TracerHints | None = None,
+    graph: ToolGraph | None = None,
 ) -> BuildReport:
     """Build `n` validated tasks; raise TracerError when the candidates run out first.
 
@@ -161,17 +163,19 @@ def build_tasks(
     share, checked last, so a split built in the documented order (test, then train avoiding it) comes out
     exactly as before, and one built in the other order is still clean.
     `space` is the emotion plugin's condition space (`feelings.condition_space(pm)`): the design draws from it.
+    `hints`: the pack's (`load_hints(domain, pm)`); default, those its own package gives. `graph`: the domain's
+    tool graph with those hints, when the caller has built it already (`build_graph(domain, hints)`).
     """
     started = time.perf_counter()
-    hints = load_hints(domain)
+    hints = hints if hints is not None else load_hints(domain)
     if not hints.can_ground:
         raise TracerError(f"domain '{domain.name}' gives the Tracer no grounding hints (persona and goals); "
                           f"answer tau_tracer_hints with a TracerHints (see tau_emotion.tracer.hints)")
     profile = profile_for(split, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate)
-    graph = build_graph(domain, hints)
+    graph = graph if graph is not None else build_graph(domain, hints)
     check_lengths(graph, list(hints.goals), profile.min_calls, profile.max_calls)
     grounder = Grounder(domain, graph, hints, profile)
-    validator = Validator(domain, avoid or [])
+    validator = Validator(domain, avoid or [], hints)
     # Clean splits: no user and no written entity of another Tracer-built split, no repeated write sequence.
     built = [t for t in avoid or [] if t.meta.get("source") == "tracer"]
     reserved_users = {task_user(t) for t in built} - {None}
@@ -181,7 +185,7 @@ def build_tasks(
     sequences: set[tuple[Any, ...]] = set()
     split_users: set[Any] = set()
     split_entities: set[tuple[str, str]] = set()
-    refiner = refiner or TemplateRefiner(domain)
+    refiner = refiner or TemplateRefiner(domain, hints)
     occasions = normalise_occasions(hints.occasions)
     design = design_conditions(n, f"{domain.name}/{split}/{seed}", space)
     feelings = feelings or _template_feelings()

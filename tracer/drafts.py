@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import BaseModel, ConfigDict
+
 from tau_emotion.core.models import Action
 
 if TYPE_CHECKING:
@@ -55,6 +57,14 @@ def first_grounded(ctx: GroundingContext, *grounders: Callable[[GroundingContext
         if found is not None:
             return found
     raise Ungrounded("no way of grounding this goal fits")
+
+
+class Rates(BaseModel):
+    """The probabilities a pack's grounders draw with: a pack subclasses it with one typed field per knob
+    (`Rate`, in [0, 1], with its default and a comment saying what it shapes) and gives an instance as
+    `TracerHints.rates`. A grounder asks `ctx.chance("name")`; a misspelt name fails, as a misspelt field does."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 @dataclass
@@ -237,9 +247,67 @@ class GroundingContext:
     is_last: bool = True
     want_challenge: bool = False
     history: list[IntentDraft] = field(default_factory=list)
+    #: the pack's tuned probabilities (`TracerHints.rates`), read by `chance`
+    rates: Rates = field(default_factory=Rates)
+    #: lookups over the initial data, one per build function (`per_database`); the grounder of a build shares one
+    #: dict between its candidates, so nothing outlives the build
+    indexes: dict[Any, Any] = field(default_factory=dict)
+
+    def rate(self, name: str) -> float:
+        """The pack's probability `name` (a field of its `Rates`); a name it does not define is an error."""
+        if name not in type(self.rates).model_fields:
+            known = ", ".join(type(self.rates).model_fields) or "none"
+            raise AttributeError(f"no rate '{name}' in the pack's {type(self.rates).__name__} (rates: {known})")
+        return getattr(self.rates, name)
+
+    def chance(self, rate: str) -> bool:
+        """One seeded draw that comes out true with the pack's probability `rate` (a field of its `Rates`)."""
+        return self.rng.random() < self.rate(rate)
+
+    def band(self, *rates: str) -> int:
+        """One seeded draw among bands as wide as the named rates, in order: the index of the band it falls in, or
+        len(rates) for the rest (a persona drawn from several pools in given shares)."""
+        roll, edge = self.rng.random(), 0.0
+        for i, rate in enumerate(rates):
+            edge += self.rate(rate)
+            if roll < edge:
+                return i
+        return len(rates)
+
+    def insists(self, rate: str) -> bool:
+        """Whether a refused user insists and is handed over: only as the task's last request, then with `rate`."""
+        return self.is_last and self.chance(rate)
+
+    def handoff(self, rate: str, summary: str, when: bool = True) -> dict[str, str]:
+        """The draft fields of a refusal the user may insist on (`insists`, drawn whether or not `when` holds, so
+        the draw does not depend on it) and the handover's summary."""
+        return {"on_refusal": "transfer" if self.insists(rate) and when else "accept", "handoff_summary": summary}
+
+    def fits(self, goal: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call of `goal` breaks as many policy rules as the challenge count asks: one when a challenge
+        is wanted, none otherwise (to filter candidate calls; `challenged` gives up instead)."""
+        return len(self.violations(goal, arguments)) == int(self.want_challenge)
+
+    def challenged(self, goal: str, arguments: dict[str, Any],
+                   refusals: Refusal | dict[str, Refusal] | None = None) -> Refusal | None:
+        """The challenge check every grounder makes: the call breaks exactly one policy rule when a policy challenge
+        is wanted and none otherwise (else the grounder gives up). Returns how the refusal is told (`refusals`: one
+        `Refusal`, or rule name -> `Refusal`, a rule not named giving up); None when no challenge is wanted, or when
+        no `refusals` are given (the check alone, for a grounder that words its refusal itself)."""
+        found = self.violations(goal, arguments)
+        need(len(found) == int(self.want_challenge))  # `fits`, keeping the violations for the rule's refusal
+        if not self.want_challenge or refusals is None:
+            return None
+        return refusals if isinstance(refusals, Refusal) else need(refusals.get(found[0].rule))
 
     def peek(self, table: str, key: str) -> Any:
         return self.state[table].peek(key)
+
+    def fresh(self, rows: Iterable[dict[str, Any]], key: str, what: str | None = None, *,
+              reads: bool = False) -> list[dict[str, Any]]:
+        """The rows whose `key` no earlier intent of the task touched (`used_by_earlier_intents`)."""
+        used = used_by_earlier_intents(self, key, what, reads=reads)
+        return [r for r in rows if r[key] not in used]
 
     def rows(self, table: str, keys: Iterable[Any]) -> list[dict[str, Any]]:
         """The records of `keys` in `table` now, in the order of `keys` (a key with no record left out)."""
@@ -265,6 +333,18 @@ class GroundingContext:
             state = _Identified(self.state, self.persona.identified) if self.persona and self.persona.identified \
                 else self.state
         return self.domain.violations(state, Action(name=goal, arguments=arguments))
+
+
+def used_by_earlier_intents(ctx: GroundingContext, key: str, what: str | None = None, *, reads: bool = False) -> set[Any]:
+    """Values of `key` earlier intents of this task wrote to, stated, or had the user choose (as `what`); with
+    `reads`, also the values their reads looked up (a refused request's evidence touched it too)."""
+    used = set()
+    for d in ctx.history:
+        used.update(v for v in (d.arguments.get(key), d.facts.get(key)) if v)
+        used.update(c.value for c in d.choices if what is not None and c.what == what)
+        if reads:
+            used.update(v for sets in d.reads.values() for args in sets if (v := args.get(key)))
+    return used
 
 
 class _Identified:
@@ -311,7 +391,8 @@ def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], r
           refusal: Refusal | None = None, verify: dict[str, dict[str, Any]] | None = None, **fields: Any) -> IntentDraft:
     """An `IntentDraft` about `ref`: its facts, choices, reads and evidence come first, then the intent's own.
 
-    With `refusal` the intent is a policy challenge: refused, and the refusal's reason comes first among its outputs.
+    With `refusal` the intent is a policy challenge: refused, and the refusal's reason comes first among its outputs;
+    a refusal with a kind of its own names the intent (`kind` is then the fallback for one without).
     `verify` (read tool -> one argument set) are reads the decision rests on: each is added to `reads`, after the
     ones given there, and to `evidence`. A fact given as a list of one value is that value, so a grounder that
     handles one item or several states `[i["name"] for i in items]` either way.
@@ -319,6 +400,7 @@ def draft(kind: str, goal: str, arguments: dict[str, Any], request: list[str], r
     Reads of the same tool keep the reference's argument sets first; a tool only the reference reads comes
     after the intent's own tools, or before them with `ref.reads_first`.
     """
+    kind = (refusal.kind or kind) if refusal is not None else kind
     out = IntentDraft(kind=kind, goal=goal, arguments=arguments, request=request, **fields)
     out.facts = {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in out.facts.items()}
     for tool, args in (verify or {}).items():

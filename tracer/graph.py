@@ -16,7 +16,6 @@ forbid. A domain that declares no edges gets only inferred ones, with a warning.
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 SCALARS = (str, int, float, bool)
 _RECORDS_PER_TABLE = 25
 _PROBES_PER_TOOL = 4
-_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -270,10 +268,9 @@ def _feeds(domain: Domain, producer: str, probes: list[tuple[dict[str, Any], Any
     return sorted(via), confirmed
 
 
-def build_graph(domain: Domain, hints: TracerHints | None = None, *, use_cache: bool = True) -> ToolGraph:
-    """The dependency graph of `domain` (cached per Domain object)."""
-    if use_cache and domain in _cache:
-        return _cache[domain]
+def build_graph(domain: Domain, hints: TracerHints | None = None) -> ToolGraph:
+    """The dependency graph of `domain` with `hints`' policy and forbidden edges (default: the hints its pack gives,
+    `load_hints(domain)`). Built afresh each call: the caller keeps it for as long as it needs it."""
     hints = hints if hints is not None else load_hints(domain)
     tools = domain.toolset.tools
     graph = nx.DiGraph(name=domain.name)
@@ -331,7 +328,4 @@ def build_graph(domain: Domain, hints: TracerHints | None = None, *, use_cache: 
                  and not graph.nodes[n]["terminal"] and graph.out_degree(n)]
     if not entry:
         entry = [n for n in graph.nodes if not graph.nodes[n]["writes"] and not graph.nodes[n]["terminal"]]
-    result = ToolGraph(domain=domain.name, graph=graph, entry_tools=entry, warnings=warnings)
-    if use_cache:
-        _cache[domain] = result
-    return result
+    return ToolGraph(domain=domain.name, graph=graph, entry_tools=entry, warnings=warnings)

@@ -9,18 +9,16 @@ value that changes during the task (a gift card's balance).
 from __future__ import annotations
 
 import datetime as _dt
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tau_emotion.tracer.drafts import Choice, Option, Refusal, settle
+from tau_emotion.tracer.drafts import Choice, Option, Refusal, settle, used_by_earlier_intents
 
 if TYPE_CHECKING:
     from tau_emotion.tracer.drafts import GroundingContext
 
 T = TypeVar("T")
-_indexes: dict[Callable[..., Any], weakref.WeakKeyDictionary] = {}
 
 
 def join_and(items: list[str]) -> str:
@@ -153,24 +151,10 @@ def bill(*lines: tuple[float | Sequence[float], int]) -> tuple[str, float]:
 
 
 def per_database(ctx: GroundingContext, build: Callable[[Any], T]) -> T:
-    """`build(database)` computed once per database object (lookups over the initial data)."""
-    cache = _indexes.setdefault(build, weakref.WeakKeyDictionary())
-    db = ctx.domain.database
-    if db not in cache:
-        cache[db] = build(db)
-    return cache[db]
-
-
-def used_by_earlier_intents(ctx: GroundingContext, key: str, what: str | None = None, *, reads: bool = False) -> set[Any]:
-    """Values of `key` earlier intents of this task wrote to, stated, or had the user choose (as `what`); with
-    `reads`, also the values their reads looked up (a refused request's evidence touched it too)."""
-    used = set()
-    for d in ctx.history:
-        used.update(v for v in (d.arguments.get(key), d.facts.get(key)) if v)
-        used.update(c.value for c in d.choices if what is not None and c.what == what)
-        if reads:
-            used.update(v for sets in d.reads.values() for args in sets if (v := args.get(key)))
-    return used
+    """`build(database)` computed once per build (lookups over the initial data, kept in `ctx.indexes`)."""
+    if build not in ctx.indexes:
+        ctx.indexes[build] = build(ctx.domain.database)
+    return ctx.indexes[build]
 
 
 def pick_fresh(ctx: GroundingContext, items: Sequence[dict], key: str, what: str | None = None) -> dict | None:

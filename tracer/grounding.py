@@ -156,13 +156,15 @@ class Grounder:
         self.retries = 3  # goals tried per intent before the candidate is given up
         self.walks = 3  # read walks tried per intent before it is given up
         self.evidence_first = 0.8  # chance that a walk step tries the pending evidence reads first
+        self.indexes: dict[Any, Any] = {}  # the pack's lookups over the initial data (`per_database`), for this build
 
     def ground(self, rng: random.Random, index: int, split: str) -> Candidate:
         domain, hints = self.domain, self.hints
         if hints.persona is None:
             raise Reject("ungroundable", f"domain '{domain.name}' gives no persona() in its tracer hints")
         state = domain.database.state()
-        ctx = GroundingContext(domain=domain, state=state, persona=None, rng=rng)  # type: ignore[arg-type]
+        ctx = GroundingContext(domain=domain, state=state, persona=None, rng=rng,  # type: ignore[arg-type]
+                               rates=hints.rates, indexes=self.indexes)
         persona = attempt(hints.persona, ctx)
         if persona is None:
             raise Reject("ungroundable", "no persona")

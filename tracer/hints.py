@@ -25,15 +25,17 @@ Besides `TracerHints`, this module re-exports what goal grounders build (`Person
 gives up (`need`, `Ungrounded`, `first_grounded`; `ctx.choose` and `ctx.call` give up too) and the building
 blocks of `tau_emotion.tracer.grounders` (wording, dates, choices, payment instruments, policy challenges,
 price differences), so a pack needs no other Tracer module. `goals_in(globals())` collects a module's
-`ground_<tool>` functions.
+`ground_<tool>` functions. What every grounder does alike is on the `GroundingContext`: the pack's tuned
+probabilities (`Rates`, drawn with `ctx.chance`), the challenge-count check and the refusal it calls for
+(`ctx.challenged`), a refused user who insists (`ctx.handoff`) and records no earlier intent touched (`ctx.fresh`).
 """
 
 from __future__ import annotations
 
 import difflib
-import weakref
+import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import pluggy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -49,6 +51,7 @@ from tau_emotion.tracer.drafts import (
     Option,
     Output,
     Persona,
+    Rates,
     Reference,
     Refusal,
     Ungrounded,
@@ -85,7 +88,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Choice", "GroundingContext", "HintsError", "Instrument", "INSTRUMENT_ORDERS", "IntentDraft", "Mood", "Option",
-    "Output", "Persona", "Reference", "Refusal", "TracerHints", "Ungrounded", "bill", "day_period", "days_between",
+    "Output", "Persona", "Rate", "Rates", "Reference", "Refusal", "TracerHints", "Ungrounded", "bill", "day_period", "days_between",
     "difference", "draft", "fact_values", "fact_wording", "first_grounded", "goals_in", "instrument_options",
     "join_and", "money", "month_day", "name_instrument", "need", "per_database", "pick_fresh", "pick_instrument", "plural_key",
     "refused_calls", "settle", "shift_date", "used_by_earlier_intents",
@@ -94,6 +97,8 @@ __all__ = [
 hookspec = pluggy.HookspecMarker(PROJECT)
 
 Occasion = str | tuple[str, int, str]
+#: a probability a pack tunes (a field of its `Rates`)
+Rate = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
 class HintsError(TauError):
@@ -144,6 +149,10 @@ class TracerHints(BaseModel):
     #: None: the Tracer's default (`decisions.DECISION_RATE`). A pack with few such requests raises it so that its
     #: splits reach the audit's floor of tasks with a rule
     decision_rate: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: the probabilities the pack's grounders tune their draws with (`ctx.chance("name")`), each a named field of a
+    #: `Rates` subclass the pack defines, so that the knobs shaping a split are data in one place, not literals
+    #: spread through grounder code
+    rates: Rates = Field(default_factory=Rates)
 
     @model_validator(mode="after")
     def _every_goal_weighs(self) -> TracerHints:
@@ -180,9 +189,6 @@ class TracerHooks:
         """
 
 
-_resolved: weakref.WeakKeyDictionary[Domain, TracerHints] = weakref.WeakKeyDictionary()
-
-
 def _pack(domain: Domain, pm: Any) -> str:
     """The plugin that registered `domain` (its package when no catalog names one)."""
     try:
@@ -205,38 +211,39 @@ def describe_error(exc: ValidationError) -> str:
 
 
 def load_hints(domain: Domain, pm: Any = None) -> TracerHints:
-    """The hints a pack gives for `domain` through `tau_tracer_hints` asked of `pm`, the command's plugin manager.
+    """The hints for `domain`: what `tau_tracer_hints` answers, asked of `pm` (the command's plugin manager), or,
+    without one, of the pack that defines the domain (`domain.package`). Empty hints when no pack answers (a domain
+    with no package, asked without a manager, has none).
 
-    Resolved once per Domain object: later calls without `pm` (the graph, the grounder, the refiner of the
-    same build) get the same object. Empty hints when no pack answers.
+    Nothing is remembered between calls: every reader is handed the hints it works with (the graph, the grounder,
+    the refiner and the validator of a build take them from `build_tasks`), so no answer depends on what was
+    called before.
     """
-    if pm is None:
-        if domain in _resolved:
-            return _resolved[domain]
-        raise HintsError(f"domain '{domain.name}': its tracer hints are not resolved yet; call "
-                         f"load_hints(domain, pm) with the command's plugin manager first")
-    hook = getattr(pm.hook, "tau_tracer_hints", None)
+    if pm is not None:
+        hook = getattr(pm.hook, "tau_tracer_hints", None)
+        owner = lambda: _pack(domain, pm)  # noqa: E731 - only an error message needs the catalog
+    else:
+        hook = getattr(importlib.import_module(domain.package), "tau_tracer_hints", None) if domain.package else None
+        owner = lambda: str(domain.package)  # noqa: E731
     try:
         given = hook(domain=domain) if hook is not None else None
     except ValidationError as exc:
         if exc.title != TracerHints.__name__:
             raise
-        raise HintsError(f"tracer hints of pack '{_pack(domain, pm)}' (domain '{domain.name}'): "
-                         f"{describe_error(exc)}") from None
+        raise HintsError(f"tracer hints of pack '{owner()}' (domain '{domain.name}'): {describe_error(exc)}") from None
     if given is None:
         hints = TracerHints()
     elif isinstance(given, TracerHints):
         hints = given
     else:
-        raise HintsError(f"tracer hints of pack '{_pack(domain, pm)}' (domain '{domain.name}'): tau_tracer_hints "
+        raise HintsError(f"tracer hints of pack '{owner()}' (domain '{domain.name}'): tau_tracer_hints "
                          f"returned {type(given).__name__}, not a TracerHints (see tau_emotion.tracer.hints)")
     unknown = sorted(g for g in hints.goals if g not in domain.toolset)
     if unknown:
-        raise HintsError(f"tracer hints of pack '{_pack(domain, pm)}' (domain '{domain.name}'): goals name "
+        raise HintsError(f"tracer hints of pack '{owner()}' (domain '{domain.name}'): goals name "
                          f"unknown tools: {', '.join(unknown)}")
-    if hints.handoff_tool is None:  # the documented default, resolved once for every reader: the only terminal tool
+    if hints.handoff_tool is None:  # the documented default, filled in for every reader: the only terminal tool
         terminal = [name for name, tool in domain.toolset.tools.items() if tool.terminal]
         if len(terminal) == 1:
             hints = hints.model_copy(update={"handoff_tool": terminal[0]})
-    _resolved[domain] = hints
     return hints

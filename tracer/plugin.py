@@ -25,16 +25,15 @@ from tau_emotion.core.plugin_cli import (
 )
 
 
-def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> Any:
-    """The domain `name`, with its Tracer hints resolved through the command's plugin manager."""
+def _domain(name: str, extra_plugins: tuple[str, ...] = ()) -> tuple[Any, Any]:
+    """The domain `name` and its Tracer hints, both asked of the command's plugin manager."""
     from tau_emotion.core.domain import Domain
     from tau_emotion.tracer.hints import load_hints
 
     pm = command_pm(extra_plugins)
     obj = pm.catalog("domains").get(name)
     domain = obj if isinstance(obj, Domain) else obj()
-    load_hints(domain, pm)
-    return domain
+    return domain, load_hints(domain, pm)
 
 
 @click.group("tracer")
@@ -53,7 +52,7 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
     """Print DOMAIN's tool dependency graph: tools, edges (declared, inferred, policy) and density."""
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(_domain(domain, extra_plugins))
+    graph = build_graph(*_domain(domain, extra_plugins))
     for warning in graph.warnings:
         click.echo(f"warning: {warning}", err=True)
     g = graph.graph
@@ -118,17 +117,15 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
     from tau_emotion.tracer.feelings import condition_space
     from tau_emotion.tracer.graph import build_graph
 
-    dom = _domain(domain, extra_plugins)
-    from tau_emotion.tracer.hints import load_hints
-
-    if not out and not force and load_hints(dom).can_ground:  # without hints the build says what to do first
+    dom, hints = _domain(domain, extra_plugins)
+    if not out and not force and hints.can_ground:  # without hints the build says what to do first
         hand = foreign_tasks(pack_tasks_path(dom), split)
         if hand:
             raise click.ClickException(
                 f"split '{split}' of {domain} holds {len(hand)} task(s) the Tracer did not build ({', '.join(hand[:3])}"
                 f"{', ...' if len(hand) > 3 else ''}) that a build would replace: move them to split 'hand', build "
                 f"another split, write elsewhere with --out FILE, or pass --force to replace them")
-    for warning in build_graph(dom).warnings:
+    for warning in build_graph(dom, hints).warnings:
         click.echo(f"warning: {warning}", err=True)
     space = condition_space(command_pm())
     refiner = feelings = labeler = rollout = None
@@ -136,7 +133,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
         from tau_emotion.tracer.refine import LLMRefiner
 
         refiner = LLMRefiner(dom, command_pm().model_client(ModelSettings.for_role(
-            "refine", refine_model, refine_api_base, temperature=0.7)))
+            "refine", refine_model, refine_api_base, temperature=0.7)), hints)
     if feelings_model:
         from tau_emotion.tracer.feelings import LLMFeelings
 
@@ -153,7 +150,7 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
     target = None if out else pack_tasks_path(dom)
     report = build_tasks(dom, split, n, seed, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate,
                          refiner=refiner, feelings=feelings, labeler=labeler, space=space, rollout=rollout,
-                         avoid=default_avoid(dom, split), keep_apart=kept_apart(dom, split))
+                         avoid=default_avoid(dom, split), keep_apart=kept_apart(dom, split), hints=hints)
     for line in report.summary_lines():
         click.echo(line)
     if out:
@@ -394,10 +391,7 @@ def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[s
     """Distribution tables and consistency checks of DOMAIN's SPLIT; exits 1 when a check fails."""
     from tau_emotion.tracer.audit import audit_split
     from tau_emotion.tracer.feelings import condition_space
-    from tau_emotion.tracer.hints import load_hints
-
-    dom = _domain(domain, extra_plugins)
-    hints = load_hints(dom)
+    dom, hints = _domain(domain, extra_plugins)
     result = audit_split(dom, split, space=condition_space(command_pm()), transfer_tool=hints.handoff_tool,
                          visible_ids=hints.visible_ids)
     click.echo(json.dumps(result.to_json(), indent=1) if as_json else "\n".join(result.lines()))

@@ -27,7 +27,7 @@ import jinja2
 from tau_emotion.tracer.decisions import rule_text
 from tau_emotion.tracer.grounders import join_and, month_day, plural_key
 from tau_emotion.tracer.grounding import Candidate, Reject
-from tau_emotion.tracer.hints import load_hints
+from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 
 if TYPE_CHECKING:
@@ -308,8 +308,9 @@ class TemplateRefiner:
 
     name = "template"
 
-    def __init__(self, domain: Domain):
+    def __init__(self, domain: Domain, hints: TracerHints | None = None):
         self.domain = domain
+        self.fact_phrase = (hints if hints is not None else load_hints(domain)).fact_phrase
 
     def _fact(self, key: str, value: Any) -> str:
         """A known fact as the instruction says it: the pack's wording when it gives one, else the generic one.
@@ -317,7 +318,7 @@ class TemplateRefiner:
         An empty wording leaves the fact unsaid in the instruction (another fact's words already say it); the
         user still knows it.
         """
-        custom = load_hints(self.domain).fact_phrase
+        custom = self.fact_phrase
         said = custom(key, value) if custom is not None else None
         return fact_phrase(key, value) if said is None else said
 
@@ -432,10 +433,10 @@ class LLMRefiner:
 
     name = "llm"
 
-    def __init__(self, domain: Domain, client: Any):
+    def __init__(self, domain: Domain, client: Any, hints: TracerHints | None = None):
         """`client`: a model client from the catalog (`pm.model_client(settings)`)."""
         self.domain = domain
-        self.template = TemplateRefiner(domain)
+        self.template = TemplateRefiner(domain, hints)
         self.client = client
 
     def refine(self, cand: Candidate, rng: random.Random) -> Refined:

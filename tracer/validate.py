@@ -34,6 +34,7 @@ from tau_emotion.core.models import Action
 from tau_emotion.core.state import canonical_json
 from tau_emotion.tracer.answers import DECLINE_LESS, DECLINED, Call, alternative_bindings, refusal_variants
 from tau_emotion.tracer.grounding import Candidate, Reject
+from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
 
 if TYPE_CHECKING:
@@ -109,8 +110,10 @@ class DuplicateIndex:
 class Validator:
     """All checks for one domain; `register` an accepted candidate so later ones are compared with it."""
 
-    def __init__(self, domain: Domain, existing: Iterable[Task] = ()):
+    def __init__(self, domain: Domain, existing: Iterable[Task] = (), hints: TracerHints | None = None):
+        """`hints`: the pack's (their `situation` check); default `load_hints(domain)`."""
         self.domain = domain
+        self.situation = (hints if hints is not None else load_hints(domain)).situation
         self.tools = domain.toolset
         self.base = Knowledge()
         self.base.add_policy(domain.policy)
@@ -290,12 +293,7 @@ class Validator:
                                                 f"{created[str(value)]} just created")
 
     def check_situation(self, cand: Candidate) -> None:
-        from tau_emotion.tracer.hints import HintsError, load_hints
-
-        try:
-            judge = load_hints(self.domain).situation
-        except HintsError:  # hints not resolved: a validator used without the command's plugin manager
-            return
+        judge = self.situation
         if judge is not None and (why := judge(self.domain.database.state(), cand)):
             raise Reject("situation", why)
 

@@ -29,6 +29,8 @@ from tau_emotion.tracer.hints import (
     Option,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -53,6 +55,33 @@ from tau_emotion.tracer.hints import (
 )
 
 TODAY = NOW[:10]
+
+class AirlineRates(Rates):
+    #: a reservation the user's words could pick out is named by its code all the same
+    tell_reservation_id: Rate = 0.5
+    #: a user refused a change or refund of a trip partly flown insists on a person (as the task's last request)
+    after_departure_insists: Rate = 0.6
+    #: a flight that is the cheapest of a search is asked for as "the cheapest" (else by its time of day)
+    cheapest_flight: Rate = 0.6
+    #: a date change is the basic economy challenge (else the cabin challenge is tried first); a flight change tries
+    #: the date before the cabin
+    basic_economy_challenge: Rate = 0.5
+    date_change_first: Rate = 0.5
+    #: a passenger change corrects a date of birth (else it replaces the passenger)
+    fix_birth_date: Rate = 0.5
+    #: a refused cancellation is of a trip not yet flown that no grounds cover (else of one partly flown)
+    uncovered_cancellation: Rate = 0.75
+    #: an insured cancellation is for a storm at home (else at the destination)
+    storm_at_home: Rate = 0.4
+    #: a booking takes a companion, one of the user's saved passengers; a round trip; a nonstop flight when there is
+    #: one; airports said by their codes
+    companion: Rate = 0.45
+    saved_companion: Rate = 0.6
+    round_trip: Rate = 0.35
+    nonstop: Rate = 0.7
+    airport_codes: Rate = 0.5
+    #: a flight status request names the flight number
+    flight_number: Rate = 0.4
 # (occasion, stakes, valence): the valence keeps feelings fitting (no excitement on the way to a funeral).
 OCCASIONS = [
     ("{{I}} {{am}} travelling to {{my}} sister's wedding", 3, "positive"),
@@ -68,9 +97,7 @@ OCCASIONS = [
     ("it is just a weekend getaway", 0, "positive"),
 ]
 
-
 # --------------------------------------------------------------------------- wording
-
 
 def _cities(db: Any) -> dict[str, str]:
     """Airport code -> its city as a person names it, with the code where the city has two airports."""
@@ -78,49 +105,39 @@ def _cities(db: Any) -> dict[str, str]:
     count = Counter(row["city"] for row in airports.values())
     return {code: row["city"] if count[row["city"]] == 1 else f"{row['city']} {code}" for code, row in airports.items()}
 
-
 def _place(ctx: GroundingContext, code: str) -> str:
     return per_database(ctx, _cities)[code]
-
 
 def _status(ctx: GroundingContext, leg: dict) -> str | None:
     """The status of a reservation's flight on its date (None: no such flight)."""
     flight = ctx.peek("flights", leg["flight_number"])
     return None if flight is None else flight["dates"].get(leg["date"], {}).get("status")
 
-
 def _leg(ctx: GroundingContext, res: dict, statuses: tuple[str, ...]) -> dict | None:
     """The reservation's first flight whose status is one of `statuses` (None: none is)."""
     return next((leg for leg in res["flights"] if _status(ctx, leg) in statuses), None)
-
 
 def _flight(leg: dict) -> dict:
     """A flight as the tools take it: its number and date."""
     return {"flight_number": leg["flight_number"], "date": leg["date"]}
 
-
 def _user(ctx: GroundingContext) -> dict:
     return ctx.state["users"].peek(ctx.persona.facts["user_id"])
 
-
 def _reservations(ctx: GroundingContext) -> list[dict]:
     return ctx.rows("reservations", _user(ctx)["reservations"])
-
 
 def _trip(ctx: GroundingContext, res: dict) -> str:
     kind = "round trip" if res["flight_type"] == "round_trip" else "trip"
     return f"{_place(ctx, res['origin'])} to {_place(ctx, res['destination'])} {kind}"
 
-
 def _future(ctx: GroundingContext, res: dict) -> bool:
     """Active and no flight departed or departing today (every flight still open for booking)."""
     return res["status"] == "active" and all(_status(ctx, leg) == "available" for leg in res["flights"])
 
-
 def _birthday(date: str) -> str:
     """'1990-12-24' -> 'December 24, 1990'."""
     return f"{month_day(date)}, {date[:4]}"
-
 
 def _person(p: Any) -> str:
     """A passenger fact ({first_name, last_name, dob}) as a person names one: 'Sofia Lindqvist, born December 24, 1990'."""
@@ -129,36 +146,30 @@ def _person(p: Any) -> str:
         return f"{name}, born {_birthday(p['dob'])}" if p.get("dob") else name
     return str(p)
 
-
 def _bags(n: Any) -> str:
     n = int(n)
     return "no checked bags" if n == 0 else "1 checked bag" if n == 1 else f"{n} checked bags"
-
 
 def _bag_words(n: Any) -> str:
     """A booking's bags as its preference says them ('check 2 bags'): the fact is then said by those words."""
     n = int(n)
     return "travel without checked bags" if n == 0 else "check one bag" if n == 1 else f"check {n} bags"
 
-
 def _yours(method: str) -> str:
     """'the Visa credit card' / 'gift card ending in 2799' -> 'your Visa credit card' / 'your gift card ending in 2799'."""
     method = str(method).removeprefix("the ")
     return "your " + method.replace(", the rest on the ", ", the rest on your ")
-
 
 _CANCEL_REASONS = {"change of plans": "your plans changed",
                    "health: doctor advised not to fly": "your doctor advised you not to fly",
                    "weather: a storm is forecast": "a storm is forecast",
                    "the airline cancelled a flight": "the airline cancelled a flight"}
 
-
 def _insurance(said: list[str]) -> str:
     if len(set(said)) > 1:
         return "you want travel insurance on some bookings and not on others"
     # a booking's own preference words ('take the travel insurance'): the fact is said by them, not again
     return {"yes": "take the travel insurance", "no": "skip the travel insurance"}.get(said[0], f"travel insurance: {said[0]}")
-
 
 def _flight_days(days: list[str]) -> str:
     """The flight-status dates: a flight of today is said by its request ("your flight ... today"), so it is not
@@ -167,7 +178,6 @@ def _flight_days(days: list[str]) -> str:
     if not later:
         return ""
     return f"the flight is on {later[0]}" if len(later) == 1 else f"the flights are on {join_and(later)}"
-
 
 #: the instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift
 #: card ending in 2799"). A plural key is several intents' facts merged, each value once: said without "respectively",
@@ -203,11 +213,9 @@ fact_phrase = fact_wording({
     "flight_date": _flight_days,
 }, unsaid=["card_last_four_digits"])
 
-
 # --------------------------------------------------------------------------- shared pieces
 
-
-def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5, cities: bool = True) -> Reference:
+def _ref(ctx: GroundingContext, res: dict, cities: bool = True) -> Reference:
     """How the user points at one of their reservations: its id, or words that pick it out.
 
     With `cities` the request says `phrase` ("your Miami to Denver trip"), so the trip's cities are known facts;
@@ -228,7 +236,7 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5, cities: bool = 
     settled = Choice.fewest("reservation", res, others, "reservation_id", lambda r: {
         "origin": _place(ctx, r["origin"]), "destination": _place(ctx, r["destination"]), "date": r["flights"][0]["date"]},
         (("destination",), ("origin", "destination"), ("origin", "destination", "date")))
-    if settled is None or len(others) == 1 or ctx.rng.random() < tell_id:
+    if settled is None or len(others) == 1 or ctx.chance("tell_reservation_id"):
         ref.facts["reservation_id"] = rid
         ref.phrase = f"{{{{my}}}} {_trip(ctx, res)} (reservation {rid})"
         return ref
@@ -240,7 +248,6 @@ def _ref(ctx: GroundingContext, res: dict, tell_id: float = 0.5, cities: bool = 
         ref.phrase = f"{{{{my}}}} {_trip(ctx, res)}"
     return ref
 
-
 def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> tuple[str, Choice, dict, str] | None:
     """A credit or gift card that can pay `charge`: (id, choice, facts, phrase), worded so it is the only fit."""
     pay = need(pick_instrument(ctx, "payment method", instrument_options(_user(ctx)["payment_methods"]),
@@ -250,28 +257,23 @@ def _payment(ctx: GroundingContext, charge: float, *, refund: bool = False) -> t
               if charge else f"use {{{{my}}}} {pay.words} if anything is charged")
     return pay.value, pay.choice, pay.facts("card_last_four_digits"), phrase
 
-
 def _after_departure(ctx: GroundingContext, res: dict, summary: str) -> dict[str, Any]:
     """A refused change or refund of a trip partly flown, as draft fields: the flown flight's status is the evidence;
     as the task's last request the user may insist and be handed over, and is then owed the handover, not the reason."""
-    transfer = ctx.is_last and ctx.rng.random() < 0.6
+    transfer = ctx.insists("after_departure_insists")
     return {"refused": True, "on_refusal": "transfer" if transfer else "accept", "handoff_summary": summary,
             "outputs": [] if transfer else [Output("flown", reason="already_flown")],
             "verify": {"get_flight_status": _flight(_leg(ctx, res, FLOWN))}}
-
 
 def _pick(ctx: GroundingContext, items: list[dict]) -> dict:
     """A reservation among `items` no earlier intent of the task was about (none: the grounder gives up)."""
     return need(pick_fresh(ctx, items, "reservation_id", "reservation"))
 
-
 def _days(res: dict) -> int:
     """Days until the reservation's first flight."""
     return days_between(TODAY, res["flights"][0]["date"])
 
-
 # --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     ids = list(ctx.state["users"])
@@ -282,9 +284,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    facts={"user_id": uid, "first_name": name["first_name"], "last_name": name["last_name"]},
                    reads={"get_user_details": [{"user_id": uid}]}, entity=uid)
 
-
 # --------------------------------------------------------------------------- change flights
-
 
 def _flight_choice(ctx: GroundingContext, search: dict, cabin: str, n: int) -> tuple[dict, Choice, list[str]] | None:
     """One of the bookable results of a direct-flight search and the preference that picks it (none needed when it
@@ -297,7 +297,7 @@ def _flight_choice(ctx: GroundingContext, search: dict, cabin: str, n: int) -> t
     if len(options) == 1:
         return flight, Choice("flight", pick.value, options), []
     cheapest = Choice("flight", pick.value, options, order=("price", "min"))
-    if cheapest.resolve() == [pick.value] and ctx.rng.random() < 0.6:
+    if cheapest.resolve() == [pick.value] and ctx.chance("cheapest_flight"):
         return flight, cheapest, ["take the cheapest option"]
     by_period = Choice("flight", pick.value, options, {"period": pick.attrs["period"]})
     if by_period.resolve() == [pick.value]:
@@ -306,9 +306,8 @@ def _flight_choice(ctx: GroundingContext, search: dict, cabin: str, n: int) -> t
         return flight, cheapest, ["take the cheapest option"]
     return None
 
-
 def _change_date(ctx: GroundingContext) -> IntentDraft | None:
-    challenge = ctx.want_challenge and ctx.rng.random() < 0.5
+    challenge = ctx.want_challenge and ctx.chance("basic_economy_challenge")
     wanted = ("basic_economy",) if challenge else ("economy", "business")
     items = [r for r in _reservations(ctx) if r["cabin"] in wanted and _future(ctx, r)
              and (r["flight_type"], len(r["flights"])) in (("one_way", 1), ("round_trip", 2))]
@@ -349,7 +348,6 @@ def _change_date(ctx: GroundingContext) -> IntentDraft | None:
                  preferences=[*prefs, pay_phrase], mood=mood,
                  decline="keep {{my}} original flight" if diff > 0 else None)
 
-
 def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         items = [r for r in _reservations(ctx) if r["status"] == "active" and r["cabin"] != "business"
@@ -388,14 +386,11 @@ def _change_cabin(ctx: GroundingContext) -> IntentDraft | None:
                  preferences=[pay_phrase],
                  mood=Mood("{{I}} want to travel in " + cabin, "positive" if verb == "upgrade" else "neutral", 1, _days(res)))
 
-
 def ground_update_reservation_flights(ctx: GroundingContext) -> IntentDraft | None:
-    first, second = (_change_date, _change_cabin) if ctx.rng.random() < 0.5 else (_change_cabin, _change_date)
+    first, second = (_change_date, _change_cabin) if ctx.chance("date_change_first") else (_change_cabin, _change_date)
     return first_grounded(ctx, first, second)
 
-
 # --------------------------------------------------------------------------- bags and passengers
-
 
 def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
@@ -430,7 +425,6 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                  decline="travel with the bags {{I}} already {{have}}" if fee else None,
                  mood=Mood("{{I}} need to bring more luggage than planned", "neutral", 0, _days(res)))
 
-
 #: paying part of a booking with a gift card or a travel certificate: (source, choice, the user's words, the fact)
 _SPLITS = {"gift": ("gift_card", "gift card", "all of {{my}} gift card", "the whole gift card"),
            "cert": ("certificate", "travel certificate", "{{my}} travel certificate", "the travel certificate")}
@@ -438,7 +432,6 @@ _SPLITS = {"gift": ("gift_card", "gift card", "all of {{my}} gift card", "the wh
 _NEW_PEOPLE = [("Lucia", "Fernandes", "1962-03-17"), ("Omar", "Haddad", "1985-11-02"), ("Mina", "Park", "1993-07-21"),
                ("Tobias", "Keller", "1978-01-30"), ("Ines", "Duarte", "2001-09-12"), ("Ravi", "Menon", "1969-05-08"),
                ("Sofia", "Lindqvist", "1990-12-24"), ("Kwame", "Asante", "1987-04-15")]
-
 
 def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft | None:
     res = _pick(ctx, [r for r in _reservations(ctx) if _future(ctx, r)])
@@ -458,7 +451,7 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
     # the caller speaks of themself in the first person ("my date of birth", "my seat"), never by their own name
     me = (passengers[k]["first_name"], passengers[k]["last_name"]) == (ctx.persona.facts.get("first_name"),
                                                                        ctx.persona.facts.get("last_name"))
-    if ctx.rng.random() < 0.5:
+    if ctx.chance("fix_birth_date"):
         shifted = shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
         passengers[k] = {**passengers[k], "dob": shifted}
         kind, facts = "fix_passenger", {"passenger_to_correct": name, "correct_dob": shifted}
@@ -476,22 +469,18 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
                  {"reservation_id": res["reservation_id"], "passengers": passengers}, request, ref, facts=facts,
                  mood=mood)
 
-
 # --------------------------------------------------------------------------- cancel and compensate
-
 
 def _flies(ctx: GroundingContext, res: dict) -> bool:
     """Whether the caller is a passenger of the reservation (the booker may have booked it for others)."""
     me = (ctx.persona.facts.get("first_name"), ctx.persona.facts.get("last_name"))
     return any((p.get("first_name"), p.get("last_name")) == me for p in res.get("passengers", []))
 
-
 def _cancel_grounds(ctx: GroundingContext, res: dict) -> str | None:
     """The first of the policy's grounds for a refunded cancellation the reservation has (None: none)."""
     grounds = {"recent": res["created_at"] >= "2024-05-14T15:00:00", "airline": _leg(ctx, res, ("cancelled",)),
                "business": res["cabin"] == "business", "insured": res["insurance"] == "yes"}
     return next((name for name, holds in grounds.items() if holds), None)
-
 
 _REASONS = {
     "recent": ("{{my}} plans changed", "change of plans"),
@@ -507,7 +496,6 @@ _REASONS = {
     "flown": ("{{I}} no longer need the rest of {{my}} trip", "change of plans"),
 }
 
-
 def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     active = [r for r in _reservations(ctx) if r["status"] == "active"]
     unflown = [r for r in active if not _leg(ctx, r, FLOWN)]
@@ -515,7 +503,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         # partly flown: "the rest of my trip" needs a leg still ahead (a trip flown in full has no rest to cancel)
         flown = [r for r in active if _leg(ctx, r, FLOWN) and any(leg["date"] >= TODAY for leg in r["flights"])]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
-        res = _pick(ctx, stuck if stuck and (not flown or ctx.rng.random() < 0.75) else flown)
+        res = _pick(ctx, stuck if stuck and (not flown or ctx.chance("uncovered_cancellation")) else flown)
         ref = _ref(ctx, res)
         # "would rather not travel" is a traveller's words: a caller who booked for others says their plans changed
         reason, said = _REASONS["flown" if res in flown else "none" if _flies(ctx, res) else "recent"]
@@ -532,7 +520,7 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     grounds = _cancel_grounds(ctx, res)
     # the caller's own words fit whether they fly: one who booked for others is not sick, going or travelling
     aboard = _flies(ctx, res)
-    reason, said = _REASONS["weather" if grounds == "insured" and ctx.rng.random() < 0.4 else
+    reason, said = _REASONS["weather" if grounds == "insured" and ctx.chance("storm_at_home") else
                             "weather_there" if grounds == "insured" and not aboard else
                             "recent" if grounds == "business" and not aboard else grounds]
     if reason.startswith("a big storm") and not aboard:
@@ -548,10 +536,8 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(money(refund), "the refund total", from_goal=True)] if refund > 0 else [],
                  mood=Mood(reason, "negative" if grounds in ("airline", "insured") else "neutral", stakes, _days(res)))
 
-
 #: the certificate per passenger for a cancelled or a delayed flight
 _COMPENSATION = {"cancelled": 100, "delayed": 50}
-
 
 def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
@@ -582,9 +568,7 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
                  choices=[Choice("certificate amount", amount, options, {"reason": status})], policy_values=[amount],
                  outputs=[Output(str(amount), "the value of the certificate")], mood=mood)
 
-
 # --------------------------------------------------------------------------- booking
-
 
 def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     rng = ctx.rng
@@ -595,8 +579,8 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
     cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
     party = [{"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}]
     facts: dict[str, Any] = {}
-    if rng.random() < 0.45:
-        if user["saved_passengers"] and rng.random() < 0.6:
+    if ctx.chance("companion"):
+        if user["saved_passengers"] and ctx.chance("saved_companion"):
             other = dict(rng.choice(user["saved_passengers"]))
             facts["companion_name"] = f"{other['first_name']} {other['last_name']}"
         else:
@@ -605,14 +589,14 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
             facts["companion"] = other
         party.append(other)
     n = len(party)
-    round_trip = rng.random() < 0.35
+    round_trip = ctx.chance("round_trip")
     reads: dict[str, list[dict]] = {}
     choices: list[Choice] = []
     prefs: list[str] = []
     legs: list[tuple[str, str, int]] = []  # (number, date, price)
     search = {"origin": origin, "destination": destination, "date": date}
     direct = ctx.call("search_direct_flight", search)
-    if direct and rng.random() < 0.7:
+    if direct and ctx.chance("nonstop"):
         flight, choice, more = need(_flight_choice(ctx, search, cabin, n))
         reads["search_direct_flight"] = [search]
         choices.append(choice)
@@ -674,7 +658,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
             expressions.append(f"{money(total)} - {part}")
             payment_words = f"use {words} and put the rest on {{{{my}}}} {pay.words}"
             payment_fact = f"{fact}, the rest on the {pay.words}"
-    tell_codes = rng.random() < 0.5
+    tell_codes = ctx.chance("airport_codes")
     if not tell_codes:  # the user names cities: the agent finds their airports
         options = [Option(c, {"city": _place(ctx, c)}) for c in airports]
         choices += [Choice("airport", code, options, {"city": _place(ctx, code)}) for code in (origin, destination)]
@@ -705,9 +689,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                        refused=challenge, policy_values=[nonfree], decline="hold off on booking",
                        mood=Mood("{{I}} want to book a trip", "positive", 1, days_between(TODAY, date)))
 
-
 # --------------------------------------------------------------------------- flight status
-
 
 def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
     def news(leg: dict) -> bool:  # a flight of today, or a later one the airline cancelled
@@ -723,7 +705,7 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
     when = "today" if leg["date"] == TODAY else f"on {month_day(leg['date'])}"
     flight = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} {when}"
     facts = {"flight_date": leg["date"]}
-    if ctx.rng.random() < 0.4:
+    if ctx.chance("flight_number"):
         facts["flight_number"] = leg["flight_number"]
         flight += f" ({leg['flight_number']})"
     return draft("flight_status", "get_flight_status", {"flight_number": leg["flight_number"], "date": leg["date"]},
@@ -731,7 +713,6 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(status)],
                  mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
                            days_between(TODAY, leg["date"])))
-
 
 HINTS = TracerHints(
     persona=persona,
@@ -751,4 +732,5 @@ HINTS = TracerHints(
     # a customer knows their user id and reservation codes; payment records (gift_card_6014963) are internal
     visible_ids=frozenset({"user_id", "reservation_id"}),
     situation=situation,
+    rates=AirlineRates(),
 )

@@ -24,6 +24,8 @@ from tau_emotion.tracer.hints import (
     Option,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -59,6 +61,31 @@ _REASONS = {"not_recognised": ("you do not recognise it", "a charge {{I}} do not
             "duplicate": ("you were charged twice for it", "a charge {{I}} paid twice"),
             "wrong_amount": ("you were charged the wrong amount", "a charge for the wrong amount")}
 _OWNERS = ("owner", "joint_owner")
+
+class BankRates(Rates):
+    #: shares of the callers drawn among authorised users of an account, and among loan holders (the rest: anyone)
+    authorised_user_persona: Rate = 0.08
+    loan_persona: Rate = 0.52
+    #: a transfer goes to one of the caller's loans when they have one; it pays the loan off when the money is there
+    loan_transfer: Rate = 0.85
+    loan_payoff: Rate = 0.35
+    #: a payment or standing order repeats the caller's last payment to that payee (the agent looks the amount up)
+    repeat_payment: Rate = 0.9
+    repeat_standing_order: Rate = 0.85
+    #: challenges most callers can make, kept from crowding out the others: over the daily payee limit, reversing a
+    #: settled payment, a card limit over the tier's maximum, a standing order starting today
+    daily_limit_challenge: Rate = 0.35
+    settled_reversal_challenge: Rate = 0.5
+    card_limit_challenge: Rate = 0.4
+    start_today_challenge: Rate = 0.5
+    #: a refused caller insists on a person (as the task's last request): a payment over the limit, a settled
+    #: reversal, a card on fraud hold
+    payment_insists: Rate = 0.3
+    reversal_insists: Rate = 0.4
+    fraud_hold_insists: Rate = 0.5
+    #: a replacement card goes by express delivery
+    express_card: Rate = 0.5
+
 _AUTHORISED = Refusal("authorised_user", "authorised user")
 
 fact_phrase = fact_wording({
@@ -100,13 +127,9 @@ def _accounts(ctx: GroundingContext, *roles: str) -> list[dict]:
     """The caller's accounts (in the given roles, default any), in their profile's order."""
     return [a for a in ctx.rows("accounts", _customer(ctx)["account_ids"]) if not roles or _role(ctx, a) in roles]
 
-def _fresh(ctx: GroundingContext, rows: list[dict], key: str) -> list[dict]:
-    used = used_by_earlier_intents(ctx, key, reads=True)
-    return [r for r in rows if r[key] not in used]
-
 def _spending(ctx: GroundingContext, *roles: str) -> list[dict]:
     """The caller's open checking and savings accounts no earlier intent touched."""
-    rows = _fresh(ctx, _accounts(ctx, *roles), "account_id")
+    rows = ctx.fresh(_accounts(ctx, *roles), "account_id", reads=True)
     return [a for a in rows if a["type"] != "loan" and a["status"] == "open"]
 
 def _account_ref(ctx: GroundingContext, account: dict, key: str = "account") -> Reference:
@@ -159,7 +182,7 @@ def _tx_ref(ctx: GroundingContext, account: dict, row: dict, what: str) -> Refer
 
 def _payees(ctx: GroundingContext) -> list[dict]:
     named = used_by_earlier_intents(ctx, "payee")  # no payment recalled, then another sent to the same payee
-    return [p for p in _fresh(ctx, ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id")
+    return [p for p in ctx.fresh(ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id", reads=True)
             if p["name"] not in named]
 
 def _payee_choice(ctx: GroundingContext, payee: dict) -> Choice:
@@ -179,15 +202,9 @@ def _same_as_last(ctx: GroundingContext, account: dict, payee: dict, amount: flo
             "outputs": [Output(money(amount), "the amount of {{my}} last payment to " + payee["name"])],
             "policy_values": [amount]}  # the payment's amount is its row's, negated
 
-def _handoff(ctx: GroundingContext, chance: float, summary: str) -> dict[str, str]:
-    """A refused caller who insists on a person (only as the task's last request)."""
-    insists = ctx.is_last and ctx.rng.random() < chance
-    return {"on_refusal": "transfer" if insists else "accept", "handoff_summary": summary}
-
 def persona(ctx: GroundingContext) -> Persona | None:
     everyone, loans, users = per_database(ctx, _people)
-    roll = ctx.rng.random()
-    cid = ctx.rng.choice(users if roll < 0.08 else loans if roll < 0.6 else everyone)
+    cid = ctx.rng.choice((users, loans, everyone)[ctx.band("authorised_user_persona", "loan_persona")])
     c = ctx.state["customers"].peek(cid)
     said = {"phone_number": c["phone_number"], "date_of_birth": c["date_of_birth"], "zip_code": c["address"]["zip"]}
     return Persona(name=f"{c['first_name']} {c['last_name']}",
@@ -202,15 +219,15 @@ def ground_transfer_between_accounts(ctx: GroundingContext) -> IntentDraft | Non
         source = ctx.choose(_spending(ctx, *_OWNERS))
     targets = [a for a in _accounts(ctx, *_OWNERS) if a["account_id"] != source["account_id"] and a["status"] == "open"]
     loans = [a for a in targets if a["type"] == "loan"]
-    target = ctx.choose(loans if loans and ctx.rng.random() < 0.85 else targets)
+    target = ctx.choose(loans if loans and ctx.chance("loan_transfer") else targets)
     loan = target["type"] == "loan"
-    payoff = loan and ctx.rng.random() < 0.35 and target["balance"] <= available(source)
+    payoff = loan and ctx.chance("loan_payoff") and target["balance"] <= available(source)
     amount = (target["balance"] if payoff else target["loan"]["monthly_payment"]) if loan else \
         ctx.rng.choice([100, 200, 250, 500, 750, 1000, 1500])
     args = {"from_account_id": source["account_id"], "to_account_id": target["account_id"], "amount": amount}
     need(amount <= available(source))
-    found = ctx.violations("transfer_between_accounts", args)
-    need(len(found) == int(ctx.want_challenge))
+    refusal = ctx.challenged("transfer_between_accounts", args, {"owner_or_joint_owner": _AUTHORISED,
+                             "savings_transfer_limit": Refusal("savings_withdrawals", "6 transfers", "savings_limit")})
     src, dst = _account_ref(ctx, source, "from_account"), _account_ref(ctx, target, "to_account")
     ref = Reference(src.phrase, {**src.facts, **dst.facts}, [*src.choices, *dst.choices],
                     {"get_account_details": [*src.reads["get_account_details"], *dst.reads["get_account_details"]]},
@@ -221,12 +238,9 @@ def ground_transfer_between_accounts(ctx: GroundingContext) -> IntentDraft | Non
     outputs, facts = ([Output(money(amount), ask)], {}) if loan else ([], {"amount": money(amount)})
     mood = Mood("{{I}} want to " + ("be free of {{my}} loan" if payoff else "get ahead on {{my}} loan"), "positive",
                 2 if payoff else 1, None) if loan else Mood("{{I}} need to move some money around", "neutral", 1, None)
-    if ctx.want_challenge:
-        need(found[0].rule in ("owner_or_joint_owner", "savings_transfer_limit"))
-        refusal = _AUTHORISED if found[0].rule == "owner_or_joint_owner" else \
-            Refusal("savings_withdrawals", "6 transfers", "savings_limit")
-        return draft(refusal.kind or "transfer_authorised_user", "transfer_between_accounts", args, request, ref,
-                     refusal=refusal, facts=facts, mood=mood)
+    if refusal:
+        return draft("transfer_authorised_user", "transfer_between_accounts", args, request, ref, refusal=refusal,
+                     facts=facts, mood=mood)
     kind = "loan_payoff" if payoff else "loan_payment" if loan else "transfer"
     return draft(kind, "transfer_between_accounts", args, request, ref, facts=facts, outputs=outputs, mood=mood,
                  decline="leave the loan as it is" if loan else None)
@@ -237,17 +251,17 @@ def ground_pay_payee(ctx: GroundingContext) -> IntentDraft | None:
     left = DAILY_PAYEE_LIMIT[owner_tier(ctx.state, account)] - sum(-t["amount"] for t in _rows(
         ctx, account, "payee_payment") if t["sent_on"] == TODAY and t["status"] != "reversed")
     last = _last_payment(ctx, account, payee)
-    same = not ctx.want_challenge and last is not None and ctx.rng.random() < 0.9
+    same = not ctx.want_challenge and last is not None and ctx.chance("repeat_payment")
     if ctx.want_challenge and _role(ctx, account) != "authorised_user":
-        need(ctx.rng.random() < 0.35)  # most callers can overshoot their daily limit: leave room for other challenges
+        need(ctx.chance("daily_limit_challenge"))
         amount = ctx.choose([a for a in (left + 250, left + 500, left + 1000, 2 * left) if 0 < a <= available(account)])
         amount = round(amount / 100) * 100 + 100
     else:
         amount = last if same else ctx.rng.choice([40, 75, 120, 200, 350, 500, 800])
     args = {"from_account_id": account["account_id"], "payee_id": payee["payee_id"], "amount": amount}
     need(amount <= available(account))
-    found = ctx.violations("pay_payee", args)
-    need(len(found) == int(ctx.want_challenge))
+    refusal = ctx.challenged("pay_payee", args, {"owner_or_joint_owner": _AUTHORISED, "daily_payee_limit": Refusal(
+        "daily_limit", "daily payment limit", "over_daily_limit")})
     ref = _account_ref(ctx, account, "from_account")
     mood = Mood("{{I}} need to pay " + payee["name"], "neutral", 1, 1)
     if same:
@@ -258,58 +272,53 @@ def ground_pay_payee(ctx: GroundingContext) -> IntentDraft | None:
     request = [f"pay {payee['name']} ${money(amount)} from {ref.phrase}",
                f"send ${money(amount)} to {payee['name']} from {ref.phrase}"]
     facts = {"payee": payee["name"], "amount": money(amount)}
-    if ctx.want_challenge:
-        need(found[0].rule in ("owner_or_joint_owner", "daily_payee_limit"))
-        refusal = _AUTHORISED if found[0].rule == "owner_or_joint_owner" else \
-            Refusal("daily_limit", "daily payment limit", "over_daily_limit")
-        return draft(refusal.kind or "pay_authorised_user", "pay_payee", args, request, ref, refusal=refusal,
+    if refusal:
+        return draft("pay_authorised_user", "pay_payee", args, request, ref, refusal=refusal,
                      facts=facts, choices=[_payee_choice(ctx, payee)], evidence=["get_transactions"],
                      reads={"get_transactions": [{"account_id": account["account_id"]}]}, mood=mood,
-                     **_handoff(ctx, 0.3, f"caller wants to pay {payee['name']} {money(amount)}, refused by policy"))
+                     **ctx.handoff("payment_insists", f"caller wants to pay {payee['name']} {money(amount)}, refused by policy"))
     return draft("pay", "pay_payee", args, request, ref, facts=facts, choices=[_payee_choice(ctx, payee)], mood=mood)
 
 def ground_reverse_payment(ctx: GroundingContext) -> IntentDraft | None:
-    need(not ctx.want_challenge or ctx.rng.random() < 0.5)  # every payer has settled payments: leave room for others
+    need(not ctx.want_challenge or ctx.chance("settled_reversal_challenge"))
     status = "settled" if ctx.want_challenge else "pending"
     used = used_by_earlier_intents(ctx, "transaction_id")
     account, row = ctx.choose([(a, t) for a in _accounts(ctx, *_OWNERS) for t in _rows(ctx, a, "payee_payment")
                                if t["status"] == status and days_between(t["date"], TODAY) <= 40
                                and t["transaction_id"] not in used])
     args = {"transaction_id": row["transaction_id"]}
-    need(len(ctx.violations("reverse_payment", args)) == int(ctx.want_challenge))
+    refusal = ctx.challenged("reverse_payment", args, Refusal("payment_settled", "cannot be reversed", "reverse_settled"))
     ref = _tx_ref(ctx, account, row, "payment")
     request = [f"stop {ref.phrase} and get the money back", f"recall {ref.phrase}"]
     mood = Mood("{{I}} sent a payment by mistake", "negative", 2, 0)
-    refusal = Refusal("payment_settled", "cannot be reversed") if ctx.want_challenge else None
-    return draft("reverse_settled" if refusal else "reverse", "reverse_payment", args, request, ref, mood=mood,
+    return draft("reverse", "reverse_payment", args, request, ref, mood=mood,
                  refusal=refusal, outputs=[] if refusal else [Output(money(-row["amount"]), "how much comes back",
                                                                      from_goal=True)],
-                 **_handoff(ctx, 0.4 * ctx.want_challenge, "caller wants a settled payment reversed"))
+                 **ctx.handoff("reversal_insists", "caller wants a settled payment reversed", ctx.want_challenge))
 
 def ground_refund_fee(ctx: GroundingContext) -> IntentDraft | None:
-    account, row = ctx.choose([(a, t) for a in _fresh(ctx, _accounts(ctx, *_OWNERS), "account_id")
+    account, row = ctx.choose([(a, t) for a in ctx.fresh(_accounts(ctx, *_OWNERS), "account_id", reads=True)
                                for t in _rows(ctx, a, "fee")
                                if not t["refunded"] and t["date"] >= "2025-08-01" and t.get("fee_kind") != "monthly"])
     args = {"transaction_id": row["transaction_id"]}
-    need(len(ctx.violations("refund_fee", args)) == int(ctx.want_challenge))
+    refusal = ctx.challenged("refund_fee", args, Refusal("fee_refund_used", "allowance", "refund_used"))
     ref = _tx_ref(ctx, account, row, "fee")
     request = [f"have {ref.phrase} refunded", f"get a refund of {ref.phrase}"]
     mood = Mood("{{I}} think the fee was unfair", "negative", 1, None)
-    refusal = Refusal("fee_refund_used", "allowance", "refund_used") if ctx.want_challenge else None
-    return draft(refusal.kind if refusal else "refund", "refund_fee", args, request, ref, refusal=refusal, mood=mood,
+    return draft("refund", "refund_fee", args, request, ref, refusal=refusal, mood=mood,
                  outputs=[] if refusal else [Output(money(-row["amount"]), "how much is refunded", from_goal=True)])
 
 def ground_dispute_transaction(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["dispute_window", "transaction_pending"]) if ctx.want_challenge else None
     ages = {None: (3, DISPUTE_WINDOW_DAYS - 5), "dispute_window": (DISPUTE_WINDOW_DAYS + 1, 100),
             "transaction_pending": (0, 5)}[kind]
-    account, row = ctx.choose([(a, t) for a in _fresh(ctx, _accounts(ctx, *_OWNERS), "account_id")
+    account, row = ctx.choose([(a, t) for a in ctx.fresh(_accounts(ctx, *_OWNERS), "account_id", reads=True)
                                for t in _rows(ctx, a, "card") if not t["disputed"] and -t["amount"] >= 15
                                and (t["status"] == "pending") == (kind == "transaction_pending")
                                and ages[0] <= days_between(t["date"], TODAY) <= ages[1]])
     reason = ctx.rng.choice(sorted(_REASONS))
     args = {"transaction_id": row["transaction_id"], "reason": reason}
-    need(len(ctx.violations("dispute_transaction", args)) == int(bool(kind)))
+    ctx.challenged("dispute_transaction", args)
     ref = _tx_ref(ctx, account, row, "charge")
     request = [f"dispute {ref.phrase}", f"open a dispute on {ref.phrase}"]
     mood = Mood("{{I}} found " + _REASONS[reason][1] + " on {{my}} account", "negative",
@@ -317,11 +326,11 @@ def ground_dispute_transaction(ctx: GroundingContext) -> IntentDraft | None:
     refusal = {"dispute_window": Refusal("dispute_window", "60 days", "dispute_too_old"),
                "transaction_pending": Refusal("transaction_pending", "pending charge", "dispute_pending")}.get(kind)
     credit = Output(money(-row["amount"]), "how much is credited back while it is investigated", from_goal=True)
-    return draft(refusal.kind if refusal else "dispute", "dispute_transaction", args, request, ref, refusal=refusal,
+    return draft("dispute", "dispute_transaction", args, request, ref, refusal=refusal,
                  facts={"dispute_reason": reason}, outputs=[] if refusal else [credit], mood=mood)
 
 def _cards(ctx: GroundingContext, *statuses: str, frozen_by: str | None = None) -> list[dict]:
-    return [c for c in _fresh(ctx, ctx.rows("cards", _customer(ctx)["card_ids"]), "card_id")
+    return [c for c in ctx.fresh(ctx.rows("cards", _customer(ctx)["card_ids"]), "card_id", reads=True)
             if c["status"] in statuses and (frozen_by is None or c["frozen_by"] == frozen_by)]
 
 def ground_set_card_status(ctx: GroundingContext) -> IntentDraft | None:
@@ -332,7 +341,7 @@ def ground_set_card_status(ctx: GroundingContext) -> IntentDraft | None:
                      [f"unfreeze {ref.phrase}", f"take the freeze off {ref.phrase}"], ref,
                      facts={"card_status": "active"}, refusal=Refusal("fraud_hold", "fraud team"),
                      mood=Mood("{{my}} card was blocked and {{I}} cannot pay for anything", "negative", 2, 0),
-                     **_handoff(ctx, 0.5, "caller wants a card on fraud hold unfrozen"))
+                     **ctx.handoff("fraud_hold_insists", "caller wants a card on fraud hold unfrozen"))
     card = ctx.choose(_cards(ctx, "active") + _cards(ctx, "frozen", frozen_by="customer"))
     ref = _card_ref(ctx, card)
     if card["status"] == "frozen":
@@ -349,7 +358,7 @@ _LOST = {"lost": ("{{I}} lost {{my}} card", 2), "stolen": ("{{my}} wallet was st
 def ground_replace_card(ctx: GroundingContext) -> IntentDraft | None:
     card = ctx.choose(_cards(ctx, "active", "frozen"))
     reason = ctx.rng.choice(sorted(_LOST))
-    express = ctx.rng.random() < 0.5
+    express = ctx.chance("express_card")
     ref = _card_ref(ctx, card, account=express)
     fee = EXPRESS_CARD_FEE if express and _customer(ctx)["tier"] != "premier" else 0
     args = {"card_id": card["card_id"], "reason": reason, "express": express}
@@ -368,24 +377,20 @@ def ground_set_card_limit(ctx: GroundingContext) -> IntentDraft | None:
     top = CARD_LIMIT_MAX[owner_tier(ctx.state, account)]
     user = _role(ctx, account) == "authorised_user"
     if ctx.want_challenge:
-        need(user or ctx.rng.random() < 0.4)  # any card can ask too much: leave room for other challenges
+        need(user or ctx.chance("card_limit_challenge"))
         limit = top if user else ctx.rng.choice([top + 500, top + 1000, 2 * top])
     else:
         limit = ctx.choose([v for v in (300, 500, 750, 1000, 1500, 2000, 2500, 4000, 5000)
                             if v <= top and v != card["daily_limit"]])
     args = {"card_id": card["card_id"], "daily_limit": limit}
-    found = ctx.violations("set_card_limit", args)
-    need(len(found) == int(ctx.want_challenge))
+    refusal = ctx.challenged("set_card_limit", args, Refusal("authorised_user", "authorised user", "limit_authorised_user")
+                             if user else Refusal("limit_above_tier", "daily spending limit", "limit_above_tier"))
     ref = _card_ref(ctx, card, account=True)
     request = [f"set the daily limit of {ref.phrase} to ${limit}",
                f"change the daily spending limit on {ref.phrase} to ${limit}"]
     up = limit > card["daily_limit"]
     mood = Mood("{{I}} have " + ("a big purchase coming up" if up else "been spending too much"), "neutral", 1, None)
-    refusal = None if not ctx.want_challenge else \
-        Refusal("authorised_user", "authorised user", "limit_authorised_user") if user else \
-        Refusal("limit_above_tier", "daily spending limit", "limit_above_tier")
-    kind = refusal.kind if refusal else "limit_up" if up else "limit_down"
-    return draft(kind, "set_card_limit", args, request, ref, refusal=refusal, facts={"daily_limit": limit}, mood=mood)
+    return draft("limit_up" if up else "limit_down", "set_card_limit", args, request, ref, refusal=refusal, facts={"daily_limit": limit}, mood=mood)
 
 def ground_create_standing_order(ctx: GroundingContext) -> IntentDraft | None:
     payee = ctx.choose(_payees(ctx))
@@ -393,14 +398,15 @@ def ground_create_standing_order(ctx: GroundingContext) -> IntentDraft | None:
     frequency = ctx.rng.choice(["weekly", "monthly", "monthly"])
     amount = ctx.rng.choice([25, 50, 100, 150, 250, 400] if frequency == "weekly" else [100, 250, 500, 850, 1200])
     last = _last_payment(ctx, account, payee)
-    same = not ctx.want_challenge and last is not None and ctx.rng.random() < 0.85
+    same = not ctx.want_challenge and last is not None and ctx.chance("repeat_standing_order")
     if same:
         frequency, amount = "monthly", last
-    need(not ctx.want_challenge or ctx.rng.random() < 0.5)  # any caller can ask for today: leave room for others
+    need(not ctx.want_challenge or ctx.chance("start_today_challenge"))
     start = TODAY if ctx.want_challenge else shift_date(TODAY, ctx.rng.randint(2, 40))
     args = {"from_account_id": account["account_id"], "payee_id": payee["payee_id"], "amount": amount,
             "frequency": frequency, "start_date": start}
-    need(len(ctx.violations("create_standing_order", args)) == int(ctx.want_challenge))
+    refusal = ctx.challenged("create_standing_order", args,
+                             Refusal("standing_order_start_date", "after today", "standing_order_today"))
     ref = _account_ref(ctx, account, "from_account")
     when = "today" if start == TODAY else f"on {month_day(start)}"
     facts = {"payee": payee["name"], "frequency": frequency, "start_date": start}
@@ -412,8 +418,7 @@ def ground_create_standing_order(ctx: GroundingContext) -> IntentDraft | None:
                      decline="not set up the standing order", **_same_as_last(ctx, account, payee, amount))
     request = [f"set up a {frequency} payment of ${amount} to {payee['name']} from {ref.phrase}, starting {when}",
                f"pay {payee['name']} ${amount} {frequency} from {ref.phrase}, the first payment {when}"]
-    refusal = Refusal("standing_order_start_date", "after today") if ctx.want_challenge else None
-    return draft("standing_order_today" if refusal else "standing_order", "create_standing_order", args, request, ref,
+    return draft("standing_order", "create_standing_order", args, request, ref,
                  refusal=refusal, facts={**facts, "amount": money(amount)}, choices=[_payee_choice(ctx, payee)],
                  mood=mood)
 
@@ -448,5 +453,6 @@ HINTS = TracerHints(
     fact_phrase=fact_phrase,
     # an occasion must agree with the caller (no first home for a mortgage holder) and the task's requests
     situation=situation,
+    rates=BankRates(),
     decision_rate=0.9,  # amount-bearing requests are a minority (payments, transfers, loans): train fell to 112/600
 )

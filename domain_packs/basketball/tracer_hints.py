@@ -31,6 +31,8 @@ from tau_emotion.tracer.hints import (
     Option,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -46,6 +48,21 @@ from tau_emotion.tracer.hints import (
     settle,
     used_by_earlier_intents,
 )
+
+
+class BasketballRates(Rates):
+    #: a ticket order is named by its order number (else by its opponent and date)
+    order_number: Rate = 0.4
+    #: challenges many fans can make, kept from crowding out the others: over the ticket limit, a downgrade, a resale
+    #: above face value
+    over_limit_challenge: Rate = 0.3
+    downgrade_challenge: Rate = 0.5
+    above_face_challenge: Rate = 0.4
+    #: a resale is at face value (else a little below)
+    resale_at_face: Rate = 0.5
+    #: a refused fan insists on a person (as the task's last request): a transfer or a refund; a registration
+    refusal_insists: Rate = 0.3
+    registration_insists: Rate = 0.2
 
 OCCASIONS = [
     ("{{my}} child's birthday is coming up and the Herons are their favourite team", 2, "positive"),
@@ -121,7 +138,7 @@ def _order_ref(ctx: GroundingContext, order: dict) -> Reference:
         game = _game(ctx, o["game_code"])
         return {"order_number": o["order_number"], "opponent": game["opponent"], "date": game["date"]}
     options = [Option(o["order_id"], says(o)) for o in ctx.rows("ticket_orders", _fan(ctx)["ticket_order_ids"])]
-    orders = [("order_number",)] if ctx.rng.random() < 0.4 else [("opponent", "date"), ("order_number",)]
+    orders = [("order_number",)] if ctx.chance("order_number") else [("opponent", "date"), ("order_number",)]
     choice = need(settle("ticket order", order["order_id"], options, says(order), orders))
     said = choice.selectors
     if "order_number" in said:
@@ -188,7 +205,7 @@ def ground_buy_tickets(ctx: GroundingContext) -> IntentDraft | None:
         if o["status"] in ("active", "listed"):
             held[o["game_code"]] = held.get(o["game_code"], 0) + len(o["seats"])
     over = ctx.want_challenge
-    need(not over or ctx.rng.random() < 0.3)  # many fans can ask it: keep it from crowding out the others
+    need(not over or ctx.chance("over_limit_challenge"))
     games = [g for g in _games(ctx) if days_until(g["date"]) >= 1 and (held.get(g["game_code"], 0) > 1 if over
                                                                        else held.get(g["game_code"], 0) == 0)]
     game = ctx.choose(games)
@@ -241,7 +258,7 @@ def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     mood = Mood("{{I}} want better seats for " + _the_game(ref, game), "positive", 1, days_until(game["date"]))
     if ctx.want_challenge:
         section, args, refusal = _refused(ctx, "upgrade_tickets", calls)
-        need(refusal.reason != "no_downgrade" or ctx.rng.random() < 0.5)
+        need(refusal.reason != "no_downgrade" or ctx.chance("downgrade_challenge"))
     else:
         section, args = ctx.choose([c for c in calls if not ctx.violations("upgrade_tickets", c[1])])
         refusal = None
@@ -280,8 +297,8 @@ def ground_transfer_tickets(ctx: GroundingContext) -> IntentDraft | None:
         _, args, refusal = _refused(ctx, "transfer_tickets", [(order, args)])
         return draft(refusal.kind or "transfer_game_day", "transfer_tickets", args, request, ref, refusal=refusal,
                      facts=facts, mood=mood, verify=_today(refusal),
-                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
-                     handoff_summary=f"fan wants ticket order {order['order_number']} transferred to {friend['email']}")
+                     **ctx.handoff("refusal_insists", f"fan wants ticket order {order['order_number']} transferred to "
+                                                      f"{friend['email']}"))
     need(not ctx.violations("transfer_tickets", args))
     return draft("transfer", "transfer_tickets", args, request, ref, facts=facts, mood=mood)
 
@@ -290,9 +307,9 @@ def ground_list_tickets_for_resale(ctx: GroundingContext) -> IntentDraft | None:
     game, face, n = _game(ctx, order["game_code"]), order["face_value"], len(order["seats"])
     days = days_until(game["date"])
     above = ctx.want_challenge and days >= 1
-    need(not above or ctx.rng.random() < 0.4)
+    need(not above or ctx.chance("above_face_challenge"))
     price = float(int(face) + ctx.rng.choice([10, 20, 30])) if above else \
-        (face if ctx.rng.random() < 0.5 else float(max(5, int(face * 0.8) // 5 * 5)))
+        (face if ctx.chance("resale_at_face") else float(max(5, int(face * 0.8) // 5 * 5)))
     args = {"order_id": order["order_id"], "price_each": price}
     ref = _order_ref(ctx, order)
     request = [f"list {ref.phrase} for resale at ${money(price)} each", f"put {ref.phrase} up for resale at "
@@ -375,7 +392,7 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
         program, args = ctx.choose([c for c in calls if not ctx.violations("register_player", c[1])])
         refusal = None
     args["payment_id"], card_choice, card_facts, words = _card(ctx)
-    need(len(ctx.violations("register_player", args)) == int(refusal is not None))
+    ctx.challenged("register_player", args)
     kid = ctx.rng.choice(["child", "kid"])  # a contact (a grandparent, a neighbour) names the player in full
     first = player["name"].split()[0]
     who = f"{{{{my}}}} {kid} {_called(ctx, player)}" if player["guardian_fan_id"] == fan["fan_id"] else player["name"]
@@ -387,8 +404,7 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
     if refusal:
         return draft(refusal.kind, "register_player", args, request, refusal=refusal, facts=facts, choices=choices,
                      reads=reads, evidence=["get_player_details"], mood=mood,
-                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.2 else "accept",
-                     handoff_summary=f"fan wants {player['name']} registered for {program['name']}")
+                     **ctx.handoff("registration_insists", f"fan wants {player['name']} registered for {program['name']}"))
     return draft("register", "register_player", args, request, facts=facts, choices=choices, reads=reads,
                  evidence=["get_player_details", "list_youth_programs"], preferences=[f"pay with {{{{my}}}} {words}"],
                  outputs=[Output(money(program["fee"]), "what the " + program["name"] + " costs")],
@@ -413,8 +429,8 @@ def ground_cancel_registration(ctx: GroundingContext) -> IntentDraft | None:
         _, args, refusal = _refused(ctx, "cancel_registration", [(reg, args)])
         return draft(refusal.kind, "cancel_registration", args, request, refusal=refusal, facts=facts, reads=reads,
                      evidence=["list_youth_programs"], mood=mood,
-                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
-                     handoff_summary=f"fan wants {player['name']}'s registration for {program['name']} refunded")
+                     **ctx.handoff("refusal_insists", f"fan wants {player['name']}'s registration for {program['name']} "
+                                                      f"refunded"))
     need(not ctx.violations("cancel_registration", args))
     refund = reg["fee_paid"] * (1 if days >= FULL_REFUND_DAYS else 0.5)
     return draft("cancel_reg", "cancel_registration", args, request, facts=facts, reads=reads,
@@ -461,4 +477,5 @@ HINTS = TracerHints(
     fact_phrase=fact_phrase,
     visible_ids=frozenset(),
     situation=situation,
+    rates=BasketballRates(),
 )

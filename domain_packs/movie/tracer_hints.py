@@ -29,6 +29,8 @@ from tau_emotion.tracer.hints import (
     Option,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -46,6 +48,28 @@ from tau_emotion.tracer.hints import (
     settle,
     used_by_earlier_intents,
 )
+
+
+class MovieRates(Rates):
+    #: a booking is named by its confirmation code (else by its film, and its date and theatre where needed)
+    confirmation_code: Rate = 0.4
+    #: challenges given up so they do not crowd out the others: a booking for a showing that started or an age-rated
+    #: film (any customer can ask them), a refund of a started showing (many have started), snacks for a started one
+    common_booking_challenge_held_back: Rate = 0.6
+    started_refund_held_back: Rate = 0.7
+    late_snacks_held_back: Rate = 0.6
+    #: a member's booking uses their credits
+    use_credits: Rate = 0.6
+    #: an exchange challenge is for a showing that started; else, it is a second exchange (fewest customers can ask)
+    late_exchange_challenge: Rate = 0.2
+    second_exchange_challenge: Rate = 0.4
+    #: an exchange goes to a dearer format (IMAX or 3D) of the same film
+    format_upgrade: Rate = 0.5
+    #: a showing of another film is a target of an exchange (of a challenge; of any other exchange)
+    other_film_challenge: Rate = 0.5
+    other_film: Rate = 0.15
+    #: a refused group refund insists on a person (as the task's last request)
+    group_refund_insists: Rate = 0.5
 
 OCCASIONS = [
     ("it is {{my}} son's ninth birthday and he has waited weeks for this film", 2, "positive"),
@@ -97,8 +121,7 @@ def _prices(ctx: GroundingContext, fmt: str) -> dict:
     return ctx.state["formats"].peek(fmt)
 
 def _fresh(ctx: GroundingContext, bookings: list[dict]) -> list[dict]:
-    used = used_by_earlier_intents(ctx, "booking_id", reads=True)
-    return [b for b in bookings if b["booking_id"] not in used and b["status"] == "confirmed"]
+    return [b for b in ctx.fresh(bookings, "booking_id", reads=True) if b["status"] == "confirmed"]
 
 def _booking_ref(ctx: GroundingContext, booking: dict) -> Reference:
     """How the customer points at a booking: by its confirmation code, or by its film, theatre and/or day."""
@@ -109,7 +132,7 @@ def _booking_ref(ctx: GroundingContext, booking: dict) -> Reference:
     options = [Option(b["booking_id"], says(b)) for b in _bookings(ctx)]
     orders = [("film",), ("film", "date"), ("film", "theatre", "date")]
     choice = need(settle("booking", booking["booking_id"], options, says(booking),
-                         [("confirmation_code",)] if ctx.rng.random() < 0.4 else orders))
+                         [("confirmation_code",)] if ctx.chance("confirmation_code") else orders))
     said = choice.selectors
     if "confirmation_code" in said:
         words = f" {said['confirmation_code']}"
@@ -244,8 +267,8 @@ def ground_book_tickets(ctx: GroundingContext) -> IntentDraft | None:
     member = _membership(ctx)
     kind = ctx.choose(["book_started", "book_age_rating"] + ["book_credits"] * 3 * bool(member)) \
         if ctx.want_challenge else None
-    if kind in ("book_started", "book_age_rating") and ctx.rng.random() < 0.6:
-        return None  # any customer can ask these: keep them from crowding out the others
+    if kind in ("book_started", "book_age_rating") and ctx.chance("common_booking_challenge_held_back"):
+        return None
     low, high = (-2, 0) if kind == "book_started" else (3, 24 * 8)
     restricted = {f for f, r in ((k, v) for k, v in ctx.state["films"].scan()) if r["rating"] in RESTRICTED_RATINGS}
     shows = [s for s in _shows(ctx, low, high) if kind != "book_age_rating" or s["film_code"] in restricted]
@@ -261,7 +284,7 @@ def ground_book_tickets(ctx: GroundingContext) -> IntentDraft | None:
         cap = ctx.state["tiers"].peek(member["tier_code"])["credits_per_showtime"]
         credits = cap + 1 if member["status"] == "active" and show["format"] == "standard" else 1
         credits = min(credits, n)
-    elif usable and not kind and ctx.rng.random() < 0.6:
+    elif usable and not kind and ctx.chance("use_credits"):
         cap = ctx.state["tiers"].peek(member["tier_code"])["credits_per_showtime"]
         credits = ctx.choose(list(range(1, min(cap, n, member["credits_left"]) + 1)))
     paid = sorted((prices[t["type"]] for t in tickets), reverse=True)[credits:]
@@ -298,17 +321,17 @@ _EXCHANGE_REFUSALS = {"before_showtime": Refusal("showtime_started", "already st
                       "credits_standard_format_only": Refusal("credit_format", "standard", "exchange_credits_format")}
 
 def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
-    late = ctx.want_challenge and ctx.rng.random() < 0.2
+    late = ctx.want_challenge and ctx.chance("late_exchange_challenge")
     own = [b for b in _fresh(ctx, _bookings(ctx)) if len(b["tickets"]) < GROUP_SIZE
            and (-48 < hours_until(_show(ctx, b)["start"]) < 0 if late else hours_until(_show(ctx, b)["start"]) > 2)]
-    if ctx.want_challenge and not late and ctx.rng.random() < 0.4:
+    if ctx.want_challenge and not late and ctx.chance("second_exchange_challenge"):
         own = [b for b in own if b["exchanges"]] or own  # a second exchange, the challenge fewest customers can make
     booking = ctx.choose(own)
     old = _show(ctx, booking)
     n = len(booking["tickets"])
-    upgrade = not ctx.want_challenge and ctx.rng.random() < 0.5  # to a dearer format (IMAX or 3D) of the same film
+    upgrade = not ctx.want_challenge and ctx.chance("format_upgrade")
     targets = [s for s in _shows(ctx, 2, 24 * 8) if s["showtime_id"] != old["showtime_id"]
-               and (s["film_code"] == old["film_code"] or ctx.rng.random() < (0.5 if ctx.want_challenge else 0.15))
+               and (s["film_code"] == old["film_code"] or ctx.chance("other_film_challenge" if ctx.want_challenge else "other_film"))
                and (not upgrade or _prices(ctx, s["format"])["adult"] > _prices(ctx, old["format"])["adult"])]
     if ctx.want_challenge:
         calls = [(s, {"booking_id": booking["booking_id"], "new_showtime_id": s["showtime_id"], "seats": seats})
@@ -358,8 +381,8 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
     # few customers hold a group booking inside the 48 hours: the challenge goes to them whenever they call
     # (drawn by lot, the group refusal was never drawn)
     kind = ("refund_group" if group else "refund_started") if ctx.want_challenge else None
-    if kind == "refund_started" and ctx.rng.random() < 0.7:
-        return None  # many bookings have started: throttle this challenge
+    if kind == "refund_started" and ctx.chance("started_refund_held_back"):
+        return None
     window = {"refund_started": (-72, 0), "refund_group": (0, GROUP_REFUND_HOURS)}.get(kind, (2, 24 * 8))
     own = [b for b in _fresh(ctx, _bookings(ctx)) if window[0] < hours_until(_show(ctx, b)["start"]) < window[1]
            and (kind != "refund_group" or len(b["tickets"]) >= GROUP_SIZE)]
@@ -375,7 +398,7 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
                  "group_refund_window": Refusal("group_refund_window", "48 hours", kind)}
         (_, _, refusal), = need(refused_calls(ctx, "refund_booking", [(booking, args)], table))
         return draft(kind, "refund_booking", args, request, ref, refusal=refusal, mood=mood,
-                     on_refusal="transfer" if kind == "refund_group" and ctx.is_last and ctx.rng.random() < 0.5 else "accept",
+                     on_refusal="transfer" if kind == "refund_group" and ctx.insists("group_refund_insists") else "accept",
                      handoff_summary=f"customer wants a refund of booking {booking['confirmation_code']}")
     need(not ctx.violations("refund_booking", args))
     credits = sum(t["paid_with"] == "credit" for t in booking["tickets"])
@@ -386,8 +409,8 @@ def ground_refund_booking(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_add_concessions(ctx: GroundingContext) -> IntentDraft | None:
     late = ctx.want_challenge
-    if late and ctx.rng.random() < 0.6:
-        return None  # a pre-order for a showing that started: throttled like the other late requests
+    if late and ctx.chance("late_snacks_held_back"):
+        return None
     own = [b for b in _fresh(ctx, _bookings(ctx))
            if (-3 < hours_until(_show(ctx, b)["start"]) < 0 if late else hours_until(_show(ctx, b)["start"]) > 1)]
     booking = ctx.choose(own)
@@ -425,9 +448,7 @@ def ground_change_membership_tier(ctx: GroundingContext) -> IntentDraft | None:
     tiers = {c: r for c, r in ctx.state["tiers"].scan()}
     new = next(c for c in tiers if c != member["tier_code"])
     args = {"membership_id": member["membership_id"], "tier_code": new}
-    found = ctx.violations("change_membership_tier", args)
-    if len(found) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("change_membership_tier", args)
     up = tiers[new]["monthly_fee"] > tiers[member["tier_code"]]["monthly_fee"]
     name = tiers[new]["name"]
     # the member number in the request: said after the decision rule it read as a form ("Your member number is ...")
@@ -463,4 +484,5 @@ HINTS = TracerHints(
                       "exchange_age_rating", "refund_group"],
     fact_phrase=fact_phrase,
     situation=situation,
+    rates=MovieRates(),
 )

@@ -34,6 +34,8 @@ from tau_emotion.tracer.hints import (
     Option,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     TracerHints,
     days_between,
@@ -47,6 +49,20 @@ from tau_emotion.tracer.hints import (
     shift_date,
     used_by_earlier_intents,
 )
+
+
+class RestaurantRates(Rates):
+    #: a booking is named by its booking number (else by its restaurant and date)
+    booking_number: Rate = 0.4
+    #: a guest with no dietary profile states a dietary need; one with no access need states one (a high chair)
+    dietary_need: Rate = 0.3
+    access_need: Rate = 0.2
+    #: a party too large for the restaurant insists on the events team (as the task's last request)
+    large_party_insists: Rate = 0.5
+    #: a late-cancellation challenge is given up (many guests hold a booking inside 24 hours: it would crowd out the
+    #: others); a cancellation the policy allows is inside 24 hours (else weeks ahead)
+    late_cancellation_held_back: Rate = 0.85
+    late_cancellation: Rate = 0.5
 
 OCCASIONS = [
     ("{{I}} {{am}} celebrating {{my}} parents' fortieth wedding anniversary", 3, "positive"),
@@ -111,7 +127,7 @@ def _booking_ref(ctx: GroundingContext, booking: dict) -> Reference | None:
     wanted = options[[o.value for o in options].index(booking["booking_id"])].attrs
     orders = [("restaurant",), ("date",), ("restaurant", "date")]
     choice = settle("booking", booking["booking_id"], options, wanted,
-                    [("booking_number",)] if ctx.rng.random() < 0.4 else orders)
+                    [("booking_number",)] if ctx.chance("booking_number") else orders)
     if choice is None:
         return None
     said = choice.selectors
@@ -211,10 +227,10 @@ def ground_book_table(ctx: GroundingContext) -> IntentDraft | None:
         args["set_menu_code"], facts["set_menu"] = menu["set_menu_code"], menu["name"]
         choices.append(_menu_choice(restaurant, menu))
         request = [f"{r}, with the {menu['name']} for everyone" for r in request]
-    diets = list(_guest(ctx)["dietary_profile"]) or ([ctx.rng.choice(DIETS)] if ctx.rng.random() < 0.3 else [])
+    diets = list(_guest(ctx)["dietary_profile"]) or ([ctx.rng.choice(DIETS)] if ctx.chance("dietary_need") else [])
     if diets and not kind:
         args["dietary_requirements"] = facts["dietary_requirements"] = diets
-    if kind == "not_wheelchair_accessible" or (not kind and ctx.rng.random() < 0.2):
+    if kind == "not_wheelchair_accessible" or (not kind and ctx.chance("access_need")):
         need = "wheelchair" if restaurant["step_free_access"] or kind else "high_chair"
         args["accessibility_requests"] = facts["accessibility_requests"] = [need]
     if notes := [*args.get("dietary_requirements", []), *args.get("accessibility_requests", [])]:  # said, not hidden
@@ -229,7 +245,7 @@ def ground_book_table(ctx: GroundingContext) -> IntentDraft | None:
         keyword = {"party_too_large": "events team", "one_booking_per_day": "one booking per day",
                    "beyond_booking_horizon": "60 days", "not_wheelchair_accessible": "step-free access",
                    "set_menu_required": "set menu"}[kind]
-        transfer = kind == "party_too_large" and ctx.is_last and ctx.rng.random() < 0.5  # a handover ends the task
+        transfer = kind == "party_too_large" and ctx.insists("large_party_insists")
         if kind == "set_menu_required":
             request = [f"{r}, ordering from the menu on the night rather than a set menu" for r in request]
         return draft(kind, "book_table", args, request, facts=facts, refused=True, choices=choices,
@@ -311,7 +327,7 @@ def _party(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDraft 
         reason = "party_too_large" if kind == "too_large" else "too_late_to_change"
         # a group grown above the limit goes to the events team: a guest who insists is handed over (the booking was
         # read first, and a handover may follow that read; a refused new booking has no read to follow)
-        transfer = kind == "too_large" and ctx.is_last and ctx.rng.random() < 0.5
+        transfer = kind == "too_large" and ctx.insists("large_party_insists")
         return draft(f"party_{kind}", "modify_booking", args, request, ref, facts={"new_party_size": new}, refused=True,
                      outputs=[Output("events team" if kind == "too_large" else "4 hours", reason=reason)], mood=mood,
                      on_refusal="transfer" if transfer else "accept",
@@ -338,8 +354,7 @@ def _requests(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     if item in booking[field]:
         return None
     args = {"booking_id": booking["booking_id"], field: [*booking[field], item]}
-    if len(ctx.violations("modify_booking", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("modify_booking", args)
     note = "dietary" if field == "dietary_requirements" else "accessibility"
     request = [f"add {_SAY.get(item, item)} to the {note} notes of {ref.phrase}",
                f"note {_SAY.get(item, item)} on {ref.phrase}"]
@@ -357,8 +372,7 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     menus = [m for m in restaurant["set_menus"] if m["set_menu_code"] != booking["set_menu_code"]]
     menu = ctx.rng.choice(menus)
     args = {"booking_id": booking["booking_id"], "set_menu_code": menu["set_menu_code"]}
-    if len(ctx.violations("modify_booking", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("modify_booking", args)
     request = [f"pre-order the {menu['name']} for everyone on {ref.phrase}", f"add the {menu['name']} to {ref.phrase}"] \
         if booking["set_menu_code"] is None else [f"switch the set menu on {ref.phrase} to the {menu['name']}"] * 2
     mood = Mood("{{I}} want the meal sorted before the day", "positive", 1, days_between(TODAY, booking["date"]))
@@ -384,17 +398,16 @@ def ground_modify_booking(ctx: GroundingContext) -> IntentDraft | None:
     return how(ctx, booking, ref) if ref else None
 
 def ground_cancel_booking(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.85:
-        return None  # many guests hold a booking inside 24 hours: keep this challenge from crowding out the others
-    late = ctx.want_challenge or ctx.rng.random() < 0.5
+    if ctx.want_challenge and ctx.chance("late_cancellation_held_back"):
+        return None
+    late = ctx.want_challenge or ctx.chance("late_cancellation")
     booking = ctx.rng.choice(_upcoming(ctx, *((0, 24) if late else (30, 1440))) or [None])
     ref = booking and _booking_ref(ctx, booking)
     if ref is None:
         return None
     fee = late_fee(ctx.state, booking)
     args = {"booking_id": booking["booking_id"], "charge_late_fee": late and not ctx.want_challenge}
-    if len(ctx.violations("cancel_booking", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("cancel_booking", args)
     request = [f"cancel {ref.phrase}", f"call off {ref.phrase}"]
     mood, rule = Mood("{{my}} plans for that day fell through", "negative", 1, days_between(TODAY, booking["date"])), [late]
     if ctx.want_challenge:
@@ -418,8 +431,7 @@ def ground_join_waitlist(ctx: GroundingContext) -> IntentDraft | None:
     restaurant, date, time = pick
     code = restaurant["restaurant_code"]
     args = {"guest_id": ctx.persona.entity, "restaurant_code": code, "date": date, "time": time, "party_size": party}
-    if len(ctx.violations("join_waitlist", args)) != int(ctx.want_challenge):
-        return None
+    ctx.challenged("join_waitlist", args)
     waiting = [w for _, w in ctx.state["waitlist"].scan() if (w["restaurant_code"], w["date"], w["time"], w["status"])
                == (code, date, time, "waiting")]
     if any(w["guest_id"] == ctx.persona.entity for w in waiting):
@@ -456,4 +468,5 @@ HINTS = TracerHints(
     # an occasion must fit the meal's day, seating and party (old friends in town for a weekend eat on a weekend)
     situation=situation,
     decision_rate=0.9,  # few restaurant requests carry an amount (set menus, late cancellations, deposits)
+    rates=RestaurantRates(),
 )

@@ -24,6 +24,8 @@ from tau_emotion.tracer.hints import (
     Mood,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -39,6 +41,20 @@ from tau_emotion.tracer.hints import (
     pick_fresh,
     pick_instrument,
 )
+
+
+class RetailRates(Rates):
+    #: a swap goes to a dearer variant (where a decision rule on the price difference fits) when there is one
+    dearer_variant: Rate = 0.95
+    #: the user is found by email (else by name and zip code)
+    find_by_email: Rate = 0.6
+    #: a "not pending" cancellation or modification challenge is given up, so it does not crowd out the other kinds
+    not_pending_held_back: Rate = 0.85
+    #: an exchange or return takes two items at once (the policy wants every item collected before the one call)
+    two_items: Rate = 0.6
+    #: an exchange challenge asks to exchange again; else, asks for another product
+    exchange_again: Rate = 0.5
+    other_product: Rate = 0.4
 
 OCCASIONS = [
     ("it is a birthday present for {{my}} daughter", 2, "positive"),
@@ -62,23 +78,18 @@ NEW_ADDRESSES = [
     {"address1": "130 Birch Hollow", "address2": "Suite 8", "city": "Burlington", "state": "VT", "country": "USA", "zip": "05401"},
 ]
 
-
 def _users(db: Any) -> list[str]:
     return [uid for uid, u in db.tables["users"].items() if u["orders"]]
-
 
 def _user(ctx: GroundingContext) -> dict:
     return ctx.state["users"].peek(ctx.persona.entity)
 
-
 def _orders(ctx: GroundingContext, *status: str) -> list[dict]:
     return [o for o in ctx.rows("orders", _user(ctx)["orders"]) if o["status"] in status]
-
 
 def _pick(ctx: GroundingContext, *status: str) -> dict:
     """An order in one of `status` that no earlier intent of the task used (else the grounder gives up)."""
     return need(pick_fresh(ctx, _orders(ctx, *status), "order_id", "order"))
-
 
 def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
     """The address a user gives: the one an earlier request of the task named (one move), else a new one."""
@@ -88,17 +99,14 @@ def _new_address(ctx: GroundingContext, current: dict) -> dict | None:
             return None if _addr_args(said) == _addr_args(current) else said
     return ctx.rng.choice([a for a in NEW_ADDRESSES if _addr_args(a) != _addr_args(current)])
 
-
 def _addr_args(a: dict) -> dict:
     return {("state_code" if k == "state" else k): a.get(k, "") for k in ("address1", "address2", "city", "state", "country", "zip")}
-
 
 def _order(order: dict) -> Reference:
     """The user names an order by its id; the agent reads it before acting on it."""
     oid = order["order_id"]
     return Reference(facts={"order_id": oid}, reads={"get_order_details": [{"order_id": oid}]},
                      evidence=["get_order_details"], reads_first=True)
-
 
 def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None,
              allowed: set[str] | None = None) -> Instrument:
@@ -107,12 +115,10 @@ def _payment(ctx: GroundingContext, charge: float, *, exclude: str | None = None
     return need(pick_instrument(ctx, "payment method", options, lambda o: o.value != exclude and (
         allowed is None or o.value in allowed) and (o.attrs["kind"] != "gift card" or o.attrs["balance"] >= charge)))
 
-
 def _once(order: dict) -> list[dict]:
     """The items of `order` whose product appears once in it (so the product's name picks each)."""
     names = [i["name"] for i in order["items"]]
     return [i for i in order["items"] if names.count(i["name"]) == 1]
-
 
 # how a person names a variant's options: "navy, size small", "large room size, HEPA filter"; an option's
 # value said in words of its own ("water-resistant") comes first, else its option's wording, else the value alone
@@ -124,20 +130,16 @@ _VALUE_WORDS = {("water resistance", "yes"): "water-resistant", ("water resistan
                 ("adjustable", "yes"): "adjustable", ("adjustable", "no"): "fixed", ("waterproof", "yes"): "waterproof",
                 ("waterproof", "no"): "not waterproof", ("backlight", "none"): "no backlight"}
 
-
 def _options(options: dict[str, str]) -> str:
     return ", ".join(_VALUE_WORDS.get((k, v)) or _OPTION_WORDS.get(k, "{}").format(v) for k, v in options.items())
-
 
 def _plural(name: str) -> bool:
     """'Running Shoes', 'Sunglasses': the product names of this store that are plurals end in s."""
     return name.endswith("s")
 
-
 def _a(name: str) -> str:
     """'a pair of Running Shoes', 'an Office Chair', 'a Tablet'."""
     return f"a pair of {name}" if _plural(name) else f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
-
 
 def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | None:
     """An available other variant of the item's product and the choice its stated options settle."""
@@ -147,19 +149,16 @@ def _variant_swap(ctx: GroundingContext, item: dict) -> tuple[dict, Choice] | No
         return None  # not Ungrounded: the caller draws a swap for every item before it gives up
     dearer = [v for v in others if v["price"] - item["price"] >= 20]
     # most people who swap want something better, which costs more: that is where a decision rule fits
-    new = ctx.rng.choice(dearer if dearer and ctx.rng.random() < 0.95 else others)
+    new = ctx.rng.choice(dearer if dearer and ctx.chance("dearer_variant") else others)
     available = [v for v in product["variants"].values() if v["available"]]
     return new, Choice.among("item", new, available, "item_id", lambda v: dict(v["options"]))
-
 
 def _address(a: dict) -> str:
     line = a["address1"] + (f", {a['address2']}" if a.get("address2") else "")
     return f"{line}, {a['city']}, {a['state']} {a['zip']}, {a['country']}"
 
-
 _REASONS = {"no longer needed": "you no longer need it", "ordered by mistake": "you ordered it by mistake"}
 _THE, _VERSION = "the {}".format, "the {} version".format
-
 
 #: the instruction's wording of a known fact ("your new address is 48 Harbor View Rd, Portland, ...")
 fact_phrase = fact_wording({
@@ -177,16 +176,14 @@ fact_phrase = fact_wording({
     "product": ("you are asking about {}", _THE),
 })
 
-
 # --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     uid = ctx.rng.choice(per_database(ctx, _users))
     user = ctx.state["users"].peek(uid)
     name = user["name"]
     facts = {"first_name": name["first_name"], "last_name": name["last_name"]}
-    if ctx.rng.random() < 0.6:
+    if ctx.chance("find_by_email"):
         reads = {"find_user_id_by_email": [{"email": user["email"]}]}
     else:
         reads = {"find_user_id_by_name_zip": [{**facts, "zip": user["address"]["zip"]}]}
@@ -195,14 +192,12 @@ def persona(ctx: GroundingContext) -> Persona | None:
     reads["get_user_details"] = [{"user_id": uid}]
     return Persona(name=f"{name['first_name']} {name['last_name']}", facts=facts, reads=reads, entity=uid)
 
-
 # --------------------------------------------------------------------------- pending orders
-
 
 def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
     reason = ctx.rng.choice(["no longer needed", "ordered by mistake"])
     if ctx.want_challenge:
-        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
+        need(not ctx.chance("not_pending_held_back"))
         order = _pick(ctx, "processed", "delivered")
         return draft("cancel_not_pending", "cancel_pending_order", {"order_id": order["order_id"], "reason": reason},
                      [f"cancel order {order['order_id']}"], _order(order), refusal=Refusal("not_pending", "processed"),
@@ -220,7 +215,6 @@ def ground_cancel_pending_order(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("{{I}} no longer need what {{I}} ordered" if reason == "no longer needed"
                            else "{{I}} ordered something by mistake", "neutral", 1))
 
-
 def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | None:
     order = _pick(ctx, "pending")
     oid = order["order_id"]
@@ -230,7 +224,6 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
                   f"change the shipping address of order {oid} to {_address(new)}"], _order(order),
                  facts={"new_address": dict(new)},
                  mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
-
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
     order = need(pick_fresh(ctx, [o for o in _orders(ctx, "pending") if sum(
@@ -253,12 +246,11 @@ def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | 
                  choices=[pay.choice], outputs=[Output(money(total), "the order total")],
                  decline="keep the order on the payment method it has now", mood=Mood("{{I}} would rather pay another way", "neutral", 1))
 
-
 def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[str, ...], verb: str) -> IntentDraft | None:
     order = _pick(ctx, *statuses)
     once = need(_once(order))
     # often two items at once: the policy wants every item collected before the one call
-    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
+    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.chance("two_items") else 1)
     swaps = [_variant_swap(ctx, item) for item in items]
     need(None not in swaps)
     news = [sw[0] for sw in swaps]
@@ -285,10 +277,9 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
                  decline=f"keep {{{{my}}}} {what} as {'they are' if many else 'it is'}" if diff > 0 else None,
                  mood=Mood(f"the {what} {'are' if many else 'is'} not quite what {{{{I}}}} wanted", "neutral", 1))
 
-
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
-        need(ctx.rng.random() >= 0.85)  # keep 'not pending' from crowding out the other challenge kinds
+        need(not ctx.chance("not_pending_held_back"))
         order = _pick(ctx, "processed")
         item = ctx.choose(_once(order))
         return draft("modify_items_not_pending", "modify_pending_order_items",
@@ -300,9 +291,7 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
                      mood=Mood("{{I}} picked the wrong option", "negative", 2))
     return _swap_intent(ctx, "modify_items", "modify_pending_order_items", ("pending",), "swap")
 
-
 # --------------------------------------------------------------------------- delivered orders
-
 
 def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraft | None:
     """A second return or exchange on an order that already has one."""
@@ -319,7 +308,6 @@ def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraf
                  refusal=Refusal("one_return_or_exchange", "one return"),
                  mood=Mood(f"the {item['name']} is not what {{{{I}}}} hoped for", "negative", 1))
 
-
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
     order = _pick(ctx, "delivered")
@@ -334,7 +322,6 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
                  _order(order),
                  choices=[named[0]], facts={"refund_to": named[1]}, refusal=Refusal("refund_destination", "original payment"),
                  mood=Mood("{{I}} want the money where {{I}} can use it", "neutral", 1))
-
 
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
@@ -352,7 +339,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
     order = _pick(ctx, "delivered")
     once = need(_once(order))
     # often two items: the policy wants every item collected first, and the refund confirmed before the write
-    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.rng.random() < 0.6 else 1)
+    items = ctx.rng.sample(once, 2 if len(once) >= 2 and ctx.chance("two_items") else 1)
     # a refund goes to the method that paid or to a gift card
     gift_cards = {p for p, m in _user(ctx)["payment_methods"].items() if m["source"] == "gift_card"}
     pay = _payment(ctx, 0, allowed={order["payment_history"][0]["payment_id"], *gift_cards})
@@ -370,15 +357,13 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
                  preferences=[f"get the refund on {{{{my}}}} {pay.words}"], outputs=outputs,
                  mood=Mood(f"the {what} did not work out", "negative", 1))
 
-
 def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.5:
+    if ctx.want_challenge and ctx.chance("exchange_again"):
         return _again(ctx, "exchange_again", "exchange_delivered_order_items", "exchange")
     if ctx.want_challenge:
         # most exchanges are possible; asking for another product is one challenge among several
-        return _other_product(ctx) if ctx.rng.random() < 0.4 else None
+        return _other_product(ctx) if ctx.chance("other_product") else None
     return _swap_intent(ctx, "exchange", "exchange_delivered_order_items", ("delivered",), "exchange")
-
 
 def _other_product(ctx: GroundingContext) -> IntentDraft | None:
     """An exchange for an item of another product type, which the policy does not allow."""
@@ -394,9 +379,7 @@ def _other_product(ctx: GroundingContext) -> IntentDraft | None:
                  refusal=Refusal("same_product_only", "same product"),
                  mood=Mood(f"{{{{I}}}} would rather have {_a(product['name'])} than the {item['name']}", "neutral", 1))
 
-
 # --------------------------------------------------------------------------- profile and products
-
 
 def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     user = _user(ctx)
@@ -405,7 +388,6 @@ def ground_modify_user_address(ctx: GroundingContext) -> IntentDraft | None:
     return draft("user_address", "modify_user_address", {"user_id": user["user_id"], **_addr_args(new)},
                  [f"change {{{{my}}}} default address to {_address(new)}", f"update the address on {{{{my}}}} account to {_address(new)}"],
                  facts={"new_address": dict(new)}, mood=Mood("{{I}} {{am}} moving to a new home", "positive", 1))
-
 
 def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
     pid, product = ctx.rng.choice(list(ctx.state["products"].scan()))
@@ -417,7 +399,6 @@ def ground_get_product_details(ctx: GroundingContext) -> IntentDraft | None:
                  choices=[Choice.among("item", v, product["variants"].values(), "item_id", lambda x: dict(x["options"]))],
                  outputs=[Output(money(v["price"]), "the price", from_goal=True)],
                  mood=Mood("{{I}} {{am}} thinking of buying something", "positive", 0))
-
 
 HINTS = TracerHints(
     persona=persona,
@@ -433,4 +414,5 @@ HINTS = TracerHints(
     visible_ids=frozenset({"order_id"}),
     # an occasion must fit the products the task is about (no hiking trip for an office chair)
     situation=situation,
+    rates=RetailRates(),
 )

@@ -38,6 +38,8 @@ from tau_emotion.tracer.hints import (
     Mood,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -55,6 +57,18 @@ from tau_emotion.tracer.hints import (
     shift_date,
     used_by_earlier_intents,
 )
+
+
+class SchoolRates(Rates):
+    #: a section is named by its term and meeting time (else by its number)
+    section_by_time: Rate = 0.5
+    #: the caller is a relative calling for a student (else the student)
+    relative_calls: Rate = 0.4
+    #: a caller refused a full section or one over the credit limit insists on a person (drawn for every refusal; a
+    #: handover only ends a task, so the Tracer rejects one that would not)
+    registration_insists: Rate = 0.3
+    #: an absence challenge reports a day too far back (else the challenge is another absence rule)
+    late_absence_challenge: Rate = 0.6
 
 OCCASIONS = [
     ("{{I}} {{am}} the first in {{my}} family to go to college", 2, "positive"),
@@ -113,7 +127,6 @@ def _may_read(ctx: GroundingContext, tools: tuple[str, ...]) -> dict[str, list[d
     """The reads of the student's record the caller may make (a guardian of an adult: within the releases)."""
     return {t: [{"student_id": _sid(ctx)}] for t in tools if not ctx.violations(t, {"student_id": _sid(ctx)})}
 
-
 def _student_ref(ctx: GroundingContext, *reads: str) -> Reference:
     """The student the request is about: the caller, or the guardian's child named by first name."""
     tools = _may_read(ctx, reads)
@@ -143,7 +156,7 @@ def _section_words(ctx: GroundingContext, section: dict) -> tuple[str, dict, lis
     rows = [_section(ctx, c) for c in course["crns"]]
     says = lambda s: {"term": TERMS[s["term"]], "when": _when(s)}  # noqa: E731
     choice = Choice.among("section", section, rows, "crn", says)
-    if ctx.rng.random() < 0.5 and len(choice.resolve()) == 1 and section["days"]:
+    if ctx.chance("section_by_time") and len(choice.resolve()) == 1 and section["days"]:
         facts = {"course": name, "section_term": TERMS[section["term"]], "section_time": _when(section)}
         return f"{name} in {TERMS[section['term']]}, the section on {_when(section)}", facts, [choice]
     return f"{name}, CRN {section['crn']}", {"course": name, "crn": section["crn"]}, []
@@ -195,7 +208,7 @@ fact_phrase = fact_wording({
 
 def persona(ctx: GroundingContext) -> Persona | None:
     own, kin = per_database(ctx, _callers)
-    sid, cid = ctx.rng.choice(kin if ctx.rng.random() < 0.4 else own)
+    sid, cid = ctx.rng.choice(kin if ctx.chance("relative_calls") else own)
     student = ctx.state["students"].peek(sid)
     guardian = cid != sid
     who = ctx.state["guardians"].peek(cid) if guardian else student
@@ -238,7 +251,7 @@ def ground_enroll_in_section(ctx: GroundingContext) -> IntentDraft | None:
     ref = _student_ref(ctx, "get_academic_record")
     request = [f"register {_who(ctx)}for {words}", f"enroll {_who(ctx)}in {words}"]
     reads = {"search_sections": [{"course_code": course["course_code"]}]}
-    transfer = ctx.rng.random() < 0.3
+    transfer = ctx.chance("registration_insists")
     mood = Mood(_they(ctx, "{{I}} need", "{} needs") + f" {course['title']} for " + _they(ctx, "{{my}}", "their")
                 + " program",
                 "neutral", 2, 3 if section["term"] == "2025FA" else None)
@@ -390,7 +403,7 @@ def ground_report_absence(ctx: GroundingContext) -> IntentDraft | None:
     enrolled = [e for e in _enrolled(ctx) if e["term"] == "2025FA" and _section(ctx, e["crn"])["days"]]
     enrollment = ctx.choose(enrolled)
     section = _section(ctx, enrollment["crn"])
-    if ctx.want_challenge and ctx.rng.random() < 0.6:
+    if ctx.want_challenge and ctx.chance("late_absence_challenge"):
         window = list(range(-ABSENCE_DAYS_BACK - 10, -ABSENCE_DAYS_BACK))
     else:
         window = list(range(-ABSENCE_DAYS_BACK, ABSENCE_DAYS_AHEAD + 1))
@@ -430,4 +443,5 @@ HINTS = TracerHints(
                       "section_full", "credit_limit", "transcript_hold"],
     fact_phrase=fact_phrase,
     situation=situation,
+    rates=SchoolRates(),
 )

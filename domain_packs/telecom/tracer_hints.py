@@ -60,25 +60,19 @@ OCCASIONS = [
 
 MONTHS = {"2024-12": "December", "2025-01": "January", "2025-02": "February"}
 
-
 # --------------------------------------------------------------------------- lookups
-
 
 def _customers(db: Any) -> list[str]:
     return [cid for cid, c in db.tables["customers"].items() if c["account_ids"]]
 
-
 def _accounts(ctx: GroundingContext, cid: str | None = None) -> list[dict]:
     return ctx.rows("accounts", ctx.peek("customers", cid or ctx.persona.entity)["account_ids"])
-
 
 def _lines(ctx: GroundingContext, cid: str | None = None) -> list[dict]:
     return [ctx.peek("lines", lid) for a in _accounts(ctx, cid) for lid in a["line_ids"]]
 
-
 def _catalogue_choice(ctx: GroundingContext, table: str, key: str, value: str, what: str) -> Choice:
     return Choice.among(what, ctx.state[table].peek(value), [row for _, row in ctx.state[table].scan()], key, "name")
-
 
 def _line_ref(ctx: GroundingContext, line: dict) -> Reference:
     """How the caller points at one of their lines: by its phone number."""
@@ -90,28 +84,22 @@ def _line_ref(ctx: GroundingContext, line: dict) -> Reference:
                      reads={"get_account_details": [{"account_id": account["account_id"]}],
                             "get_line_details": [{"line_id": line["line_id"]}]}, evidence=["get_line_details"])
 
-
 def _fresh_line(ctx: GroundingContext, lines: list[dict]) -> dict:
     return need(pick_fresh(ctx, lines, "line_id", "line"))
-
 
 def _payment(ctx: GroundingContext) -> Instrument:
     """A payment method of the caller, worded so it is the only fit."""
     methods = ctx.peek("customers", ctx.persona.entity)["payment_methods"]
     return need(pick_instrument(ctx, "payment method", instrument_options(methods)))
 
-
 # --------------------------------------------------------------------------- wording of facts
-
 
 # the caller's own words for a suspension (the known fact) -> the instruction's second person
 _SUSPENSION_WORDS = {"my phone was stolen": "your phone was stolen", "I am travelling abroad": "you are travelling abroad",
                      "a hospital treatment": "you are going into hospital for treatment"}
 
-
 def _problem(value: str) -> str:  # 'no signal at home' is a noun phrase, 'calls keep dropping' a clause
     return value if value.startswith(("no ", "very ")) else f"that {value}"
-
 
 #: the instruction's wording of a known fact ("the line is 305-555-1799", "your February bill")
 fact_phrase = fact_wording({
@@ -129,9 +117,7 @@ fact_phrase = fact_wording({
     "disputed_charge": ("the charge you dispute is {}", "the charge you dispute is {}"),
 }, unsaid=["payment_last_four_digits"])  # the payment method's words say it ("credit card ending in 3132")
 
-
 # --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     cid = ctx.rng.choice(per_database(ctx, _customers))
@@ -143,9 +129,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    reads={"find_customer_by_phone": [{"phone_number": phone}],
                           "get_customer_details": [{"customer_id": cid}]}, entity=cid)
 
-
 # --------------------------------------------------------------------------- plans
-
 
 #: the policy rule that alone forbids a plan or add-on change -> how it is refused
 _PLAN_REFUSALS = {"suspended_line_frozen": Refusal("line_suspended", "suspended", "plan_on_suspended_line"),
@@ -153,7 +137,6 @@ _PLAN_REFUSALS = {"suspended_line_frozen": Refusal("line_suspended", "suspended"
                   "contract_term": Refusal("contract_term", "contract", "downgrade_under_contract")}
 _ADDON_REFUSALS = {"suspended_line_frozen": Refusal("line_suspended", "suspended", "addon_on_suspended_line"),
                    "roaming_needs_clear_account": Refusal("overdue_balance", "overdue", "roaming_overdue")}
-
 
 def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
     lines = _lines(ctx)
@@ -190,9 +173,7 @@ def ground_change_line_plan(ctx: GroundingContext) -> IntentDraft | None:
                  decline="keep {{my}} current plan" if new > old else None,
                  mood=Mood(event, "neutral", 2 if new < old else 1, None))
 
-
 # --------------------------------------------------------------------------- add-ons
-
 
 def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
     lines = _lines(ctx)
@@ -225,7 +206,6 @@ def ground_add_addon(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("{{I}} " + ("travel soon and need {{my}} phone abroad" if travel else "want more from {{my}} line"),
                            "positive" if travel else "neutral", 2 if travel else 1, 5 if travel else None))
 
-
 def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line["addons"]])
     addon_id = ctx.rng.choice(line["addons"])
@@ -240,7 +220,6 @@ def ground_remove_addon(ctx: GroundingContext) -> IntentDraft | None:
                  choices=[Choice.among("add-on", addon, ctx.rows("addons", line["addons"]), "addon_id", "name")],
                  mood=Mood(event, "neutral", 0, None))
 
-
 # --------------------------------------------------------------------------- suspensions
 
 _SUSPEND = {
@@ -248,7 +227,6 @@ _SUSPEND = {
     "travel": ("{{I}} will be travelling abroad", "I am travelling abroad", "neutral", 1),
     "medical": ("{{I}} {{am}} going into hospital for treatment", "a hospital treatment", "negative", 3),
 }
-
 
 def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "active"])
@@ -265,7 +243,6 @@ def ground_suspend_line(ctx: GroundingContext) -> IntentDraft | None:
                  refusal=Refusal("suspension_too_long", "maximum duration") if too_long else None,
                  mood=Mood(event, valence, stakes, None))
 
-
 def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "suspended"])
     ref = _line_ref(ctx, line)
@@ -273,9 +250,7 @@ def ground_resume_line(ctx: GroundingContext) -> IntentDraft | None:
                  [f"resume {ref.phrase}", f"turn {ref.phrase} back on"], ref,
                  mood=Mood("{{I}} need {{my}} line working again", "positive", 1, 0))
 
-
 # --------------------------------------------------------------------------- devices
-
 
 def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "active"])
@@ -298,19 +273,15 @@ def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
                  preferences=[f"pay with {{{{my}}}} {pay.words}"], decline="keep {{my}} current phone",
                  mood=Mood("{{my}} phone broke", "negative", 2, None))
 
-
 # --------------------------------------------------------------------------- bills
-
 
 def _bills(ctx: GroundingContext) -> list[dict]:
     if len(_accounts(ctx)) != 1:
         return []  # a month names one bill only when the caller has one account
     return [ctx.state["bills"].peek(b) for b in _accounts(ctx)[0]["bill_ids"]]
 
-
 def _bill_choice(ctx: GroundingContext, bill: dict) -> Choice:
     return Choice.among("bill", bill, _bills(ctx), "bill_id", lambda b: {"month": MONTHS[b["period"]]})
-
 
 def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
     bills = [b for b in _bills(ctx) if b["balance"] > 0]
@@ -327,10 +298,8 @@ def ground_pay_bill(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("{{I}} want to clear {{my}} " + month + " bill", "neutral",
                            2 if bill["status"] == "overdue" else 1, 0 if bill["status"] == "overdue" else 7))
 
-
 _DISPUTES = {"Late payment fee": ("late_fee_waiver", "the late payment fee"),
              "Data overage": ("overage_waiver", "the data overage charge")}
-
 
 def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
     found = []
@@ -338,8 +307,7 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
         for item in bill["items"]:
             if item["description"] in _DISPUTES:
                 args = {"bill_id": bill["bill_id"], "amount": item["amount"], "reason": _DISPUTES[item["description"]][0]}
-                problems = ctx.violations("issue_bill_credit", args)
-                if len(problems) == (1 if ctx.want_challenge else 0) and not bill["credits"]:
+                if ctx.fits("issue_bill_credit", args) and not bill["credits"]:
                     found.append((bill, item, args))
     bill, item, args = ctx.choose([f for f in found if f[0]["bill_id"] not in used_by_earlier_intents(ctx, "bill_id")])
     # one disputed charge of its kind on the bill, or "the overage charge" names nothing
@@ -358,9 +326,7 @@ def ground_issue_bill_credit(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[] if refusal else [Output(money(item["amount"]), "how much is credited")],
                  mood=Mood("{{I}} think {{I}} was charged unfairly on {{my}} " + month + " bill", "negative", 1, None))
 
-
 # --------------------------------------------------------------------------- network faults and usage
-
 
 def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line.get("issue")])
@@ -371,7 +337,6 @@ def ground_run_troubleshooting_step(ctx: GroundingContext) -> IntentDraft | None
                  ref, facts={"problem": issue["symptom"]}, verify={"diagnose_line": {"line_id": line["line_id"]}},
                  outputs=[Output("fault cleared", "whether the problem is fixed", from_goal=True)],
                  mood=Mood("{{my}} phone service is not working properly", "negative", 2, 0))
-
 
 def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
     line = _fresh_line(ctx, [line for line in _lines(ctx) if line["status"] == "active"])
@@ -385,7 +350,6 @@ def ground_get_data_usage(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("{{I}} worry {{I}} will run out of data before the month ends", "negative", 1,
                            days_between(TODAY, "2025-03-31")) if worried else
                  Mood("{{I}} want to know where {{I}} stand before the month ends", "neutral", 0, None))
-
 
 HINTS = TracerHints(
     persona=persona,

@@ -43,6 +43,8 @@ from tau_emotion.tracer.hints import (
     Mood,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -58,6 +60,25 @@ from tau_emotion.tracer.hints import (
     refused_calls,
     used_by_earlier_intents,
 )
+
+
+class TelehealthRates(Rates):
+    #: shares of the callers drawn among patients whose insurance lapsed and among caregivers (who make the family
+    #: and consent tasks); the rest: any adult
+    lapsed_persona: Rate = 0.15
+    carer_persona: Rate = 0.25
+    #: a request is for a family member the caller's consent covers (else for the caller)
+    family_member: Rate = 0.45
+    #: a booking challenge is given up: bookings are the most common goal, so other goals keep some challenges
+    booking_challenge_held_back: Rate = 0.4
+    #: a booking is for a visit whose copay is worth weighing (where a decision rule on it fits)
+    weighty_copay: Rate = 0.8
+    #: a rescheduling or refill challenge is one of consent (a family member the caller may not act for)
+    consent_challenge: Rate = 0.4
+    #: a cancellation is of a visit inside the late window when there is one
+    late_cancellation: Rate = 0.8
+    #: a contact update changes the phone number (else the email address)
+    new_phone: Rate = 0.5
 
 # patients are 0 to 90: no occasion that fits only some ages (a new job, a first marathon, a pregnancy)
 OCCASIONS = [
@@ -84,9 +105,7 @@ KEYWORDS = {"consent_required": "valid consent", "patient_only": "only the patie
             "age_restriction": "the ages they see", "duplicate_booking": "already has a scheduled appointment"}
 RELATION = {"parent": "child", "child": "parent", "spouse": "spouse", "friend": "friend"}
 
-
 # --------------------------------------------------------------------------- lookups
-
 
 def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
     """(every adult patient, the adults who hold a consent, those holding a lapsed, revoked or narrow one)."""
@@ -97,18 +116,14 @@ def _adults(db: Any) -> tuple[list[str], list[str], list[str]]:
                                            or len(consents[c]["scope"]) < 3 for c in patients[pid]["held_consent_ids"])]
     return adults, carers, lapsed
 
-
 def _name(row: dict) -> str:
     return f"{row['name']['first_name']} {row['name']['last_name']}"
-
 
 def _caller(ctx: GroundingContext) -> dict:
     return ctx.state["patients"].peek(ctx.persona.entity)
 
-
 def _start(a: dict) -> str:
     return f"{a['date']}T{a['time']}"
-
 
 class _Who(Reference):
     """The patient an intent is about: the caller, or a family member named by name."""
@@ -133,25 +148,21 @@ class _Who(Reference):
         first = patient["name"]["first_name"]
         self.me, self.my, self.for_ = f"{{{{my}}}} {relation} {first}", f"{first}'s", f" for {{{{my}}}} {relation} {name}"
 
-
 def _family(ctx: GroundingContext, scope: str, valid: bool = True) -> list[_Who]:
     """Family members the caller holds a consent for: valid for `scope`, or (valid=False) not valid for it."""
     caller = _caller(ctx)
     return [_Who(ctx, ctx.peek("patients", c["patient_id"]), c) for c in ctx.rows("consents", caller["held_consent_ids"])
             if (active_consent(ctx.state, c["patient_id"], caller["patient_id"], scope) is not None) == valid]
 
-
 def _who(ctx: GroundingContext, scope: str) -> _Who:
     """The caller (mostly) or a family member whose consent covers `scope`."""
     family = _family(ctx, scope)
-    if family and ctx.rng.random() < 0.45:
+    if family and ctx.chance("family_member"):
         return ctx.rng.choice(family)
     return _Who(ctx, _caller(ctx))
 
-
 def _appointments(ctx: GroundingContext, who: _Who) -> list[dict]:
     return [a for a in ctx.rows("appointments", who.patient["appointment_ids"]) if a["status"] == "scheduled" and _start(a) > NOW]
-
 
 def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tuple[Choice, dict, str] | None:
     """How the caller names an appointment: by its provider, and the date when that is not enough."""
@@ -162,33 +173,26 @@ def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tup
     return choice, {"appointment_provider": provider, "appointment_date": appointment["date"]}, \
         f"{who.my} appointment with {provider} {when}"
 
-
 def _wish(who: _Who, specialty: str) -> str:
     """The booking's event: "I want to see a dermatologist soon", "I want my child Ivy to see ..."."""
     return "{{I}} want " + ("" if who.self else who.me + " ") + "to see a " + SPECIALIST[specialty] + " soon"
-
 
 def _open_slots(ctx: GroundingContext, provider_id: str | None, hours: float = 0, not_on: str = "") -> list[dict]:
     """Open future slots (of one provider, or None: of all), at least `hours` ahead and not on the day `not_on`."""
     return [s for _, s in ctx.state["slots"].scan() if provider_id in (None, s["provider_id"]) and s["status"] == "open"
             and _start(s) > NOW and hours_until(_start(s)) >= hours and s["date"] != not_on]
 
-
 def _slot_choice(ctx: GroundingContext, provider_id: str, slot: dict) -> Choice:
     return Choice.among("slot", slot, _open_slots(ctx, provider_id), "slot_id", ("date", "time"))
-
 
 def _peers(ctx: GroundingContext, specialty: str) -> list[dict]:
     return [p for _, p in ctx.state["providers"].scan() if p["specialty"] == specialty]
 
-
 # --------------------------------------------------------------------------- wording
-
 
 def _calling_for(said: list[str]) -> str:
     return f"you are calling for your {join_and([said[0], *(f'your {v}' for v in said[1:])])}" + \
         (" respectively" if len(said) > 1 else "")
-
 
 #: the instruction's wording of a known fact ("the appointment is on June 24", "you want a video visit"); a
 #: plural key is two intents' facts merged, in the intents' order ("... respectively"). The specialty goes unsaid:
@@ -215,14 +219,11 @@ fact_phrase = fact_wording({
                        "the people whose permission you withdraw are {} respectively"),
 }, unsaid=["specialty", "specialties"])
 
-
 # --------------------------------------------------------------------------- persona
-
 
 def persona(ctx: GroundingContext) -> Persona | None:
     adults, carers, lapsed = per_database(ctx, _adults)
-    roll = ctx.rng.random()  # caregivers make the family and consent tasks
-    pid = ctx.rng.choice(lapsed if roll < 0.15 else carers if roll < 0.4 else adults)
+    pid = ctx.rng.choice((lapsed, carers, adults)[ctx.band("lapsed_persona", "carer_persona")])
     patient = ctx.state["patients"].peek(pid)
     name = patient["name"]
     facts = {"first_name": name["first_name"], "last_name": name["last_name"], "date_of_birth": patient["date_of_birth"]}
@@ -230,9 +231,7 @@ def persona(ctx: GroundingContext) -> Persona | None:
                    reads={"verify_patient_identity": [dict(facts)], "get_patient_details": [{"patient_id": pid}]},
                    entity=pid, identified={"session": {"current": {"caller_id": pid}}})
 
-
 # --------------------------------------------------------------------------- consent challenges
-
 
 def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
     """A refill, reschedule or cancellation for a family member whose consent is lapsed, revoked or narrower
@@ -256,16 +255,14 @@ def _consent_challenge(ctx: GroundingContext, goal: str) -> IntentDraft | None:
             slot = ctx.choose(_open_slots(ctx, row["provider_id"], 24, row["date"]))
             args["new_slot_id"] = slot["slot_id"]
             request = [f"move {who.my} appointment with {provider} to {month_day(slot['date'])} at {slot['time']}"]
-    need(len(ctx.violations(goal, args)) == 1)
+    ctx.challenged(goal, args)
     who.reads, who.evidence = {}, []  # without a valid consent the agent reads nothing of theirs
     return draft(f"consent_{why}", goal, args, request, who, facts=facts,
                  refusal=Refusal("consent_required", "valid consent"),
                  mood=Mood("{{I}} look after " + who.patient["name"]["first_name"] + " and need this done",
                            "negative", 2, None))
 
-
 # --------------------------------------------------------------------------- appointments
-
 
 #: a refused booking (one rule, several reasons): words of its reason, the refusal's reason and kind, its evidence
 _BOOKINGS = [("sees patients aged", "age_restriction", "book_age", ["search_providers", "get_provider_details"]),
@@ -275,10 +272,9 @@ _BOOKINGS = [("sees patients aged", "age_restriction", "book_age", ["search_prov
 _BOOK_REFUSALS = {words: Refusal(reason, KEYWORDS[reason], kind) for words, reason, kind, _ in _BOOKINGS}
 _BOOK_EVIDENCE = {kind: reads for _, _, kind, reads in _BOOKINGS}
 
-
 def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.4:
-        return None  # bookings are the most common goal: leave some challenges to the other goals
+    if ctx.want_challenge and ctx.chance("booking_challenge_held_back"):
+        return None
     who = _who(ctx, "appointments")
     need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
     free: dict[str, list[dict]] = {}
@@ -298,7 +294,7 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
         candidates = [c for c in candidates if c[2].kind == kind]
     else:
         candidates = [(item, args, None) for item, args in calls if not ctx.violations("book_appointment", args)]
-        if ctx.rng.random() < 0.8:  # a copay worth weighing lets the caller set a condition on it (a decision rule)
+        if ctx.chance("weighty_copay"):
             candidates = [c for c in candidates if (coverage(ctx.state, who.patient, c[0][0])["copay"] or 0) >= 20] \
                 or candidates
         need(candidates)
@@ -330,9 +326,8 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood(_wish(who, specialty), "neutral", 2,
                            days_between(TODAY, slot["date"])))
 
-
 def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.4:
+    if ctx.want_challenge and ctx.chance("consent_challenge"):
         return _consent_challenge(ctx, "reschedule_appointment")
     who = _who(ctx, "appointments")
     used, options = used_by_earlier_intents(ctx, "appointment_id", reads=True), []
@@ -340,7 +335,7 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
         if a["appointment_id"] not in used and (later := _open_slots(ctx, a["provider_id"], 24, a["date"])):
             slot = ctx.rng.choice(later)
             args = {"appointment_id": a["appointment_id"], "new_slot_id": slot["slot_id"]}
-            if len(ctx.violations("reschedule_appointment", args)) == (1 if ctx.want_challenge else 0):
+            if ctx.fits("reschedule_appointment", args):
                 options.append((a, slot, args))
     a, slot, args = ctx.choose(options)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
@@ -362,7 +357,6 @@ def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
                  mood=Mood("something came up and {{I}} cannot make " + phrase, "neutral", 1,
                            days_between(TODAY, slot["date"])))
 
-
 def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
         return _consent_challenge(ctx, "cancel_appointment")
@@ -371,7 +365,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
     rows = need([a for a in _appointments(ctx, who) if a["appointment_id"] not in used
                  and not ctx.violations("cancel_appointment", {"appointment_id": a["appointment_id"]})])
     late = [a for a in rows if hours_until(_start(a)) < LATE_WINDOW_HOURS]
-    a = ctx.rng.choice(late if late and ctx.rng.random() < 0.8 else rows)
+    a = ctx.rng.choice(late if late and ctx.chance("late_cancellation") else rows)
     choice, facts, phrase = need(_appointment_ref(ctx, who, a))
     fee = LATE_CANCEL_FEE if hours_until(_start(a)) < LATE_WINDOW_HOURS else 0
     return draft("cancel_late" if fee else "cancel", "cancel_appointment", {"appointment_id": a["appointment_id"]},
@@ -381,9 +375,7 @@ def ground_cancel_appointment(ctx: GroundingContext) -> IntentDraft | None:
                  policy_values=[fee] if fee else [], decline="keep the appointment" if fee else None,
                  mood=Mood("{{I}} no longer need " + phrase, "neutral", 1 if not fee else 2, None))
 
-
 # --------------------------------------------------------------------------- prescriptions
-
 
 def _refill_problem(ctx: GroundingContext, rx: dict) -> list[Refusal]:
     """The refusal of every refill rule the prescription fails (the rules module stops at the first)."""
@@ -396,9 +388,8 @@ def _refill_problem(ctx: GroundingContext, rx: dict) -> list[Refusal]:
         ("refill_too_early", "refill_too_early", days_between(rx["last_filled"], TODAY) < EARLY_REFILL_DAYS),
         ("controlled_needs_visit", "refill_controlled", rx["controlled"] and not recent)) if broken]
 
-
 def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.rng.random() < 0.4:
+    if ctx.want_challenge and ctx.chance("consent_challenge"):
         return _consent_challenge(ctx, "request_refill")
     who = _who(ctx, "prescriptions")
     rows = ctx.rows("prescriptions", who.patient["prescription_ids"])
@@ -434,9 +425,7 @@ def ground_request_refill(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(str(rx["refills_left"] - 1), "how many refills are left afterwards", from_goal=True)],
                  mood=mood)
 
-
 # --------------------------------------------------------------------------- coverage and records
-
 
 def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
     who = _Who(ctx, _caller(ctx))
@@ -456,7 +445,6 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
                  mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
 
-
 def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "records")
     need(who.pid not in used_by_earlier_intents(ctx, "patient_id"))
@@ -472,9 +460,7 @@ def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
                      " last visit" if visit["date"] == max(v["date"] for v in visits)
                      else " visit on " + month_day(visit["date"])), "neutral", 1, None))
 
-
 # --------------------------------------------------------------------------- contact details and consents
-
 
 def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
@@ -483,7 +469,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
                           if w.pid not in used_by_earlier_intents(ctx, "patient_id")])
         phone = f"{caller['phone'][:3]}-555-{(int(who.pid[1:]) * 7) % 10000:04d}"
         args = {"patient_id": who.pid, "phone": phone}
-        need(len(ctx.violations("update_contact_info", args)) == 1)
+        ctx.challenged("update_contact_info", args)
         who.reads, who.evidence = {}, []
         return draft("contact_for_family", "update_contact_info", args,
                      [f"change {who.my} phone number to {phone}"], who, facts={"new_phone": phone},
@@ -491,7 +477,7 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
                      mood=Mood(who.patient["name"]["first_name"] + " has a new phone number", "neutral", 1, None))
     need(caller["patient_id"] not in used_by_earlier_intents(ctx, "patient_id"))
     who = _Who(ctx, caller)
-    if ctx.rng.random() < 0.5:
+    if ctx.chance("new_phone"):
         phone = f"{caller['phone'][:3]}-555-{(int(caller['patient_id'][1:]) * 13) % 10000:04d}"
         need(phone != caller["phone"])
         args, facts, what = {"patient_id": who.pid, "phone": phone}, {"new_phone": phone}, f"phone number to {phone}"
@@ -500,7 +486,6 @@ def ground_update_contact_info(ctx: GroundingContext) -> IntentDraft | None:
         args, facts, what = {"patient_id": who.pid, "email": email}, {"new_email": email}, f"email address to {email}"
     return draft("update_contact", "update_contact_info", args, [f"change {{{{my}}}} {what}"], who, facts=facts,
                  mood=Mood("{{I}} changed {{my}} " + what.split(" to ")[0], "neutral", 0, None))
-
 
 def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
     caller = _caller(ctx)
@@ -516,7 +501,6 @@ def ground_revoke_consent(ctx: GroundingContext) -> IntentDraft | None:
                   f"revoke {_name(rep)}'s consent to handle {{{{my}}}} care"], _Who(ctx, caller),
                  facts={"representative": _name(rep)}, choices=[choice],
                  mood=Mood("{{I}} want to handle {{my}} own care from now on", "neutral", 1, None))
-
 
 HINTS = TracerHints(
     persona=persona,
@@ -535,4 +519,5 @@ HINTS = TracerHints(
     # events and occasions must agree with the prescriptions, visits and patients (no "will run out soon" for a
     # supply that lasts weeks yet)
     situation=situation,
+    rates=TelehealthRates(),
 )

@@ -35,6 +35,8 @@ from tau_emotion.tracer.hints import (
     Option,
     Output,
     Persona,
+    Rate,
+    Rates,
     Reference,
     Refusal,
     TracerHints,
@@ -52,6 +54,17 @@ from tau_emotion.tracer.hints import (
     shift_date,
     used_by_earlier_intents,
 )
+
+
+class TravelRates(Rates):
+    #: a trip is named by its trip number (else by its name), unless an earlier request of the task named it
+    trip_number: Rate = 0.4
+    #: a booking redeems loyalty points where they may pay
+    use_points: Rate = 0.4
+    #: a stay challenge of the non-refundable rate is kept (many stays are SAVER: it would crowd out the others)
+    non_refundable_challenge: Rate = 0.4
+    #: a refused traveller insists on a person (as the task's last request)
+    refusal_insists: Rate = 0.3
 
 OCCASIONS = [  # circumstances that fit any trip: a trip's own name says honeymoon, work trip or family holiday
     ("{{I}} {{am}} celebrating {{my}} birthday while away", 2, "positive"),
@@ -113,7 +126,7 @@ def _trip_ref(ctx: GroundingContext, trip: dict) -> Reference:
     """How the traveller points at a trip: by its trip number, or by its name."""
     trips = ctx.rows("itineraries", _traveller(ctx)["itinerary_ids"])
     said = {v for d in ctx.history for k, v in d.facts.items() if k in ("trip_number", "trip_name")}
-    number = trip["trip_number"] in said or (trip["name"] not in said and ctx.rng.random() < 0.4)  # as said before
+    number = trip["trip_number"] in said or (trip["name"] not in said and ctx.chance("trip_number"))  # as said before
     orders = [("trip_number",)] if number else [("name",), ("trip_number",)]
     choice = need(Choice.fewest("trip", trip, trips, "itinerary_id", ("trip_number", "name"), orders))
     if "name" in choice.selectors:
@@ -163,7 +176,7 @@ def _points(ctx: GroundingContext, price: float, kind: str | None) -> int:
     if kind == "points_blocks":
         need(top >= 1 and top * POINTS_BLOCK + 500 <= min(balance, price * 50))
         return top * POINTS_BLOCK + 500
-    return ctx.rng.choice(range(1, top + 1)) * POINTS_BLOCK if top and ctx.rng.random() < 0.4 else 0
+    return ctx.rng.choice(range(1, top + 1)) * POINTS_BLOCK if top and ctx.chance("use_points") else 0
 
 def _refused(ctx: GroundingContext, goal: str, calls: list, refusals: dict[str, Refusal]) -> tuple:
     """A refused call, its reason drawn first (so a reason many calls break does not crowd out the others)."""
@@ -255,7 +268,7 @@ def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
     reads = {} if closed else {"search_hotels": [{"city": city, "check_in": check_in, "check_out": check_out}]}
     mood = Mood("{{I}} want a few more nights in " + city, "positive", 1, days_until(check_in))
     if kind:
-        need(len(ctx.violations("book_hotel_stay", args)) == 1)
+        ctx.challenged("book_hotel_stay", args)
         return draft(kind if closed else f"stay_{kind}", "book_hotel_stay", args, request, ref, facts=facts, mood=mood,
                      refusal=Refusal(kind, _POINTS_WORDS.get(kind, "completed or cancelled trip")), choices=choices,
                      reads=reads, evidence=list(reads))
@@ -273,7 +286,7 @@ def _stay_challenge(ctx: GroundingContext, goal: str) -> tuple[dict, dict, dict,
     calls = [((t, s), {"stay_id": s["stay_id"], "check_in": s["check_in"], "check_out": shift_date(s["check_out"], 1)})
              for t, s in _parts(ctx, "stays") if days_until(s["check_out"]) > 0]
     (trip, stay), args, refusal = _refused(ctx, goal, calls, _STAY_REFUSALS)
-    need(refusal.reason != "non_refundable" or ctx.rng.random() < 0.4)  # many stays are SAVER: keep it from crowding
+    need(refusal.reason != "non_refundable" or ctx.chance("non_refundable_challenge"))
     return trip, stay, args, refusal
 
 def ground_change_hotel_stay_dates(ctx: GroundingContext) -> IntentDraft | None:
@@ -311,8 +324,7 @@ def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
         ref = _part_ref(ctx, trip, stay, "stays")
         return draft(refusal.kind, "cancel_hotel_stay", {"stay_id": stay["stay_id"]},
                      [f"cancel {ref.phrase} and get {{{{my}}}} money back"], ref, refusal=refusal, mood=mood,
-                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
-                     handoff_summary=f"traveller wants stay {stay['stay_id']} cancelled")
+                     **ctx.handoff("refusal_insists", f"traveller wants stay {stay['stay_id']} cancelled"))
     trip, stay = ctx.choose([(t, s) for t, s in _parts(ctx, "stays")
                              if not ctx.violations("cancel_hotel_stay", {"stay_id": s["stay_id"]})])
     return _cancel("cancel_stay", "cancel_hotel_stay", "stays", stay, _part_ref(ctx, trip, stay, "stays"), mood)
@@ -363,13 +375,12 @@ def ground_cancel_tour_booking(ctx: GroundingContext) -> IntentDraft | None:
                                 and days_until(b["date"]) >= 0])
     ref = _part_ref(ctx, trip, booking, "tour_bookings")
     args = {"tour_booking_id": booking["tour_booking_id"]}
-    need(len(ctx.violations("cancel_tour_booking", args)) == int(late))
+    ctx.challenged("cancel_tour_booking", args)
     mood = Mood("{{I}} cannot make the " + booking["tour"] + " after all", "negative", 1, days_until(booking["date"]))
     if late:
         return draft("tour_too_late", "cancel_tour_booking", args, [f"cancel {ref.phrase} and get a refund"], ref,
                      refusal=Refusal("tour_cancellation_window", "48 hours"), mood=mood,
-                     on_refusal="transfer" if ctx.is_last and ctx.rng.random() < 0.3 else "accept",
-                     handoff_summary=f"traveller wants tour booking {booking['tour_booking_id']} refunded")
+                     **ctx.handoff("refusal_insists", f"traveller wants tour booking {booking['tour_booking_id']} refunded"))
     return _cancel("cancel_tour", "cancel_tour_booking", "tour_bookings", booking, ref, mood)
 
 # --------------------------------------------------------------------------- car rentals
@@ -440,7 +451,7 @@ def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
                                    else days_until(r["pickup_date"]) > 0)])
     ref = _part_ref(ctx, trip, rental, "car_rentals")
     args = {"car_rental_id": rental["car_rental_id"]}
-    need(len(ctx.violations("cancel_car_rental", args)) == int(started))
+    ctx.challenged("cancel_car_rental", args)
     mood = Mood("{{I}} will not need the car after all", "neutral", 1, None)
     if started:
         return draft("rental_started", "cancel_car_rental", args,
@@ -459,4 +470,5 @@ HINTS = TracerHints(
                       "trip_closed"],
     fact_phrase=fact_phrase,
     situation=situation,
+    rates=TravelRates(),
 )

@@ -449,7 +449,7 @@ def _cancel_drafts(domain, tries: int = 240):
 
     out = []
     for seed in range(tries):
-        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed), rates=HINTS.rates)
         try:
             ctx.persona = HINTS.persona(ctx)
             ctx.want_challenge = seed % 2 == 1
@@ -526,7 +526,7 @@ def test_a_caller_who_is_the_passenger_speaks_in_the_first_person(domain):
 
     own = other = 0
     for seed in range(400):
-        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed), rates=HINTS.rates)
         try:
             ctx.persona = HINTS.persona(ctx)
             found = HINTS.goals["update_reservation_passengers"](ctx)

@@ -10,6 +10,7 @@ import pytest
 from tau_emotion.core.domain import Domain
 from tau_emotion.domain_packs.bank import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.bank.tools import EXPRESS_CARD_FEE, NEXT_BUSINESS_DAY, TODAY
+from tests.domain_packs.graph_properties import check_graph
 
 DATA = files("tau_emotion.domain_packs.bank").joinpath("data")
 
@@ -295,24 +296,23 @@ def test_hand_tasks_obey_the_rules_follow_the_graph_and_refuse_what_the_rules_fo
             assert rules.violations(state, refused["name"], refused["arguments"]), task.id
 
 
-def test_graph_has_the_papers_size(domain):
+def test_graph_has_every_tool_and_a_density_in_the_band(domain):
     from tau_emotion.tracer.graph import build_graph
     from tau_emotion.tracer.hints import TracerHints
 
-    graph = build_graph(domain, TracerHints(), use_cache=False)
-    assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 99
+    graph = build_graph(domain, TracerHints())
+    check_graph(domain, graph)
     assert graph.entry_tools == ["verify_identity"]
 
 
 # --------------------------------------------------------------------------- Tracer hints and the built splits
 
 
-def test_the_packs_tracer_hints_keep_the_graph_at_the_papers_size(domain):
+def test_the_packs_tracer_hints_keep_the_graph_and_its_gold_paths(domain):
     from tau_emotion.domain_packs.bank.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(domain, HINTS, use_cache=False)
-    assert graph.graph.number_of_nodes() == 17 and graph.graph.number_of_edges() == 99
+    check_graph(domain, build_graph(domain, HINTS), HINTS)
     writes = {name for name, tool in domain.toolset.tools.items() if tool.writes}
     assert set(HINTS.goals) == writes  # a grounder for every write, none for a read
 

@@ -29,7 +29,7 @@ def _contexts(pack: str, seeds: range):
     """A fresh grounding context with a persona for each seed that has one."""
     domain, hints = _domain(pack), _hints(pack).HINTS
     for seed in seeds:
-        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed), rates=hints.rates)
         try:
             ctx.persona = hints.persona(ctx)
         except Ungrounded:

@@ -10,6 +10,7 @@ import pytest
 from tau_emotion.core.domain import Domain
 from tau_emotion.domain_packs.restaurant import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.restaurant.tools import LATE_FEE_PER_GUEST, hours_until
+from tests.domain_packs.graph_properties import check_graph
 
 DATA = files("tau_emotion.domain_packs.restaurant").joinpath("data")
 
@@ -263,21 +264,18 @@ def test_hand_tasks_obey_the_rules_follow_the_graph_and_refuse_what_the_rules_fo
             assert rules.violations(state, refused["name"], refused["arguments"]), task.id
 
 
-def test_graph_has_the_papers_size(domain):
+def test_graph_has_every_tool_and_a_density_in_the_band(domain):
     from tau_emotion.tracer.graph import build_graph
     from tau_emotion.tracer.hints import TracerHints
 
-    graph = build_graph(domain, TracerHints(), use_cache=False)
-    assert graph.graph.number_of_nodes() == 9 and graph.graph.number_of_edges() == 24
-    assert 0.25 <= graph.density <= 0.43
+    check_graph(domain, build_graph(domain, TracerHints()))
 
 
-def test_the_packs_tracer_hints_keep_the_graph_at_the_papers_size(domain):
+def test_the_packs_tracer_hints_keep_the_graph_and_its_gold_paths(domain):
     from tau_emotion.domain_packs.restaurant.tracer_hints import HINTS
     from tau_emotion.tracer.graph import build_graph
 
-    graph = build_graph(domain, HINTS, use_cache=False)
-    assert graph.graph.number_of_nodes() == 9 and graph.graph.number_of_edges() == 24
+    check_graph(domain, build_graph(domain, HINTS), HINTS)
     assert set(HINTS.goals) == {"book_table", "modify_booking", "cancel_booking", "join_waitlist"}
 
 

@@ -40,7 +40,7 @@ def _grounded(pack: str, tries: int = 160):
     out = []
     for seed in range(tries):
         rng = random.Random(seed)
-        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=rng)
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=rng, rates=hints.rates)
         try:
             ctx.persona = hints.persona(ctx)
         except Ungrounded:

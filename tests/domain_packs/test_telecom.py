@@ -121,7 +121,7 @@ def test_a_suspension_reason_does_not_claim_a_length_its_days_contradict(domain)
 
     seen = 0
     for seed in range(120):
-        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed), rates=HINTS.rates)
         try:
             ctx.persona = HINTS.persona(ctx)
             ctx.want_challenge = seed % 2 == 1

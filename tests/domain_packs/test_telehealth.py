@@ -297,7 +297,7 @@ def test_a_doctors_specialty_is_said_once_by_its_request(domain):
     words = {v.replace("_", " "): w for v, w in SPECIALIST.items()}
     seen = 0
     for seed in range(200):
-        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed))
+        ctx = GroundingContext(domain=domain, state=domain.database.state(), persona=None, rng=random.Random(seed), rates=HINTS.rates)
         try:
             ctx.persona = HINTS.persona(ctx)
         except Ungrounded:

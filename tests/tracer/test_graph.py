@@ -6,6 +6,7 @@ import networkx as nx
 import pytest
 
 from tau_emotion.tracer.graph import build_graph, consumed_fields
+from tests.tracer.tiny_pack import HINTS as TINY_HINTS
 
 
 def test_airline_graph_keeps_declared_edges_and_adds_inferred_ones(airline):
@@ -45,7 +46,7 @@ def test_graph_exports(airline):
 def test_domain_without_graph_gets_inferred_edges_and_a_warning(domains):
     nograph = domains.get("tiny_nograph")
     assert nograph.graph_edges is None
-    graph = build_graph(nograph, use_cache=False)
+    graph = build_graph(nograph, TINY_HINTS)
     assert any("declares no tool graph" in w for w in graph.warnings)
     assert all(d["sources"] == ["dataflow"] for _, _, d in graph.graph.edges(data=True))
     # `look` returns no id, so nothing may follow it; mark's item_id refers to the `items` table by name
@@ -59,7 +60,7 @@ def test_mock_without_declared_graph_infers_account_edges(domains):
     mock = domains.get("mock")
     bare = Domain("bare_mock", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
                   load_policy=lambda: mock.policy)
-    graph = build_graph(bare, TracerHints(), use_cache=False)  # no pack gives it hints
+    graph = build_graph(bare, TracerHints())  # no pack gives it hints
     assert graph.warnings and ("find_owner", "get_account") in set(graph.graph.edges)
     assert nx.density(graph.graph) > 0
 
@@ -69,3 +70,16 @@ def test_mock_without_declared_graph_infers_account_edges(domains):
                                                                          "date", "payment_id"})])
 def test_consumed_fields_reach_into_typed_dicts(airline, tool, fields):
     assert set(consumed_fields(airline.toolset[tool])) == fields
+
+
+def test_the_graph_follows_the_hints_it_is_given_whatever_was_built_before(domains):
+    """No graph is remembered between calls: a second build with other hints has their edges (issue 33)."""
+    from tau_emotion.domain_packs.basketball.tracer_hints import HINTS
+    from tau_emotion.tracer.hints import TracerHints
+
+    basketball = domains.get("basketball")
+    hinted = build_graph(basketball, HINTS)
+    bare = build_graph(basketball, TracerHints())
+    assert HINTS.policy_edges and all(hinted.has_edge(a, b) for a, b in HINTS.policy_edges)
+    assert not all(bare.has_edge(a, b) for a, b in HINTS.policy_edges)
+    assert build_graph(basketball, HINTS).edges() == hinted.edges()

@@ -5,10 +5,11 @@ from pydantic import ValidationError
 
 from tau_emotion.tracer.hints import (
     Choice,
-    HintsError,
     Option,
     Reference,
+    Refusal,
     TracerHints,
+    Ungrounded,
     bill,
     difference,
     draft,
@@ -33,14 +34,16 @@ def test_hints_forbid_unknown_fields_and_fill_every_goal_weight():
         TracerHints(persona="not callable")
 
 
-def test_the_hints_of_a_domain_come_from_the_command_manager_only(domains):
-    from tau_emotion.core.domain import Domain
+def test_the_hints_of_a_domain_come_from_the_manager_asked_or_its_own_package(domains, airline):
+    from tau_emotion.core.manager import load_all_plugins
+    from tau_emotion.domain_packs.airline.tracer_hints import HINTS
 
-    loose = Domain("loose", [], load_tasks=lambda: [])
-    with pytest.raises(HintsError, match="domain 'loose': its tracer hints are not resolved yet"):
-        load_hints(loose)  # no hidden manager of every installed plugin to fall back on
-    chain = domains.get("tiny_chain")
-    assert load_hints(chain).entry_tools == ["look"]
+    chain = domains.get("tiny_chain")  # registered by a test plugin, with no package of its own
+    assert load_hints(chain) == TracerHints()  # no hidden manager of every installed plugin to fall back on
+    assert load_hints(chain, load_all_plugins(["tests.tracer.tiny_pack"])).entry_tools == ["look"]
+    # the same answer whatever was asked before, and from the pack's package without a manager
+    assert load_hints(airline).goals == HINTS.goals == load_hints(airline, load_all_plugins()).goals
+    assert load_hints(airline).handoff_tool == "transfer_to_human_agents"
 
 
 def test_draft_puts_the_reference_first():
@@ -301,3 +304,53 @@ def test_policy_checks_see_the_persona_as_identified(domains):
     before, after = anonymous.violations(*call), signed_in.violations(*call)
     assert any(v.rule not in {w.rule for w in after} for v in before)  # a rule about who is calling no longer fires
     assert signed_in.state["session"].peek("current")["caller_id"] is None  # the state itself is not written
+
+
+def test_rates_are_named_typed_fields_that_ctx_draws_with(airline):
+
+    from tau_emotion.tracer.hints import Rate, Rates
+
+    class Knobs(Rates):
+        often: Rate = 0.9
+        seldom: Rate = 0.1
+
+    with pytest.raises(ValidationError):
+        Knobs(often=1.5)  # a probability outside [0, 1]
+    with pytest.raises(ValidationError):
+        Knobs(oftn=0.5)  # a misspelt knob is not ignored
+    ctx = _ctx(airline, seed=4)
+    ctx.rates = Knobs()
+    draws = [ctx.chance("often") for _ in range(400)]
+    assert 0.8 < sum(draws) / 400 < 1.0
+    again = _ctx(airline, seed=4)
+    again.rates = Knobs()
+    assert [again.chance("often") for _ in range(400)] == draws  # one seeded draw per call, as rng.random() < p
+    with pytest.raises(AttributeError, match="no rate 'oftn' in the pack's Knobs \\(rates: often, seldom\\)"):
+        ctx.chance("oftn")
+    bands = [ctx.band("often", "seldom") for _ in range(400)]  # shares 0.9 and 0.1: nothing is left for the rest
+    assert set(bands) == {0, 1} and bands.count(0) > 300
+    ctx.is_last = False
+    assert not any(ctx.insists("often") for _ in range(50))  # only the last request may end in a handover
+    ctx.is_last = True
+    assert ctx.handoff("often", "wants a person", when=False)["on_refusal"] == "accept"
+
+
+def test_challenged_checks_the_challenge_count_and_names_the_refusal(airline):
+    from tau_emotion.domain_packs.airline.tracer_hints import HINTS
+
+    ctx = _ctx(airline, seed=1)
+    ctx.persona = HINTS.persona(ctx)
+    res = ctx.rows("reservations", ctx.state["users"].peek(ctx.persona.entity)["reservations"])[0]
+    args = {"reservation_id": res["reservation_id"]}
+    broken = len(ctx.violations("cancel_reservation", args))
+    refusal = Refusal("cancel_not_covered", "insurance", "cancel_not_allowed")
+    for want in (False, True):
+        ctx.want_challenge = want
+        assert ctx.fits("cancel_reservation", args) == (broken == int(want))
+        if broken == int(want):
+            assert ctx.challenged("cancel_reservation", args, refusal) is (refusal if want else None)
+        else:
+            with pytest.raises(Ungrounded):
+                ctx.challenged("cancel_reservation", args, refusal)
+    assert draft("cancel", "cancel_reservation", args, ["cancel"], refusal=refusal).kind == "cancel_not_allowed"
+    assert draft("cancel", "cancel_reservation", args, ["cancel"], refusal=Refusal("r", "k")).kind == "cancel"

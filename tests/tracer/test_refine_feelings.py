@@ -67,26 +67,27 @@ def test_template_refiner_writes_one_line_per_intent_and_varies(airline, candida
     Validator(airline).check(cand)
 
 
-def test_a_pack_words_the_instruction_facts(airline, candidate, monkeypatch):
+def test_a_pack_words_the_instruction_facts(airline, candidate):
     """`fact_phrase` in the hints: a pack's own wording, the generic one on None, nothing said on ''; a fact the
     request's own words already say is not said again either way."""
     from tau_emotion.tracer.refine import already_said
 
     hints = load_hints(airline)
-    monkeypatch.setattr(hints, "fact_phrase", None)  # a pack without fact_phrase: the Tracer's generic wording
-    generic = TemplateRefiner(airline).refine(candidate, random.Random(1))
+
+    def refined(fact_phrase):
+        return TemplateRefiner(airline, hints.model_copy(update={"fact_phrase": fact_phrase})).refine(
+            candidate, random.Random(1))
+
+    generic = refined(None)  # a pack without fact_phrase: the Tracer's generic wording
     keys = [k for k in generic.known if k not in candidate.persona.facts and k != "preferences"]
     assert keys
-    monkeypatch.setattr(hints, "fact_phrase", lambda key, value: f"<{key}>")
-    worded = TemplateRefiner(airline).refine(candidate, random.Random(1))
+    worded = refined(lambda key, value: f"<{key}>")
     assert worded.known == generic.known
     body = re.sub(r"<\w+>", "", worded.instruction)
     for k in keys:  # worded by the pack, or already said in the request's own words
         assert f"<{k}>" in worded.instruction or already_said(k, generic.known[k], f"<{k}>", body), (k, worded)
-    monkeypatch.setattr(hints, "fact_phrase", lambda key, value: None)
-    assert TemplateRefiner(airline).refine(candidate, random.Random(1)).instruction == generic.instruction
-    monkeypatch.setattr(hints, "fact_phrase", lambda key, value: "")
-    unsaid = TemplateRefiner(airline).refine(candidate, random.Random(1))
+    assert refined(lambda key, value: None).instruction == generic.instruction
+    unsaid = refined(lambda key, value: "")
     assert "<" not in unsaid.instruction and " , " not in unsaid.instruction and ". ." not in unsaid.instruction
     assert unsaid.known == generic.known
 
@@ -127,7 +128,7 @@ def test_one_voice_each_fact_once_and_no_form_block(airline):
     assert seen >= 20
 
 
-def test_a_fact_whose_values_differ_by_request_is_said_in_each_request(airline, monkeypatch):
+def test_a_fact_whose_values_differ_by_request_is_said_in_each_request(airline):
     """Two requests with two reservations (or cards): each request's facts name its own, never a merged
     "your reservation numbers are A and B" that does not say which is whose."""
     from tau_emotion.tracer.grounding import plural_key
@@ -137,8 +138,8 @@ def test_a_fact_whose_values_differ_by_request_is_said_in_each_request(airline, 
                    for d in c.drafts for k in d.facts)
 
     cand = _grounded(airline, lambda c: len(c.drafts) >= 2 and merged(c))
-    monkeypatch.setattr(load_hints(airline), "fact_phrase", lambda key, value: f"<{key}={value}>")
-    instruction = TemplateRefiner(airline).refine(cand, random.Random(1)).instruction
+    hints = load_hints(airline).model_copy(update={"fact_phrase": lambda key, value: f"<{key}={value}>"})
+    instruction = TemplateRefiner(airline, hints).refine(cand, random.Random(1)).instruction
     checked = 0
     for draft in cand.drafts:
         for key, value in draft.facts.items():

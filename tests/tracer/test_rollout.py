@@ -4,6 +4,7 @@ import pytest
 
 from tau_emotion.tracer.build import TracerError, build_tasks
 from tau_emotion.tracer.rollout import RolloutCheck
+from tests.tracer.tiny_pack import HINTS
 
 
 def _script_good(server):
@@ -17,7 +18,7 @@ def test_rollout_keeps_a_task_the_model_solves(domains, openai_server, space):
     rollout.config.options["user"]["user_model"] = "openai/both-user"
     _script_good(openai_server)
     openai_server.script("both-user", {"content": "Please note 'fragile' on item i1."}, {"content": "Thanks! ###STOP###"})
-    report = build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout, space=space)
+    report = build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout, space=space, hints=HINTS)
     assert report.accepted == 1 and not report.rejected
     first = [r for r in openai_server.requests if r["model"] == "both-agent"][0]
     assert {t["function"]["name"] for t in first["tools"]} == {"look", "mark"}
@@ -30,5 +31,6 @@ def test_rollout_rejects_a_task_the_model_fails(domains, openai_server, space):
         openai_server.script("both-agent", {"content": "Sorry, I can't help with that."})
         openai_server.script("both-user", {"content": "Mark item i1 please."}, {"content": "Bye ###STOP###"})
     with pytest.raises(TracerError) as info:
-        build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout, max_candidates=3, space=space)
+        build_tasks(tiny, "train", 1, 0, min_calls=2, rollout=rollout, max_candidates=3, space=space,
+                    hints=HINTS)
     assert "rollout 3" in str(info.value)

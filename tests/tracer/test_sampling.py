@@ -7,10 +7,11 @@ import pytest
 
 from tau_emotion.tracer.graph import build_graph
 from tau_emotion.tracer.sampling import SamplingError, check_lengths, goal_sequence, legal_next, profile_for
+from tests.tracer.tiny_pack import HINTS as TINY_HINTS
 
 
 def test_no_workflow_of_the_requested_length_names_domain_and_longest_path(domains):
-    graph = build_graph(domains.get("tiny_chain"))
+    graph = build_graph(domains.get("tiny_chain"), TINY_HINTS)
     check_lengths(graph, ["mark"], 1, 2)
     with pytest.raises(SamplingError) as info:
         check_lengths(graph, ["mark"], 3, 12)

@@ -247,13 +247,13 @@ def test_situation_rejects_what_the_database_contradicts(airline):
     assert situation(state, cand_for(ahead_rid, ahead_user, None, occasion="this trip is {{my}} honeymoon")) is None
 
 
-def test_validator_applies_the_packs_situation_check(airline, monkeypatch):
+def test_validator_applies_the_packs_situation_check(airline):
     from tau_emotion.tracer.hints import load_hints
 
     calls = [("get_user_details", AMELIA), ("get_reservation_details", {"reservation_id": "VRSB5Q"})]
     cand = make_candidate(airline, {**AMELIA, "reservation_id": "VRSB5Q"}, calls, outputs=["DFW"],
                           evidence=["get_user_details"])
     Validator(airline).check(cand)
-    monkeypatch.setattr(load_hints(airline), "situation", lambda state, c: "the trip already flew")
-    problem = rejected(Validator(airline), cand)
+    hints = load_hints(airline).model_copy(update={"situation": lambda state, c: "the trip already flew"})
+    problem = rejected(Validator(airline, hints=hints), cand)
     assert problem.check == "situation" and problem.detail == "the trip already flew"
