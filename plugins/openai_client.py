@@ -94,6 +94,14 @@ def _namespace(obj: dict[str, Any]) -> SimpleNamespace:
 #: built once: `json.loads(..., object_hook=)` builds a decoder on every call
 _DECODER = json.JSONDecoder(object_hook=_namespace)
 
+#: compact JSON (no blank after `,` and `:`): the defaults send ~7% more bytes per request for the same text
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def encoded(obj: Any) -> bytes:
+    """`obj` as request-body JSON."""
+    return _ENCODE(obj).encode()
+
 
 def _reply(payload: bytes) -> Any:
     """A reply's JSON (as `json.loads` reads bytes) as attribute objects."""
@@ -115,7 +123,7 @@ def _shared_encoded(obj: Any) -> bytes | None:
     if hit is None or hit[0] is not obj:  # an equal object (1 == 1.0) may still encode differently
         if len(_shared) >= SHARED_MAX:
             _shared.clear()
-        hit = _shared[obj] = (obj, json.dumps(obj).encode())
+        hit = _shared[obj] = (obj, encoded(obj))
     return hit[1]
 
 
@@ -170,7 +178,7 @@ class OpenAIClient:
         if shared is not None:
             return shared
         if self._tools[0] is not tools:
-            self._tools = (tools, json.dumps(tools).encode())
+            self._tools = (tools, encoded(tools))
         return self._tools[1]
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[bytes]:
@@ -181,9 +189,9 @@ class OpenAIClient:
         args = dict(self.settings.args)
         extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
         head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
-        parts = [json.dumps(head).encode()[:-1] + b', "messages": [', *self._history(messages), b"]"]
+        parts = [encoded(head)[:-1] + b',"messages":[', *self._history(messages), b"]"]
         if tools:
-            parts += [b', "tools": ', self._tools_encoded(tools)]
+            parts += [b',"tools":', self._tools_encoded(tools)]
         parts.append(b"}")
         return parts
 
@@ -196,8 +204,8 @@ class OpenAIClient:
             count, parts = 0, []
         for message in messages[count:]:
             if parts:
-                parts.append(b", ")
-            parts.append(_shared_encoded(message) or json.dumps(message).encode())
+                parts.append(b",")
+            parts.append(_shared_encoded(message) or encoded(message))
         self._sent = (messages[0], messages[-1], len(messages), parts) if messages else (None, None, 0, [])
         return parts
 
