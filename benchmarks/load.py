@@ -164,6 +164,7 @@ def main() -> None:
             wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             calls = served(base) - calls0
             errors = summary["errors"]  # not by reading every stored transcript back: that would be the peak RSS
+            first_error = next((r.error for r in run.results if r.error), None)
     finally:
         proc.terminate()
         proc.wait()
@@ -176,6 +177,8 @@ def main() -> None:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "load": round(load, 2), "cpus": os.cpu_count(), "trials_in_summary": summary.get("n_trials"),
     }
+    if first_error:
+        figures["first_error"] = first_error[:200]
     print(json.dumps(figures) if args.json else "\n".join(f"{k:24} {v}" for k, v in figures.items()))
 
 

@@ -2,14 +2,15 @@
 
 It serves a model named `openai/NAME`, `hosted_vllm/NAME` or a bare `NAME` whenever an api_base is
 given (or any model with `--agent-client openai`); litellm keeps every other provider. Why a second
-client: at 256 concurrent episodes litellm spent ~5 ms of client CPU per call, the `openai` SDK's
-request building (options, headers, pydantic reply models) ~1 ms and httpx/httpcore ~0.6 ms more,
-so a run on two cores could not keep a model server busy. Here a request is the chat-completions
-body, each history message encoded to JSON once (`body`), POSTed on keep-alive connections shared
+client: at 256 concurrent episodes litellm spent ~5 ms of client CPU per call and the official `openai`
+SDK's `AsyncOpenAI` 13-18 ms (`benchmarks/load.py --client sdk`; docs/scale.md), so a run on two cores
+could not keep a model server busy. Here a request is the chat-completions body in compact JSON, each
+history message encoded once (`body`), POSTed on keep-alive connections shared
 by every client of the run (`http_pool`), and the reply is read with `json.loads` into attribute
 objects. Retries, the per-attempt deadline, reply checks, usage and the error text are shared with
-the litellm client (`model_calls`). Cost comes from litellm's price table file when the model is in
-it, read without importing litellm. No vendor library is imported.
+the litellm client (`model_calls`). Cost comes from litellm's price table file when litellm (the
+`[providers]` extra) is installed and prices the model, read without importing litellm; else it is 0.
+No vendor library is imported.
 """
 
 from __future__ import annotations
