@@ -1,13 +1,16 @@
 """How close the harness gets to a model server's throughput: N concurrent airline episodes on loopback.
 
-    python benchmarks/load.py [--client openai|litellm] [--concurrency 256] [--latency 0.5]
+    python benchmarks/load.py [--client openai|sdk|litellm] [--concurrency 256] [--latency 0.5]
                               [--steps 10] [--episodes 512] [--tasks 64]
 
 A lean fake OpenAI-compatible server runs in its own process (asyncio, keep-alive, no JSON parse of
 the request) and answers every chat completion after exactly `--latency` seconds with one tool call
 (`get_user_details` of a real airline user), so the `tool_calling` agent with the scripted user runs
 `--steps` agent steps per episode (the `stop` plugin's max steps) through the whole harness: episode
-loop, tools on copy-on-write state, scoring, the SQLite writer. Prints one JSON object:
+loop, tools on copy-on-write state, scoring, the SQLite writer. `--client openai` is the shipped lean
+client (hand-written HTTP pool), `sdk` the official `openai` SDK's `AsyncOpenAI` with its httpx pool sized
+to the concurrency (`benchmarks/sdk_client.py`; `pip install openai`), `litellm` the `[providers]` client.
+Prints one JSON object:
 
 - `ideal_rps`: concurrency / latency, what the server could serve if the client cost nothing;
 - `rps`: model calls served / wall seconds of the run (episodes start and end inside that window);
@@ -99,7 +102,7 @@ def served(base: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--client", choices=["openai", "litellm"], default="openai")
+    parser.add_argument("--client", choices=["openai", "sdk", "litellm"], default="openai")
     parser.add_argument("--http", choices=["pool", "aiohttp"], default="pool",
                         help="the openai client's HTTP transport: the hand-written pool or aiohttp")
     parser.add_argument("--concurrency", type=int, default=256)
@@ -136,12 +139,18 @@ def main() -> None:
             from tau_emotion.plugins.litellm_client import import_litellm
 
             import_litellm()  # its import (seconds) is not part of the run's figures
-        else:
+        elif args.client == "sdk":
+            sys.path.insert(0, str(ROOT / "benchmarks"))
             import openai
 
-            openai.AsyncOpenAI(api_key="x")  # its lazy type modules load here, not inside the measured run
+            async def warm() -> None:  # its lazy modules and reply models are built here, not inside the measured run
+                async with openai.AsyncOpenAI(api_key="x", base_url=base, max_retries=0) as client:
+                    await client.chat.completions.create(model="scripted", messages=[{"role": "user", "content": "hi"}])
+
+            asyncio.run(warm())
         with tempfile.TemporaryDirectory() as tmp:
-            config = RunConfig(plugins=["airline"], split="train", n_tasks=n_tasks, trials=trials, agent="tool_calling",
+            plugins = ["airline", *(["sdk_client"] if args.client == "sdk" else [])]
+            config = RunConfig(plugins=plugins, split="train", n_tasks=n_tasks, trials=trials, agent="tool_calling",
                                user="scripted", max_steps=args.steps, concurrency=args.concurrency, seed=0,
                                options={"agent": {"agent_model": "openai/scripted", "agent_api_base": base,
                                                   "agent_client": args.client},
@@ -155,6 +164,7 @@ def main() -> None:
             wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             calls = served(base) - calls0
             errors = summary["errors"]  # not by reading every stored transcript back: that would be the peak RSS
+            first_error = next((r.error for r in run.results if r.error), None)
     finally:
         proc.terminate()
         proc.wait()
@@ -167,6 +177,8 @@ def main() -> None:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "load": round(load, 2), "cpus": os.cpu_count(), "trials_in_summary": summary.get("n_trials"),
     }
+    if first_error:
+        figures["first_error"] = first_error[:200]
     print(json.dumps(figures) if args.json else "\n".join(f"{k:24} {v}" for k, v in figures.items()))
 
 

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from tau_emotion.core.errors import DataError
+from tau_emotion.core.errors import DataError, TauError
 from tau_emotion.emotion_pack.anchors import anchor_rows
 from tau_emotion.emotion_pack.taxonomy import (
     DIMENSION_NAMES,
@@ -67,6 +67,10 @@ WRITE_COMMAND = "python -m tau_emotion.emotion_pack.classifier --write"
 MODEL_FORMAT = 1
 #: logistic-regression settings besides C (which is in the recipe)
 MAX_ITER = 2000
+
+
+#: what to install to train (the shipped model loads without it): `pyproject.toml`'s `classifier` extra
+TRAIN_INSTALL_HINT = "pip install 'tau-emotion[classifier]'"
 
 
 class ModelFileError(DataError):
@@ -343,13 +347,18 @@ class FeelingsClassifier:
 
     @classmethod
     def train(cls, rows: Sequence[dict[str, Any]] | None = None) -> FeelingsClassifier:
-        """Train on anchor `rows` (default: the whole committed bank) plus the lexicon sentences (scikit-learn)."""
-        import scipy
-        import sklearn
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import FeatureUnion
-        from threadpoolctl import threadpool_limits
+        """Train on anchor `rows` (default: the whole committed bank) plus the lexicon sentences (scikit-learn,
+        the `[classifier]` extra; loading and predicting need only numpy)."""
+        try:
+            import scipy
+            import sklearn
+            from sklearn.feature_extraction.text import TfidfVectorizer
+            from sklearn.linear_model import LogisticRegression
+            from sklearn.pipeline import FeatureUnion
+            from threadpoolctl import threadpool_limits
+        except ImportError as exc:
+            raise TauError(f"training the feelings classifier needs scikit-learn ({exc.name} is not installed): "
+                           f"{TRAIN_INSTALL_HINT}") from None
 
         rows = anchor_rows() if rows is None else list(rows)
         started = time.perf_counter()

@@ -142,9 +142,13 @@ def classify_command(text: str | None, file: Path | None, as_json: bool) -> None
 @click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
 def eval_command(as_json: bool) -> None:
     """Held-out anchor accuracy (train on anchors 0-7, test on 8-9) and free-text accuracy, per head."""
+    from tau_emotion.core.errors import TauError
     from tau_emotion.emotion_pack.classifier import HEADS, evaluate
 
-    report = evaluate()
+    try:
+        report = evaluate()  # trains the held-out model: scikit-learn, the `[classifier]` extra
+    except TauError as exc:
+        raise click.ClickException(str(exc)) from None
     if as_json:
         _echo_json(report)
         return

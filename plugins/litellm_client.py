@@ -1,5 +1,9 @@
 """The `litellm` plugin: the default model client, serving every caller of a chat model.
 
+litellm itself is the optional `[providers]` extra (it is ~200 MB): without it the plugin still loads,
+and making a client for a model that needs it is one line naming the extra to install, raised when the
+run starts (the agent's and user's `tau_run_start` make their clients), not once per trial.
+
 Agents, simulated users and Tracer's model-backed steps get their client from the model-client
 catalog (`pm.model_client(settings, config)`); this plugin registers the litellm one. The retry
 options (`--max-retries`, `--retry-wait`, `--model-timeout`) are the `model_calls` plugin's, which
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.util import find_spec
 from typing import Any
 
 from tau_emotion.core import hookimpl
@@ -34,14 +39,31 @@ from tau_emotion.plugins.model_calls import (
 tau_requires = ["model_calls"]
 
 COST_MAP_ENV = "LITELLM_LOCAL_MODEL_COST_MAP"
+#: what to install for litellm (`pyproject.toml`'s `providers` extra)
+INSTALL_HINT = "pip install 'tau-emotion[providers]'"
 
 __all__ = ["EmptyReply", "LitellmClient", "ModelCallError", "RetryOptions", "complete"]
+
+
+def installed() -> bool:
+    """Whether litellm can be imported (without importing it: that takes seconds)."""
+    if "litellm" in sys.modules:
+        return sys.modules["litellm"] is not None
+    return find_spec("litellm") is not None
+
+
+def not_installed(settings: ModelSettings) -> ModelCallError:
+    """The one line for a model only litellm serves, in an install without it."""
+    return ModelCallError(f"model '{settings.model}' needs litellm, which is not installed: {INSTALL_HINT} (an "
+                          "OpenAI-compatible endpoint, given with --agent-api-base or --user-api-base, needs no extra)")
 
 
 def import_litellm() -> Any:
     """litellm, imported with its packaged price map: litellm reads LITELLM_LOCAL_MODEL_COST_MAP once, while it
     imports (else it downloads the map), so the variable is set for the import only and the process environment
     is left as it was."""
+    if not installed():
+        raise ModelCallError(f"litellm is not installed: {INSTALL_HINT}")
     if "litellm" not in sys.modules:
         before = os.environ.get(COST_MAP_ENV)
         os.environ.setdefault(COST_MAP_ENV, "True")
@@ -68,6 +90,8 @@ class LitellmClient:
     """A `ModelClient` over `litellm.acompletion`."""
 
     def __init__(self, settings: ModelSettings, config: RunConfig | None = None, retry: RetryOptions | None = None):
+        if not installed():
+            raise not_installed(settings)
         self.settings = settings
         self.retry = retry or retry_options(config)
 

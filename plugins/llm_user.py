@@ -69,6 +69,8 @@ def tau_register_users(register):
 
 @hookimpl(tryfirst=True)
 def tau_run_start(run):
-    """Check the user model's endpoint before any trial starts (before the run is recorded as started)."""
+    """Check the user model's client and endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.user == "llm":
-        preflight(role_settings(run.config, "user"), run.config, "user", run_id=run.run_id)
+        settings = role_settings(run.config, "user")
+        run.pm.model_client(settings, run.config)  # a client that cannot be made (litellm not installed) stops the run here
+        preflight(settings, run.config, "user", run_id=run.run_id)

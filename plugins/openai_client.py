@@ -2,14 +2,15 @@
 
 It serves a model named `openai/NAME`, `hosted_vllm/NAME` or a bare `NAME` whenever an api_base is
 given (or any model with `--agent-client openai`); litellm keeps every other provider. Why a second
-client: at 256 concurrent episodes litellm spent ~5 ms of client CPU per call, the `openai` SDK's
-request building (options, headers, pydantic reply models) ~1 ms and httpx/httpcore ~0.6 ms more,
-so a run on two cores could not keep a model server busy. Here a request is the chat-completions
-body, each history message encoded to JSON once (`body`), POSTed on keep-alive connections shared
+client: at 256 concurrent episodes litellm spent ~5 ms of client CPU per call and the official `openai`
+SDK's `AsyncOpenAI` 13-18 ms (`benchmarks/load.py --client sdk`; docs/scale.md), so a run on two cores
+could not keep a model server busy. Here a request is the chat-completions body in compact JSON, each
+history message encoded once (`body`), POSTed on keep-alive connections shared
 by every client of the run (`http_pool`), and the reply is read with `json.loads` into attribute
 objects. Retries, the per-attempt deadline, reply checks, usage and the error text are shared with
-the litellm client (`model_calls`). Cost comes from litellm's price table file when the model is in
-it, read without importing litellm. No vendor library is imported.
+the litellm client (`model_calls`). Cost comes from litellm's price table file when litellm (the
+`[providers]` extra) is installed and prices the model, read without importing litellm; else it is 0.
+No vendor library is imported.
 """
 
 from __future__ import annotations
@@ -95,6 +96,14 @@ def _namespace(obj: dict[str, Any]) -> SimpleNamespace:
 #: built once: `json.loads(..., object_hook=)` builds a decoder on every call
 _DECODER = json.JSONDecoder(object_hook=_namespace)
 
+#: compact JSON (no blank after `,` and `:`): the defaults send ~7% more bytes per request for the same text
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def encoded(obj: Any) -> bytes:
+    """`obj` as request-body JSON."""
+    return _ENCODE(obj).encode()
+
 
 def _reply(payload: bytes) -> Any:
     """A reply's JSON (as `json.loads` reads bytes) as attribute objects."""
@@ -116,7 +125,7 @@ def _shared_encoded(obj: Any) -> bytes | None:
     if hit is None or hit[0] is not obj:  # an equal object (1 == 1.0) may still encode differently
         if len(_shared) >= SHARED_MAX:
             _shared.clear()
-        hit = _shared[obj] = (obj, json.dumps(obj).encode())
+        hit = _shared[obj] = (obj, encoded(obj))
     return hit[1]
 
 
@@ -175,7 +184,7 @@ class OpenAIClient:
         if shared is not None:
             return shared
         if self._tools[0] is not tools:
-            self._tools = (tools, json.dumps(tools).encode())
+            self._tools = (tools, encoded(tools))
         return self._tools[1]
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[bytes]:
@@ -186,9 +195,9 @@ class OpenAIClient:
         args = dict(self.settings.args)
         extra = args.pop("extra_body", None) or {}  # as the SDK does: merged into the body (vLLM's own fields)
         head = {"model": self.model, "temperature": self.settings.temperature, **args, **extra}
-        parts = [json.dumps(head).encode()[:-1] + b', "messages": [', *self._history(messages), b"]"]
+        parts = [encoded(head)[:-1] + b',"messages":[', *self._history(messages), b"]"]
         if tools:
-            parts += [b', "tools": ', self._tools_encoded(tools)]
+            parts += [b',"tools":', self._tools_encoded(tools)]
         parts.append(b"}")
         return parts
 
@@ -201,8 +210,8 @@ class OpenAIClient:
             count, parts = 0, []
         for message in messages[count:]:
             if parts:
-                parts.append(b", ")
-            parts.append(_shared_encoded(message) or json.dumps(message).encode())
+                parts.append(b",")
+            parts.append(_shared_encoded(message) or encoded(message))
         self._sent = (messages[0], messages[-1], len(messages), parts) if messages else (None, None, 0, [])
         return parts
 

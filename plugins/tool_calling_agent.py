@@ -52,6 +52,8 @@ def tau_register_agents(register):
 
 @hookimpl(tryfirst=True)
 def tau_run_start(run):
-    """Check the agent model's endpoint before any trial starts (before the run is recorded as started)."""
+    """Check the agent model's client and endpoint before any trial starts (before the run is recorded as started)."""
     if run.config.agent == "tool_calling":
-        preflight(role_settings(run.config, "agent"), run.config, "agent", run_id=run.run_id)
+        settings = role_settings(run.config, "agent")
+        run.pm.model_client(settings, run.config)  # a client that cannot be made (litellm not installed) stops the run here
+        preflight(settings, run.config, "agent", run_id=run.run_id)

@@ -1,7 +1,11 @@
 import os
 import sys
 import textwrap
+from pathlib import Path
 
+# compiled and assertion-rewritten modules are cached even where PYTHONDONTWRITEBYTECODE is set (some sandboxes
+# and CI images set it): compiling the suite's ~200 test modules and the package again costs ~6 s a run
+sys.dont_write_bytecode = False
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # the default results file is per user (~/.local/share/tau/runs.db): tests never write there
@@ -31,8 +35,21 @@ def _monitored_init(self):
 PluginManager.__init__ = _monitored_init
 
 
+def slow_list() -> set[str]:
+    """The test ids and files `tests/slow_tests.txt` names (what the quick loop leaves out, by measured time)."""
+    text = (Path(__file__).parent / "slow_tests.txt").read_text(encoding="utf-8")
+    return {line.split("  #", 1)[0].strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
 def pytest_collection_modifyitems(items):
-    """Tests marked `last` run after every other test (the hook-coverage check needs the whole run)."""
+    """Tests named in slow_tests.txt are marked `slow`; tests marked `last` run after every other test (the
+    hook-coverage check needs the whole run)."""
+    slow = slow_list()
+    for item in items:
+        node = item.nodeid
+        if node in slow or node.split("[", 1)[0] in slow or node.split("::", 1)[0] in slow:
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("last") is not None)
 
 
@@ -44,6 +61,8 @@ def pytest_collection_finish(session):
     """Start the slow trainings the selected tests need in a worker process (see tests/background.py)."""
     from tests import background
 
+    if session.config.option.collectonly:  # nothing will run: a training would only hold the exit
+        return
     used = {name for item in session.items for name in getattr(item, "fixturenames", ())}
     background.start([training for fixture, training in TRAININGS.items() if fixture in used])
 
