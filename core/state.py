@@ -20,6 +20,7 @@ import hashlib
 import json
 import stat
 from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from tau_emotion.core.errors import DataError
 
 _MOD = 1 << 256
 _DELETED = object()
+_ABSENT = object()  # in a savepoint's journal: the row had no overlay entry
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -257,17 +259,28 @@ def _unfrozen(value: Any) -> Any:
 class Table(MutableMapping[str, Any]):
     """One table of a `State`. Reading a row copies it into the overlay, so tools may mutate it."""
 
-    __slots__ = ("_name", "_base", "_overlay")
+    __slots__ = ("_name", "_base", "_overlay", "_saves")
 
-    def __init__(self, name: str, base: Mapping[str, Any], overlay: dict[str, Any]):
+    def __init__(self, name: str, base: Mapping[str, Any], overlay: dict[str, Any], saves: list[dict] | None = None):
         self._name = name
         self._base = base
         self._overlay = overlay
+        self._saves: list[dict[tuple[str, str], Any]] = [] if saves is None else saves
+
+    def _keep(self, key: str) -> None:
+        """Inside a savepoint: remember the row's overlay entry as it was before the first change could reach it."""
+        journal = self._saves[-1]
+        where = (self._name, key)
+        if where not in journal:
+            row = self._overlay.get(key, _ABSENT)
+            journal[where] = row if row is _ABSENT or row is _DELETED else thaw(row)
 
     def __getitem__(self, key: str) -> Any:
         row = self._overlay.get(key)
         if row is _DELETED:
             raise KeyError(key)
+        if self._saves:
+            self._keep(key)
         if row is None:
             if key not in self._base:
                 raise KeyError(key)
@@ -281,6 +294,8 @@ class Table(MutableMapping[str, Any]):
         if row is _DELETED:
             return default
         if row is not None:
+            if self._saves:  # the episode's own row: a tool could change what it peeked
+                self._keep(key)
             return row
         return self._base.get(key, default)
 
@@ -291,11 +306,15 @@ class Table(MutableMapping[str, Any]):
         return row is not None or key in self._base
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if self._saves:
+            self._keep(key)
         self._overlay[key] = _unfrozen(value)
 
     def __delitem__(self, key: str) -> None:
         if key not in self:
             raise KeyError(key)
+        if self._saves:
+            self._keep(key)
         self._overlay[key] = _DELETED
 
     def __iter__(self) -> Iterator[str]:
@@ -322,6 +341,8 @@ class State(Mapping[str, Table]):
         self._db = db
         self._overlays: dict[str, dict[str, Any]] = {}
         self._tables: dict[str, Table] = {}
+        #: open savepoints, innermost last: each maps (table, key) to the row's overlay entry before it
+        self._saves: list[dict[tuple[str, str], Any]] = []
 
     def __getitem__(self, name: str) -> Table:
         table = self._tables.get(name)
@@ -330,8 +351,35 @@ class State(Mapping[str, Table]):
             if base is None:
                 base = {}
             overlay = self._overlays.setdefault(name, {})
-            table = self._tables[name] = Table(name, base, overlay)
+            table = self._tables[name] = Table(name, base, overlay, self._saves)
         return table
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """All or nothing: when the block raises (anything, a timeout included) every row is as before it.
+
+        A savepoint of the overlay: the first time the block can reach a row (reading it to change, peeking
+        at one this episode already changed, setting or deleting it) its entry is kept, so the cost is one
+        row copy per row touched, and nothing for rows the block leaves alone. Savepoints nest: an inner one
+        that succeeds hands what it kept to the outer one."""
+        journal: dict[tuple[str, str], Any] = {}
+        self._saves.append(journal)
+        try:
+            yield
+        except BaseException:
+            self._saves.pop()
+            for (table, key), row in journal.items():
+                overlay = self._overlays.setdefault(table, {})
+                if row is _ABSENT:
+                    overlay.pop(key, None)
+                else:
+                    overlay[key] = row
+            raise
+        self._saves.pop()
+        if self._saves:
+            outer = self._saves[-1]
+            for where, row in journal.items():
+                outer.setdefault(where, row)
 
     def __iter__(self) -> Iterator[str]:
         names = dict.fromkeys(self._db.tables)
