@@ -181,13 +181,31 @@ def read_json(path: str | Path | Any) -> Any:
 
 
 class Database:
-    """An immutable initial snapshot: {table: {key: row}}, frozen (rows, tables and the mapping of tables)."""
+    """An immutable initial snapshot: {table: {key: row}}, frozen (rows, tables and the mapping of tables).
+
+    The row digests it caches are frozen too and its attributes cannot be set: every trial's hash is made from
+    them, so a plugin handed a state (`view.scratch_state().database`) must not be able to change them."""
+
+    __slots__ = ("_tables", "_digests", "_hash", "__weakref__")
 
     def __init__(self, tables: Mapping[str, Mapping[str, Any]]):
-        self._tables: dict[str, dict[str, Any]] = FrozenDict({name: FrozenDict({k: freeze(r) for k, r in rows.items()})
-                                                              for name, rows in tables.items()})  # once per load: ~0.1 s per 150k values
-        self._digests: dict[str, dict[str, int]] | None = None
-        self._hash: int | None = None
+        tables = FrozenDict({name: FrozenDict({k: freeze(r) for k, r in rows.items()})
+                             for name, rows in tables.items()})  # once per load: ~0.1 s per 150k values
+        object.__setattr__(self, "_tables", tables)
+        object.__setattr__(self, "_digests", None)
+        object.__setattr__(self, "_hash", None)
+
+    def __setattr__(self, name: str, value: Any = None) -> None:
+        raise AttributeError(f"a Database is an immutable snapshot: '{name}' cannot be set")
+
+    __delattr__ = __setattr__
+
+    def __getstate__(self) -> dict[str, Any]:  # pickling (an executor sending a domain to a worker)
+        return {name: getattr(self, name) for name in ("_tables", "_digests", "_hash")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_json(cls, path: str | Path | Any) -> Database:
@@ -217,9 +235,10 @@ class Database:
 
     def _ensure_digests(self) -> None:
         if self._digests is None:
-            digests = {t: {k: _row_digest(t, k, r) for k, r in rows.items()} for t, rows in self._tables.items()}
-            self._hash = sum(d for rows in digests.values() for d in rows.values()) % _MOD
-            self._digests = digests
+            digests = FrozenDict({t: FrozenDict({k: _row_digest(t, k, r) for k, r in rows.items()})
+                                  for t, rows in self._tables.items()})
+            object.__setattr__(self, "_hash", sum(d for rows in digests.values() for d in rows.values()) % _MOD)
+            object.__setattr__(self, "_digests", digests)
 
     def row_digest(self, table: str, key: str) -> int | None:
         self._ensure_digests()
