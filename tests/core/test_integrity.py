@@ -323,3 +323,23 @@ def test_an_agent_cannot_write_its_state_or_the_snapshots_hashes_through_the_vie
     assert r.reward == 0.0 and r.parts.db_match is False and r.parts.outputs_found == ["235.5"]
     database = run.domains["mock"].database
     assert database.content_hash == type(database)(database.to_dict()).content_hash
+
+
+# ----------------------------------------------------------------------------- item 6: no gold, no task
+
+
+def test_a_task_without_gold_is_refused_at_load_in_one_line_naming_file_and_task(tau, make_pack):
+    from tau_emotion.core.domain import parse_tasks
+    from tau_emotion.core.errors import DataError
+
+    empty = {"id": "nothing-1", "domain": "mock", "user": {"instruction": "hi"}, "gold": {"actions": [], "outputs": []}}
+    with pytest.raises(DataError, match=r"^t\.json: task 'nothing-1': its gold is empty \(no actions, outputs or reasons\)"):
+        parse_tasks([empty], "t.json", "mock")
+    for gold in ({"outputs": ["1200"]}, {"reasons": ["stolen"]}, {"actions": [{"name": "find_owner"}]}):  # any part will do
+        assert parse_tasks([{**empty, "gold": gold}], "t.json", "mock")[0].id == "nothing-1"
+    data = make_pack("nogoldpack", "nogold")
+    (data / "tasks.json").write_text(json.dumps([{**empty, "domain": "nogold"}]))
+    result = tau("run", "--plugins", "nogoldpack", "--no-progress")
+    assert result.exit_code == 1
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("Error: ") and "tasks.json: task 'nothing-1': its gold is empty" in line
