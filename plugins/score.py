@@ -103,7 +103,9 @@ def score_run(cli: Any, run_id: str, as_json: bool, store_name: str | None, db_p
     run_id = cli.require_run(store, run_id, db_path)
     domains = cli.all_domains(extra)
     changed, n = [], 0
-    for r in store.results(run_id):
+    results = store.results(run_id)
+    lost = cli.unreadable(results)
+    for r in results:
         if r.status != "ok":
             continue
         n += 1
@@ -113,14 +115,19 @@ def score_run(cli: Any, run_id: str, as_json: bool, store_name: str | None, db_p
             changed.append({"task_id": r.task_id, "trial": r.trial, "stored": r.reward, "now": reward,
                             "parts": parts.model_dump(mode="json")})
     if as_json:
-        click.echo(json.dumps({"run_id": run_id, "trials": n, "changed": changed}))
+        click.echo(json.dumps({"run_id": run_id, "trials": n, "changed": changed, **({"unreadable": lost} if lost else {})}))
+        if lost:
+            raise cli.unreadable_error(lost, run_id, "the re-score")
         return
     for c in changed:
         p = c["parts"]
         why = [k for k in ("outputs_missing", "reasons_missing") if p[k]] + ([] if p["db_match"] else ["db"])
         click.echo(f"{c['task_id']:22} trial={c['trial']} {c['stored']:+.0f} -> {c['now']:+.0f}  "
                    f"{' '.join(f'{k}={p[k]}' for k in why if k != 'db') + (' db differs' if 'db' in why else '')}")
-    click.echo(f"{len(changed)} of {n} trial(s) changed reward under the current scorer")
+    click.echo(f"{len(changed)} of {n} trial(s) changed reward under the current scorer"
+               + (f"; {lost} unreadable" if lost else ""))
+    if lost:  # "0 changed" would vouch for trials it never read
+        raise cli.unreadable_error(lost, run_id, "the re-score")
 
 
 @hookimpl

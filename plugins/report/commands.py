@@ -21,6 +21,8 @@ from tau_emotion.core.plugin_cli import (
     role_model_params,
     role_settings_from,
     store_option,
+    unreadable,
+    unreadable_error,
     writable_parent,
 )
 from tau_emotion.core.terminal import safe
@@ -188,6 +190,9 @@ def report_command(run_ids: tuple[str, ...], out: str, by: str, db_path: str, st
     runs = [_load(run_id, db_path, store, extra_plugins) for run_id in run_ids]
     Path(out).write_text(render(runs, by), encoding="utf-8")
     click.echo(f"wrote {out}", err=True)
+    lost = {data.run_id: unreadable(data.results) for data in runs}
+    if any(lost.values()):  # its figures count those rows as errored trials
+        raise unreadable_error(sum(lost.values()), ",".join(k for k, v in lost.items() if v), "the report's figures")
 
 
 def _compare(baseline: str, candidate: str, by: str, db_path: str, store: str | None, extra: tuple[str, ...]) -> dict:

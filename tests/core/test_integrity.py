@@ -343,3 +343,56 @@ def test_a_task_without_gold_is_refused_at_load_in_one_line_naming_file_and_task
     assert result.exit_code == 1
     [line] = result.output.strip().splitlines()
     assert line.startswith("Error: ") and "tasks.json: task 'nothing-1': its gold is empty" in line
+
+
+# ----------------------------------------------------------------------------- item 7: every reader counts what it cannot read
+
+
+def test_every_reader_counts_the_rows_it_cannot_read_and_fails_where_a_figure_would_be_wrong(tau, tmp_path):
+    import sqlite3
+
+    result = tau("run", "--plugins", "mock", "--trials", "3", "--no-progress", "--summary-json", "s.json")
+    assert result.exit_code == 0, result.output
+    run_id = json.loads((tmp_path / "s.json").read_text())["run_id"]
+    db = tmp_path / ".tau" / "runs.db"
+    with sqlite3.connect(db) as conn:  # three damaged rows: cut short, a null reward, no termination
+        rows = conn.execute("SELECT task_id, trial, result FROM trials ORDER BY task_id, trial LIMIT 3").fetchall()
+        damaged = [rows[0][2][: len(rows[0][2]) // 2],
+                   json.dumps({**json.loads(rows[1][2]), "reward": None}),
+                   json.dumps({k: v for k, v in json.loads(rows[2][2]).items() if k != "termination"})]
+        for (task_id, trial, _), text in zip(rows, damaged, strict=True):
+            conn.execute("UPDATE trials SET result = ? WHERE task_id = ? AND trial = ?", (text, task_id, trial))
+
+    listed = tau("runs")
+    assert listed.exit_code == 1 and "3 unreadable trial row(s) in run" in listed.output, listed.output
+    assert "+3 unreadable" in listed.output  # in the run's errors cell
+    as_json = tau("runs", "--json")
+    assert as_json.exit_code == 1 and '"n_unreadable": 3' in as_json.output
+
+    scored = tau("score", run_id)
+    assert scored.exit_code == 1 and "0 of 9 trial(s) changed reward under the current scorer; 3 unreadable" in \
+        scored.output, scored.output
+    assert json.loads(tau("score", run_id, "--json").output.splitlines()[0])["unreadable"] == 3
+
+    exported = tau("export", run_id, "--out", "rows.jsonl")
+    assert exported.exit_code == 1 and "the export leave(s) them out" in exported.output
+    assert len((tmp_path / "rows.jsonl").read_text().splitlines()) == 9
+
+    sft = tau("export-sft", run_id, "--out", "sft")
+    assert sft.exit_code == 1 and "3 unreadable trial row(s)" in sft.output, sft.output
+    written = sum(len(p.read_text().splitlines()) for p in (tmp_path / "sft").glob("*.jsonl"))
+    assert written == 9  # every readable +1 trajectory (the oracle solves every mock task)
+
+    report = tau("report", run_id, "--out", "r.html")
+    assert report.exit_code == 1 and "the report's figures" in report.output and (tmp_path / "r.html").exists()
+
+    shown = tau("show", run_id)
+    assert shown.output.count("the stored result cannot be read back") == 3
+
+
+def test_the_readers_pass_on_a_run_whose_rows_all_read_back(tau, tmp_path):
+    result = tau("run", "--plugins", "mock", "--trials", "1", "--no-progress", "--summary-json", "s.json")
+    run_id = json.loads((tmp_path / "s.json").read_text())["run_id"]
+    assert result.exit_code == 0
+    assert tau("runs").exit_code == 0 and "unreadable" not in tau("runs").output
+    assert tau("score", run_id).exit_code == 0 and tau("export", run_id).exit_code == 0
