@@ -99,16 +99,17 @@ def frozen_copy(value: Any) -> Any:
     return value
 
 
-#: domain -> task id -> (the task, its frozen copy): one read-only copy per task, shared by its trials
-_frozen_tasks: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+#: domain -> (purpose, task id) -> (the task, its frozen copy): one read-only copy per task and purpose
+_frozen_tasks: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], tuple[Any, Any]]] = weakref.WeakKeyDictionary()
 
 
-def read_only_task(domain: Domain, task: Task) -> Task:
-    """The frozen copy of `task` its trials' agents and users get, made once per task object."""
+def read_only_task(domain: Domain, task: Task, purpose: str = "view") -> Task:
+    """The frozen copy of `task` its trials' agents and users get (`purpose` "view"), or the one the episode
+    is scored against ("scoring": handed to no plugin), made once per task object."""
     tasks = _frozen_tasks.setdefault(domain, {})
-    hit = tasks.get(task.id)
+    hit = tasks.get((purpose, task.id))
     if hit is None or hit[0] is not task:  # a task rewritten since (another run's blocks) gets its own copy
-        hit = tasks[task.id] = (task, frozen_copy(task))
+        hit = tasks[(purpose, task.id)] = (task, frozen_copy(task))
     return hit[1]
 
 
@@ -438,6 +439,8 @@ class Episode:
     seen: _Seen = field(default_factory=_Seen)
 
     def __post_init__(self) -> None:
+        #: the runner's own copy of the task, made before any plugin saw this trial: the reward is scored against it
+        self.scored_task = read_only_task(self.domain, self.task, "scoring")
         self.messages = _Record(self.seen, self.messages)
         self.state = self.domain.database.state()
         self.rng = random.Random(stable_seed(self.config.seed, self.task.id, self.trial))
@@ -660,7 +663,7 @@ def result_of(ep: Episode, termination: Termination, started: float, error: str 
     if error is not None:
         reward, parts, success, status = 0.0, None, False, "error"
     else:
-        reward, parts = score(ep.domain, ep.task, ep.state, ep.messages, termination)
+        reward, parts = score(ep.domain, ep.scored_task, ep.state, ep.messages, termination)
         success, status = reward == 1.0, "ok"
     return EpisodeResult(
         task_id=ep.task.id, domain=ep.domain.name, trial=ep.trial, reward=reward, success=success, status=status,

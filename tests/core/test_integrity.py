@@ -396,3 +396,19 @@ def test_the_readers_pass_on_a_run_whose_rows_all_read_back(tau, tmp_path):
     assert result.exit_code == 0
     assert tau("runs").exit_code == 0 and "unreadable" not in tau("runs").output
     assert tau("score", run_id).exit_code == 0 and tau("export", run_id).exit_code == 0
+
+
+def test_the_reward_is_scored_against_the_runners_own_copy_of_the_task(tmp_path):
+    """A hook that empties the gold of the task it is handed (the run's task object) does not change what the
+    trial is scored against: the runner froze its own copy before any plugin saw the trial."""
+    from tau_emotion.core import hookimpl
+
+    class GoldEraser:
+        @hookimpl
+        def tau_episode_start(self, episode):
+            episode.task.gold.outputs.clear()
+            episode.task.gold.actions.clear()
+
+    _, results = _run(tmp_path, "null", tasks=["mock-001"], extra=[GoldEraser()])
+    r = results[("mock-001", 0)]
+    assert r.reward != 1.0 and r.parts.outputs_missing == ["235.5"] and r.parts.db_match is False
