@@ -18,13 +18,15 @@ import time
 from types import SimpleNamespace
 
 from tau_emotion.core.env import TauEnv, TauVectorEnv, prepare
+from tau_emotion.core.episode import ToolsView
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.plugins.oracle_agent import OracleAgent
 
 
 def oracle(env) -> OracleAgent:
-    return OracleAgent(SimpleNamespace(task=env.task, toolset=env.session.domain.toolset, domain=env.session.domain))
+    domain = env.session.domain
+    return OracleAgent(SimpleNamespace(task=env.task, tools=ToolsView(domain.toolset, None), domain=domain))
 
 
 def one_by_one(session, ids: list[str]) -> tuple[float, int]:

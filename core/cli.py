@@ -42,6 +42,8 @@ from tau_emotion.core.plugin_cli import (
     raw_plugin_options,
     require_run,
     store_option,
+    unreadable,
+    unreadable_error,
     writable_parent,
 )
 from tau_emotion.core.terminal import cell, safe
@@ -455,10 +457,18 @@ def runs_command(as_json: bool, kind: str | None, delete_id: str | None, db_path
     runs = [r for r in opened.runs() if kind is None or run_kind_of(r) == kind]
     pm = command_pm(extra_plugins)
     rows = [run_row(pm, r) for r in runs]
+    damaged = {r["run_id"]: r["n_unreadable"] for r in runs if r.get("n_unreadable")}
     if as_json:
         click.echo(json.dumps([{**r, **{k: v for k, v in row.items() if k not in CORE_RUN_COLUMNS}}
                                for r, row in zip(runs, rows, strict=True)], indent=2))
-        return
+    else:
+        print_runs(rows, db_path)
+    if damaged:  # their trials and errors (and a summary made before the damage) would be wrong figures
+        raise unreadable_error(sum(damaged.values()), ",".join(damaged), "the trials and errors figures")
+
+
+def print_runs(rows: list[dict[str, str]], db_path: str) -> None:
+    """`tau runs`' table: the core's cells and the plugins' (`run_row`)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -488,6 +498,8 @@ def run_row(pm: PluginManager, run: dict[str, Any]) -> dict[str, str]:
     row = {"run": run["run_id"], "kind": run_kind_of(run), "agent": config.get("agent", "?"),
            "user": config.get("user", "?"), "plugins": ",".join(config.get("plugins", [])),
            "trials": f"{run.get('n_trials', 0)}/{planned or '?'}", "errors": str(s.get("errors", "-"))}
+    if run.get("n_unreadable"):
+        row["errors"] += f" +{run['n_unreadable']} unreadable"
     first = {"run": row.pop("run"), "kind": row.pop("kind")}
     extra: dict[str, str] = {}
     for cells in pm.hook.tau_run_row(run=run):
@@ -554,7 +566,9 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
     """Export a run's trials (messages included) as JSON lines."""
     store = open_results(db_path, store, extra_plugins)
     run_id = require_run(store, run_id, db_path)
-    lines = [r.model_dump_json() for r in store.results(run_id)]
+    results = store.results(run_id)
+    lost = unreadable(results)
+    lines = [r.model_dump_json() for r in results if not (lost and unreadable([r]))]
     text = "\n".join(lines) + ("\n" if lines else "")
     if out:
         from tau_emotion.core.outputs import write_output
@@ -564,6 +578,8 @@ def export_command(run_id: str, fmt: str, out: str | None, db_path: str, store: 
         click.echo(f"wrote {len(lines)} trials to {out}", err=True)
     else:
         sys.stdout.write(text)
+    if lost:
+        raise unreadable_error(lost, run_id, "the export")
 
 
 #: the core's own commands, copied into every `tau` group `build_cli` makes

@@ -85,6 +85,9 @@ def parse_tasks(raw: Any, source: str, domain: str | None = None) -> list[Task]:
         if domain is not None and task.domain != domain:
             raise DataError(f"{source}: task '{ident}': field 'domain' is '{task.domain}', expected '{domain}'")
         task._source = source
+        if not (task.gold.actions or task.gold.outputs or task.gold.reasons):  # every agent would score 1 on it
+            raise DataError(f"{source}: task '{ident}': its gold is empty (no actions, outputs or reasons), so any "
+                            "agent would solve it; give it gold or leave it out")
         if task.id in seen:
             raise DataError(f"{source}: task '{ident}': duplicate task id")
         seen.add(task.id)

@@ -200,6 +200,19 @@ def open_results(db_path: str, store: str | None, extra: tuple[str, ...] = ()) -
     return open_store(command_pm(extra), store, db_path, create=False)
 
 
+def unreadable(results: list[Any]) -> int:
+    """How many of a run's results are rows its store could not read back (`protocols.UNREADABLE`)."""
+    from tau_emotion.core.protocols import UNREADABLE
+
+    return sum(1 for r in results if r.status == "error" and r.termination.reason == UNREADABLE)
+
+
+def unreadable_error(count: int, run_ids: str, what: str) -> click.ClickException:
+    """The one-line failure of a reader whose figures leave out `count` rows it could not read."""
+    return click.ClickException(f"{count} unreadable trial row(s) in run {run_ids}: {what} leave(s) them out "
+                                f"(`tau show {run_ids.split(',')[0]} --failed` lists them)")
+
+
 def require_run(store: Any, run_id: str, db_path: str) -> str:
     """The stored run id that `run_id` names (an id, `latest` or a unique prefix of the id or its random tail);
     a one-line error naming the latest runs (or the candidates of an ambiguous prefix) otherwise."""

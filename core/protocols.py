@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 #: the end-token names users ask for: the user's requests are settled / the user gives up
 DONE = "done"
 GIVE_UP = "give_up"
+#: the termination reason of the `error` result a store lists for a stored trial row it cannot read back
+UNREADABLE = "unreadable"
 
 
 class EndTokens(Mapping[str, str]):
@@ -124,7 +126,8 @@ class Store(Protocol):
 
     def runs(self) -> list[dict[str, Any]]:
         """One dict per run, oldest first: run_id, created, config (dict), summary (dict or None), n_trials,
-        meta (dict or None, what `save_run_meta` last stored)."""
+        meta (dict or None, what `save_run_meta` last stored) and, optionally, n_unreadable (trial rows that
+        are not readable results, by a check cheap enough for a listing)."""
         ...
 
     def save_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
@@ -147,7 +150,10 @@ class Store(Protocol):
         """Persist one trial at once (a later result for the same task and trial replaces it)."""
         ...
 
-    def results(self, run_id: str) -> list[EpisodeResult]: ...
+    def results(self, run_id: str) -> list[EpisodeResult]:
+        """Every stored trial of the run; a row that cannot be read back is an `error` result whose termination
+        reason is `UNREADABLE` (never left out: the readers count and name such rows)."""
+        ...
 
     def save_summary(self, run_id: str, summary: dict[str, Any]) -> None: ...
 

@@ -524,11 +524,11 @@ def _trial_failed(run: Run, task: Task, trial: int, where: dict[str, Any], exc: 
 async def _trial(run: Run, task: Task, trial: int, where: dict[str, Any]) -> EpisodeResult:
     ep = where["episode"] = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config,
                                     pm=run.pm, run=run)
-    view = ep.view()  # agents and users are built with the narrow view, not the episode
+    # agents and users are built with a narrow view each, not the episode (nor one another's handle)
     where["stage"] = f"building agent '{run.config.agent}'"
-    ep.agent = run.pm.catalog("agents").get(run.config.agent)(view)
+    ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep.view())
     where["stage"] = f"building user '{run.config.user}'"
-    ep.user = run.pm.catalog("users").get(run.config.user)(view)
+    ep.user = run.pm.catalog("users").get(run.config.user)(ep.view())
     where["stage"] = "tau_episode_start"
     run.pm.hook.tau_episode_start(episode=ep)
     where["stage"] = "running the episode"

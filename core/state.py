@@ -22,6 +22,7 @@ import math
 import re
 import stat
 from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from tau_emotion.core.errors import DataError
 
 _MOD = 1 << 256
 _DELETED = object()
+_ABSENT = object()  # in a savepoint's journal: the row had no overlay entry
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -193,15 +195,33 @@ def read_json(path: str | Path | Any) -> Any:
 
 
 class Database:
-    """An immutable initial snapshot: {table: {key: row}}, frozen (rows, tables and the mapping of tables)."""
+    """An immutable initial snapshot: {table: {key: row}}, frozen (rows, tables and the mapping of tables).
+
+    The row digests it caches are frozen too and its attributes cannot be set: every trial's hash is made from
+    them, so a plugin handed a state (`view.scratch_state().database`) must not be able to change them."""
+
+    __slots__ = ("_tables", "_digests", "_hash", "listed", "__weakref__")
 
     def __init__(self, tables: Mapping[str, Mapping[str, Any]]):
-        self._tables: dict[str, dict[str, Any]] = FrozenDict({name: FrozenDict({k: freeze(r) for k, r in rows.items()})
-                                                              for name, rows in tables.items()})  # once per load: ~0.1 s per 150k values
-        self._digests: dict[str, dict[str, int]] | None = None
-        self._hash: int | None = None
+        tables = FrozenDict({name: FrozenDict({k: freeze(r) for k, r in rows.items()})
+                             for name, rows in tables.items()})  # once per load: ~0.1 s per 150k values
+        object.__setattr__(self, "_tables", tables)
+        object.__setattr__(self, "_digests", None)
+        object.__setattr__(self, "_hash", None)
         #: table -> how its file gave it as a list of rows (keyed by `id`), for errors that lookups by key hit
-        self.listed: dict[str, str] = {}
+        object.__setattr__(self, "listed", FrozenDict())
+
+    def __setattr__(self, name: str, value: Any = None) -> None:
+        raise AttributeError(f"a Database is an immutable snapshot: '{name}' cannot be set")
+
+    __delattr__ = __setattr__
+
+    def __getstate__(self) -> dict[str, Any]:  # pickling (an executor sending a domain to a worker)
+        return {name: getattr(self, name) for name in ("_tables", "_digests", "_hash", "listed")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_json(cls, path: str | Path | Any) -> Database:
@@ -226,10 +246,10 @@ class Database:
             else:
                 raise DataError(f"{name}: table {table!r} must be an object or a list, got {type(rows).__name__}")
         database = cls(tables)
-        database.listed = {t: f"{name}: table '{t}' is a list, so its rows are keyed by their 'id' field "
+        object.__setattr__(database, "listed", FrozenDict({t: f"{name}: table '{t}' is a list, so its rows are keyed by their 'id' field "
                               f"({', '.join(list(tables[t])[:3]) or 'none'}); tools look rows up by key: write it "
                               f"as an object of rows by the key the tools use ({{\"KEY\": {{...}}, ...}})"
-                           for t in listed}
+                           for t in listed}))
         return database
 
     @property
@@ -238,9 +258,10 @@ class Database:
 
     def _ensure_digests(self) -> None:
         if self._digests is None:
-            digests = {t: {k: _row_digest(t, k, r) for k, r in rows.items()} for t, rows in self._tables.items()}
-            self._hash = sum(d for rows in digests.values() for d in rows.values()) % _MOD
-            self._digests = digests
+            digests = FrozenDict({t: FrozenDict({k: _row_digest(t, k, r) for k, r in rows.items()})
+                                  for t, rows in self._tables.items()})
+            object.__setattr__(self, "_hash", sum(d for rows in digests.values() for d in rows.values()) % _MOD)
+            object.__setattr__(self, "_digests", digests)
 
     def row_digest(self, table: str, key: str) -> int | None:
         self._ensure_digests()
@@ -280,17 +301,28 @@ def _unfrozen(value: Any) -> Any:
 class Table(MutableMapping[str, Any]):
     """One table of a `State`. Reading a row copies it into the overlay, so tools may mutate it."""
 
-    __slots__ = ("_name", "_base", "_overlay")
+    __slots__ = ("_name", "_base", "_overlay", "_saves")
 
-    def __init__(self, name: str, base: Mapping[str, Any], overlay: dict[str, Any]):
+    def __init__(self, name: str, base: Mapping[str, Any], overlay: dict[str, Any], saves: list[dict] | None = None):
         self._name = name
         self._base = base
         self._overlay = overlay
+        self._saves: list[dict[tuple[str, str], Any]] = [] if saves is None else saves
+
+    def _keep(self, key: str) -> None:
+        """Inside a savepoint: remember the row's overlay entry as it was before the first change could reach it."""
+        journal = self._saves[-1]
+        where = (self._name, key)
+        if where not in journal:
+            row = self._overlay.get(key, _ABSENT)
+            journal[where] = row if row is _ABSENT or row is _DELETED else thaw(row)
 
     def __getitem__(self, key: str) -> Any:
         row = self._overlay.get(key)
         if row is _DELETED:
             raise KeyError(key)
+        if self._saves:
+            self._keep(key)
         if row is None:
             if key not in self._base:
                 raise KeyError(key)
@@ -304,6 +336,8 @@ class Table(MutableMapping[str, Any]):
         if row is _DELETED:
             return default
         if row is not None:
+            if self._saves:  # the episode's own row: a tool could change what it peeked
+                self._keep(key)
             return row
         return self._base.get(key, default)
 
@@ -314,11 +348,15 @@ class Table(MutableMapping[str, Any]):
         return row is not None or key in self._base
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if self._saves:
+            self._keep(key)
         self._overlay[key] = _unfrozen(value)
 
     def __delitem__(self, key: str) -> None:
         if key not in self:
             raise KeyError(key)
+        if self._saves:
+            self._keep(key)
         self._overlay[key] = _DELETED
 
     def __iter__(self) -> Iterator[str]:
@@ -345,6 +383,8 @@ class State(Mapping[str, Table]):
         self._db = db
         self._overlays: dict[str, dict[str, Any]] = {}
         self._tables: dict[str, Table] = {}
+        #: open savepoints, innermost last: each maps (table, key) to the row's overlay entry before it
+        self._saves: list[dict[tuple[str, str], Any]] = []
 
     def __getitem__(self, name: str) -> Table:
         table = self._tables.get(name)
@@ -353,8 +393,35 @@ class State(Mapping[str, Table]):
             if base is None:
                 base = {}
             overlay = self._overlays.setdefault(name, {})
-            table = self._tables[name] = Table(name, base, overlay)
+            table = self._tables[name] = Table(name, base, overlay, self._saves)
         return table
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """All or nothing: when the block raises (anything, a timeout included) every row is as before it.
+
+        A savepoint of the overlay: the first time the block can reach a row (reading it to change, peeking
+        at one this episode already changed, setting or deleting it) its entry is kept, so the cost is one
+        row copy per row touched, and nothing for rows the block leaves alone. Savepoints nest: an inner one
+        that succeeds hands what it kept to the outer one."""
+        journal: dict[tuple[str, str], Any] = {}
+        self._saves.append(journal)
+        try:
+            yield
+        except BaseException:
+            self._saves.pop()
+            for (table, key), row in journal.items():
+                overlay = self._overlays.setdefault(table, {})
+                if row is _ABSENT:
+                    overlay.pop(key, None)
+                else:
+                    overlay[key] = row
+            raise
+        self._saves.pop()
+        if self._saves:
+            outer = self._saves[-1]
+            for where, row in journal.items():
+                outer.setdefault(where, row)
 
     def __iter__(self) -> Iterator[str]:
         names = dict.fromkeys(self._db.tables)

@@ -26,17 +26,16 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import Any, get_type_hints
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from tau_emotion.core.errors import DataError
 from tau_emotion.core.limits import MAX_ARG_CHARS, MAX_ERROR_TEXT, argument_problem, control_problem, truncate
-
-if TYPE_CHECKING:
-    from tau_emotion.core.state import State
+from tau_emotion.core.state import State
 
 
 class ToolError(Exception):
@@ -361,15 +360,17 @@ class Toolset:
             kwargs = tool_.validate(arguments)
         except ValidationError as exc:
             return _format_validation_error(name, exc), True
+        # all or nothing: a call that raises (a refusal after a write, a crash, a timeout) leaves no partial write
+        savepoint = state.atomic() if isinstance(state, State) else nullcontext()
         try:
-            result = _printing_into_log(name, run_with_deadline, tool_, timeout, state, **kwargs)
+            with savepoint:
+                return render_result(_printing_into_log(name, run_with_deadline, tool_, timeout, state, **kwargs)), False
         except ToolTimeout:
             return f"Error: {name} took longer than {timeout:g} s and was stopped", True
         except ToolError as exc:
             return f"Error: {exc}", True
         except (KeyError, ValueError, TypeError, LookupError, ArithmeticError) as exc:
             return f"Error: {type(exc).__name__}: {exc}", True
-        return render_result(result), False
 
 
 #: the running trial's log (the episode sets it): what its tools print goes there, never to the CLI's stdout

@@ -13,6 +13,7 @@ plugins (entry points), as `tau run` does.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.reward import GoldReplayError, check_task, expected_hash, replay
-from tau_emotion.core.state import Database
+from tau_emotion.core.state import Database, canonical_json, thaw
+from tau_emotion.core.tools import Tool, ToolError, Toolset, ToolTimeout
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
@@ -170,6 +172,70 @@ def gold_procedure_problems(domain: Domain) -> list[str]:
     return problems
 
 
+class InjectedFault(RuntimeError):
+    """Raised by the conformance suite inside a tool call, after the tool did its writes."""
+
+
+#: what a call may raise after its writes: a refusal, a caught error, an uncaught one, the deadline
+INJECTED: tuple[type[BaseException], ...] = (ToolError, KeyError, InjectedFault, ToolTimeout)
+
+
+def _raising_after(tool: Tool, exc: type[BaseException]) -> Tool:
+    """`tool` that does all its work and then raises `exc`: a write followed by an error."""
+    base = type(tool)
+
+    def call(self: Tool, state: Any, /, **kwargs: Any) -> Any:
+        base.__call__(self, state, **kwargs)
+        raise exc("injected after the write")
+
+    injected = copy.copy(tool)
+    injected.__class__ = type(f"{base.__name__}RaisingAfter", (base,), {"__call__": call})
+    return injected
+
+
+def write_then_raise_changes_nothing(domain: Domain) -> list[str]:
+    """A call that raises after writing leaves the state as it was before the call (all-or-nothing tool calls).
+
+    Every write tool is called where a gold trajectory calls it and the call changes the database (the gold
+    before it replayed first); the same call is then made with an error of each kind raised after the
+    tool's own work, and the state must be unchanged. A write tool no gold call exercises is named."""
+    wanted = {name for name, t in domain.toolset.tools.items() if t.writes}
+    checked: set[str] = set()
+    problems = []
+    for task in domain.tasks(None):
+        if checked == wanted:
+            break
+        state = domain.database.state()
+        for action in task.gold.actions:
+            if action.name in wanted and action.name not in checked:
+                before, changed = state.content_hash, state.changed()
+                seen = canonical_json(changed)  # changed() hands out the live rows
+                trial = domain.database.state()
+                for table, rows in changed.items():  # the same state, to see the call change it
+                    for key, row in rows.items():
+                        if row is None:
+                            del trial[table][key]
+                        else:
+                            trial[table][key] = thaw(row)
+                _, failed = domain.toolset.call(trial, action.name, action.arguments)
+                if not failed and trial.content_hash != before:
+                    checked.add(action.name)
+                    for exc in INJECTED:
+                        tools = Toolset({action.name: _raising_after(domain.toolset[action.name], exc)})
+                        try:
+                            _, is_error = tools.call(state, action.name, action.arguments)
+                        except InjectedFault:
+                            is_error = True
+                        if not is_error or state.content_hash != before or canonical_json(state.changed()) != seen:
+                            problems.append(f"{task.id}: {action.name} raising {exc.__name__} after its write "
+                                            "left the state changed")
+            domain.toolset.call(state, action.name, action.arguments)
+    if not domain.meta.get("classic"):  # an adapted suite's tasks are its authors': gold cannot be added there
+        problems += [f"{domain.name}: write tool {name} is called by no gold that changes the database, so a write "
+                     "then an error is unchecked (give a task gold that calls it)" for name in sorted(wanted - checked)]
+    return problems
+
+
 def _reverse(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _reverse(value[k]) for k in reversed(list(value))}
@@ -189,6 +255,7 @@ CHECKS: dict[str, Callable[[Domain], list[str]]] = {
     "hash_is_stable_under_key_order": hash_is_stable_under_key_order,
     "policy_governs_the_tools_and_gold_obeys_its_rules": policy_problems,
     "gold_identifies_the_caller_and_acts_on_own_records": gold_procedure_problems,
+    "write_then_raise_changes_nothing": write_then_raise_changes_nothing,
 }
 
 

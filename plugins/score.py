@@ -137,7 +137,9 @@ def score_run(cli: Any, run_id: str, as_json: bool, scoring: str | None, show: b
     scoring = scoring or (config.scoring if config is not None else "paper")
     domains = cli.all_domains(extra)
     changed, n, followed, measured = [], 0, 0, 0
-    for r in store.results(run_id):
+    results = store.results(run_id)
+    lost = cli.unreadable(results)
+    for r in results:
         if r.status != "ok":
             continue
         n += 1
@@ -154,7 +156,10 @@ def score_run(cli: Any, run_id: str, as_json: bool, scoring: str | None, show: b
     if as_json:
         for c in changed:
             c.pop("_parts")
-        click.echo(json.dumps({"run_id": run_id, "trials": n, "scoring": scoring, "changed": changed}))
+        click.echo(json.dumps({"run_id": run_id, "trials": n, "scoring": scoring, "changed": changed,
+                               **({"unreadable": lost} if lost else {})}))
+        if lost:
+            raise cli.unreadable_error(lost, run_id, "the re-score")
         return
     for c in changed:
         p = c["parts"]
@@ -169,7 +174,10 @@ def score_run(cli: Any, run_id: str, as_json: bool, scoring: str | None, show: b
                 click.echo(line)
     changed_n = sum(1 for c in changed if c["stored"] != c["now"] or c["procedure_stored"] != c["procedure_now"])
     click.echo(f"{changed_n} of {n} trial(s) changed reward or procedure verdict under the current scorer "
-               f"({scoring} scoring; procedure followed in {followed} of {measured} measured)")
+               f"({scoring} scoring; procedure followed in {followed} of {measured} measured)"
+               + (f"; {lost} unreadable" if lost else ""))
+    if lost:  # "0 changed" would vouch for trials it never read
+        raise cli.unreadable_error(lost, run_id, "the re-score")
 
 
 @hookimpl

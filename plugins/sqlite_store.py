@@ -25,6 +25,7 @@ from tau_emotion.core import hookimpl
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.limits import redact, scrub_literals
 from tau_emotion.core.models import EpisodeResult, RunConfig, Termination
+from tau_emotion.core.protocols import UNREADABLE
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -193,12 +194,15 @@ class SqliteStore:
 
     @_one_line_errors
     def runs(self) -> list[dict[str, Any]]:
+        check = _LOOKS_READABLE if _has_json(self.conn) else "1"  # an SQLite without JSON functions: unchecked
         rows = self.conn.execute(
-            "SELECT r.run_id, r.created, r.config, r.summary, COUNT(t.task_id) FROM runs r "
+            f"SELECT r.run_id, r.created, r.config, r.summary, COUNT(t.task_id), "
+            f"SUM(CASE WHEN t.task_id IS NULL OR {check} THEN 0 ELSE 1 END) FROM runs r "
             "LEFT JOIN trials t ON t.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created")
         metas = dict(self.conn.execute("SELECT run_id, meta FROM run_meta").fetchall()) if self._has_meta() else {}
         return [{"run_id": r[0], "created": r[1], "config": redact(_object(r[2]) or {}),
-                 "summary": _object(r[3]), "n_trials": r[4], "meta": _object(metas.get(r[0]))} for r in rows]
+                 "summary": _object(r[3]), "n_trials": r[4], "n_unreadable": r[5] or 0,
+                 "meta": _object(metas.get(r[0]))} for r in rows]
 
     def _has_meta(self) -> bool:
         """Files written before run metadata existed have no `run_meta` table (reading never adds it)."""
@@ -253,6 +257,22 @@ class SqliteStore:
         self.conn.close()
 
 
+#: a trial row that is a JSON object with the fields every reader needs, checked in SQL: `tau runs` counts the
+#: rows failing it without reading every transcript (the readers that read rows validate them whole)
+_LOOKS_READABLE = ("(json_valid(t.result) AND json_type(t.result, '$.task_id') = 'text' "
+                   "AND json_type(t.result, '$.reward') IN ('integer', 'real') "
+                   "AND json_type(t.result, '$.termination') = 'object' AND json_type(t.result, '$.success') IN "
+                   "('true', 'false'))")
+
+
+def _has_json(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("SELECT json_valid('{}')").fetchone()
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
 def _object(text: Any) -> dict[str, Any] | None:
     """A stored JSON object, or None when it is missing or cannot be read (a damaged or foreign row is
     shown as unknown by the readers, never a traceback)."""
@@ -280,7 +300,7 @@ def _read_result(payload: str, task_id: str, domain: str, trial: int) -> Episode
     except (ValueError, TypeError) as exc:
         reason = f"task '{task_id}' trial {trial}: the stored result cannot be read back: {str(exc).splitlines()[0]}"
         return EpisodeResult(task_id=task_id, domain=domain, trial=trial, reward=0.0, success=False, status="error",
-                             termination=Termination(reason="error", detail=reason), error=reason)
+                             termination=Termination(reason=UNREADABLE, by="store", detail=reason), error=reason)
 
 
 @hookimpl

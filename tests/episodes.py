@@ -9,9 +9,8 @@ from tau_emotion.core.models import RunConfig
 def make_episode(run, task, trial):
     """The episode `run_one` would build for (task, trial) of `run`, agent and user included."""
     ep = Episode(task=task, domain=run.domains[task.domain], trial=trial, config=run.config, pm=run.pm, run=run)
-    view = ep.view()
-    ep.agent = run.pm.catalog("agents").get(run.config.agent)(view)
-    ep.user = run.pm.catalog("users").get(run.config.user)(view)
+    ep.agent = run.pm.catalog("agents").get(run.config.agent)(ep.view())
+    ep.user = run.pm.catalog("users").get(run.config.user)(ep.view())
     return ep
 
 

@@ -315,6 +315,10 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     runs = {}
     for run_id in dict.fromkeys(resolve_run(opened, ref, db_path) for ref in run_ids):
         runs[run_id] = (opened.results(run_id), opened.summary(run_id))
+    from tau_emotion.core.plugin_cli import unreadable, unreadable_error
+
+    lost = {run_id: unreadable(results) for run_id, (results, _) in runs.items()}
+    lost = {run_id: n for run_id, n in lost.items() if n}
 
     def domain(name: str) -> Domain:
         obj = pm.catalog("domains").get(name)
@@ -350,6 +354,8 @@ def export_sft_command(run_ids: tuple[str, ...], out: str, fmt: str, validation:
     else:
         click.echo(f"wrote {counts} {fmt} row(s) to {out} as JSONL; `datasets` is not installed, so no "
                    f"save_to_disk copy (`tau train` reads the JSONL too; for the copy: {export.DATASETS_HINT})", err=True)
+    if lost:  # the dataset is written, but short of trajectories no one could read
+        raise unreadable_error(sum(lost.values()), ",".join(lost), "the dataset")
 
 
 def _mixture_notes(report: dict[str, Any]) -> None:

@@ -37,19 +37,21 @@ CUT_SHORT = ("max_steps", CUT)
 
 
 def to_message(action: Any, step: int) -> Message:
-    """An assistant `Message` from a chat-completions dict, a string or a `Message`; a malformed one is an EnvError."""
+    """An assistant `Message` from a chat-completions dict, a string or a `Message`; a malformed one is an EnvError.
+
+    An action of another role is passed on as it is: the episode loop's one check of what an agent says
+    (`episode.own_message`) ends the episode as an error naming it, as `tau run` does with an agent plugin."""
     if isinstance(action, Message):
-        if action.role != "assistant":
-            raise EnvError(f"an action is an assistant message, got role '{action.role}'")
         return action
     if isinstance(action, str):
         return Message(role="assistant", content=action)
     if not isinstance(action, dict):
         raise EnvError(f"an action is an assistant message (a dict with content and/or tool_calls) or a string, "
                        f"got {type(action).__name__}")
-    if action.get("role", "assistant") != "assistant":
-        raise EnvError(f"an action is an assistant message, got role {action.get('role')!r}")
+    role = action.get("role", "assistant")
     content = action.get("content")
+    if role != "assistant":  # not refused here: the loop's check refuses it, as it refuses a plugin's
+        return Message.model_construct(role=role, content=content, tool_calls=[])
     if content is not None and not isinstance(content, str):
         raise EnvError(f"an action's content is text or null, got {type(content).__name__}")
     listed = action.get("tool_calls") or []

@@ -263,6 +263,8 @@ def modify_booking(db: State, booking_id: str, date: str | None = None, time: st
         raise ToolError("nothing to change: give at least one new value")
     new_date, new_time = date or booking["date"], time or booking["time"]
     new_party = party_size if party_size is not None else booking["party_size"]
+    if set_menu_code not in (None, "none"):  # every check before the first write: a refusal changes nothing
+        _set_menu(restaurant, set_menu_code)
     if (new_date, new_time, new_party) != (booking["date"], booking["time"], booking["party_size"]):
         _check_seating(restaurant, new_date, new_time)
         if new_party < 1:
@@ -272,8 +274,6 @@ def modify_booking(db: State, booking_id: str, date: str | None = None, time: st
             raise ToolError(f"no table for {new_party} is free at {restaurant['name']} on {new_date} at {new_time}")
         booking.update(date=new_date, time=new_time, party_size=new_party, table_size=size)
     if set_menu_code is not None:
-        if set_menu_code != "none":
-            _set_menu(restaurant, set_menu_code)
         booking["set_menu_code"] = None if set_menu_code == "none" else set_menu_code
     if dietary_requirements is not None:
         booking["dietary_requirements"] = sorted(set(dietary_requirements))

@@ -22,6 +22,8 @@ from tau_emotion.core.plugin_cli import (
     role_model_params,
     role_settings_from,
     store_option,
+    unreadable,
+    unreadable_error,
     writable_parent,
 )
 from tau_emotion.core.terminal import safe
@@ -216,6 +218,9 @@ def report_command(run_ids: tuple[str, ...], out: str, by: str, db_path: str, st
     spaces = {name: condition_space(pm, name) for name in pm.catalog(CATALOG).names()}
     write_output(out, render(runs, by, spaces))
     click.echo(f"wrote {out}", err=True)
+    lost = {data.run_id: unreadable(data.results) for data in runs}
+    if any(lost.values()):  # its figures count those rows as errored trials
+        raise unreadable_error(sum(lost.values()), ",".join(k for k, v in lost.items() if v), "the report's figures")
 
 
 scoring_option = click.option(

@@ -69,14 +69,14 @@ def test_unknown_plugin_and_domain_errors_are_one_line(tau):
     [
         ("badpack", '[{"id": "b-1", "domain": "bad", "user": {"instruction": "x", "intents": "nope"}}]',
          "tasks.json: task 'b-1': field 'user.intents': Input should be a valid list"),
-        ("badpack", '[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "colour": 1}]',
+        ("badpack", '[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]}, "colour": 1}]',
          "tasks.json: task 'b-2': unknown block 'colour': no installed plugin owns it"),
-        ("badpack", '[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "emotoin": {}}]',
+        ("badpack", '[{"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]}, "emotoin": {}}]',
          "tasks.json: task 'b-2': unknown block 'emotoin': no installed plugin owns it. Did you mean 'emotion'?"),
         # a block is validated by its plugin's model when that plugin is loaded
-        ("emotion,badpack", '[{"id": "b-3", "domain": "bad", "user": {"instruction": "x"}, "emotion": {"family": "fear"}}]',
+        ("emotion,badpack", '[{"id": "b-3", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]}, "emotion": {"family": "fear"}}]',
          "tasks.json: task 'b-3': block 'emotion': field 'emotion': Field required"),
-        ("badpack", '[{"id": "b-4", "domain": "bad", "user": {"instruction": "x"}', "tasks.json: invalid JSON at line 1"),
+        ("badpack", '[{"id": "b-4", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]}', "tasks.json: invalid JSON at line 1"),
         ("badpack", b'[{"id": "b-5", "domain": "bad", "user": {"instruction": "Zo\xeb"}}]', "tasks.json: not UTF-8 text"),
     ],
 )
@@ -92,7 +92,7 @@ def test_malformed_task_file_is_one_line_naming_file_task_and_field(tau, bad_pac
 
 
 def test_malformed_db_file_and_debug_traceback(tau, bad_pack):
-    (bad_pack / "tasks.json").write_text('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"}}]')
+    (bad_pack / "tasks.json").write_text('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]}}]')
     (bad_pack / "db.json").write_text('{"owners": [1, 2]}')
     result = tau("run", "--plugins", "badpack", "--no-progress")
     assert result.exit_code == 1
@@ -139,9 +139,9 @@ def test_help_lists_run_options(tau):
 def test_tasks_check_lists_tasks_whose_gold_does_not_score(tau, bad_pack):
     (bad_pack / "db.json").write_text('{"owners": {}, "accounts": {"a": {"owner": "o", "balance": 5, "status": "open"}}}')
     (bad_pack / "tasks.json").write_text(
-        '[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"},'
+        '[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]},'
         '  "gold": {"actions": [{"name": "get_account", "arguments": {"account_id": "a"}}]}},'
-        ' {"id": "b-2", "domain": "bad", "user": {"instruction": "x"},'
+        ' {"id": "b-2", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]},'
         '  "gold": {"actions": [{"name": "get_account", "arguments": {"account_id": "zz"}}]}}]')
     result = tau("tasks", "bad", "--check", "--plugins", "badpack")
     assert "task 'b-2': gold action 0 (get_account) failed: Error: account zz not found" in result.output
@@ -155,7 +155,7 @@ def test_tasks_check_mock_all_score(tau):
 
 
 def test_a_broken_graph_file_is_one_line_naming_it(tau, bad_pack):
-    (bad_pack / "tasks.json").write_text('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"}}]')
+    (bad_pack / "tasks.json").write_text('[{"id": "b-1", "domain": "bad", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]}}]')
     (bad_pack / "graph.json").write_text('{"edges": [["get_account"]]}')
     result = tau("tracer", "graph", "bad", "--plugins", "badpack")
     assert result.exit_code == 1

@@ -154,3 +154,78 @@ def test_database_from_json_takes_a_str_a_path_and_names_a_bad_file(tmp_path):
         Database.from_json(str(latin))
     with pytest.raises(DataError, match=r"missing.json: cannot read"):
         Database.from_json(str(tmp_path / "missing.json"))
+
+
+def _writes_then_fails():
+    @tool(writes=True)
+    def rename_then_fail(db, user_id: str, name: str, failure: str) -> str:
+        """Rename a user and tag them, then fail as asked.
+
+        Args:
+            user_id: The user.
+            name: The new name.
+            failure: What to raise after the writes.
+        """
+        db["users"][user_id]["name"] = name
+        db["users"][user_id]["tags"].append("renamed")
+        db["orders"]["o9"] = {"user": user_id, "total": 1}
+        del db["orders"]["o1"]
+        db["users"].peek("u2")["tags"].append("peeked")  # a row this episode changed earlier: its own, still rolled back
+        if failure == "refuse":
+            raise ToolError("refused after writing")
+        if failure == "crash":
+            raise RuntimeError("a bug after writing")
+        if failure == "hang":
+            import time
+
+            time.sleep(5)
+        return "ok"
+
+    return Toolset([rename_then_fail])
+
+
+@pytest.mark.parametrize("failure", ["refuse", "crash", "hang"])
+def test_a_call_that_raises_after_writing_leaves_the_state_as_before(failure):
+    tools = _writes_then_fails()
+    state = _db().state()
+    state["users"]["u2"]["tags"].append("earlier")  # the episode's own row before the call
+    before, rows = state.content_hash, json.dumps(state.to_dict(), sort_keys=True)
+    if failure == "crash":
+        with pytest.raises(RuntimeError, match="a bug after writing"):  # a bug keeps its traceback: the trial's error
+            tools.call(state, "rename_then_fail", {"user_id": "u1", "name": "Eve", "failure": failure})
+    else:
+        text, is_error = tools.call(state, "rename_then_fail", {"user_id": "u1", "name": "Eve", "failure": failure},
+                                    timeout=0.2)
+        assert is_error and ("refused after writing" in text or "took longer" in text), text
+    assert state.content_hash == before and json.dumps(state.to_dict(), sort_keys=True) == rows
+    assert state.changed() == {"users": {"u2": {"name": "Ben", "tags": ["earlier"]}}}
+    text, is_error = tools.call(state, "rename_then_fail", {"user_id": "u1", "name": "Eve", "failure": "none"})
+    assert not is_error and state["users"].peek("u1")["name"] == "Eve" and "o1" not in state["orders"]
+
+
+def test_savepoints_nest_and_an_inner_failure_keeps_the_outer_writes():
+    state = _db().state()
+    with state.atomic():
+        state["users"]["u1"]["name"] = "outer"
+        with pytest.raises(ValueError), state.atomic():
+            state["users"]["u1"]["name"] = "inner"
+            state["users"]["u2"]["name"] = "inner"
+            raise ValueError
+        assert state["users"].peek("u1")["name"] == "outer" and state["users"].peek("u2")["name"] == "Ben"
+        with state.atomic():
+            state["users"]["u2"]["name"] = "kept"
+    assert {k: r["name"] for k, r in state.to_dict()["users"].items()} == {"u1": "outer", "u2": "kept"}
+    with pytest.raises(KeyError), state.atomic():
+        state["users"]["u1"]["name"] = "gone"
+        with state.atomic():
+            state["users"]["u2"]["name"] = "merged"
+            state["orders"]["o2"] = {"user": "u2", "total": 2}
+        raise KeyError("outer fails")
+    # the outer savepoint took what the inner one kept: its writes go too
+    assert {k: r["name"] for k, r in state.to_dict()["users"].items()} == {"u1": "outer", "u2": "kept"}
+    assert "o2" not in state["orders"]
+    assert state.content_hash == _rehash(state)
+
+
+def _rehash(state):
+    return Database(state.to_dict()).content_hash

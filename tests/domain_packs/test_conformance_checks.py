@@ -73,3 +73,30 @@ def test_domain_violations_names_each_broken_rule_and_its_reason():
         Violation("no_transfers", "transfers are closed"), Violation("small_amounts", "over 100")]
     assert strict.violations(state, Action(name="get_account", arguments={"amount": 5})) == []
     assert no_transfers(state, "transfer", {}) == "transfers are closed"  # a Rule is still a plain callable
+
+
+def test_write_then_raise_check_catches_a_core_without_savepoints(monkeypatch):
+    """The check is not vacuous: with the savepoint switched off, a write followed by an error keeps its write."""
+    from contextlib import nullcontext
+
+    from tau_emotion.core.state import State
+    from tau_emotion.domain_packs.conformance import write_then_raise_changes_nothing
+
+    mock = DOMAINS.get("mock")
+    assert write_then_raise_changes_nothing(mock) == []
+    monkeypatch.setattr(State, "atomic", lambda self: nullcontext())
+    problems = write_then_raise_changes_nothing(mock)
+    assert any("transfer raising ToolError after its write left the state changed" in p for p in problems), problems
+    assert any("raising InjectedFault" in p for p in problems) and any("raising ToolTimeout" in p for p in problems)
+
+
+def test_write_then_raise_check_names_a_write_tool_no_gold_exercises():
+    from tau_emotion.core.domain import Domain
+    from tau_emotion.domain_packs.conformance import write_then_raise_changes_nothing
+
+    mock = DOMAINS.get("mock")
+    reads_only = [t for t in mock.tasks(None) if not any(mock.toolset[a.name].writes for a in t.gold.actions)]
+    domain = Domain("mock", "tau_emotion.domain_packs.mock.tools", load_database=lambda: mock.database,
+                    load_policy=lambda: mock.policy, load_tasks=lambda: reads_only)
+    problems = write_then_raise_changes_nothing(domain)
+    assert any("write tool transfer is called by no gold" in p for p in problems), problems

@@ -296,3 +296,19 @@ def test_tracer_built_test_split_obeys_the_rules_and_refuses_what_they_forbid(do
             if domain.toolset[action.name].writes:
                 assert rules.violations(state, action.name, action.arguments) == [], (task.id, action.name)
             domain.toolset.call(state, action.name, action.arguments)
+
+
+def test_a_bad_set_menu_refuses_the_whole_change_before_any_write(domain, state):
+    """modify_booking checks every argument before its first write (it used to move the booking, then refuse the
+    menu): even called directly, without the core's savepoint, a refusal changes nothing."""
+    from tau_emotion.core.tools import ToolError
+    from tau_emotion.domain_packs.restaurant.tools import modify_booking
+
+    guest = _first(state, "guests", lambda g: True)
+    date = _free_day(state, guest["guest_id"])
+    booked = call(domain, state, "book_table", guest_id=guest["guest_id"], restaurant_code="R_SPICE", date=date,
+                  time="19:00", party_size=2, card_id=next(iter(guest["cards"])))
+    before = json.dumps(state["bookings"].peek(booked["booking_id"]), sort_keys=True)
+    with pytest.raises(ToolError, match="no set menu 'NOPE'"):
+        modify_booking(state, booked["booking_id"], time="20:30", party_size=3, set_menu_code="NOPE")
+    assert json.dumps(state["bookings"].peek(booked["booking_id"]), sort_keys=True) == before

@@ -181,7 +181,7 @@ def test_cli_emotion_options_and_bad_condition_errors(tau, tmp_path):
 def test_malformed_emotion_block_names_file_task_and_field(tau, make_pack):
     data = make_pack("emopack", "emo")
     (data / "tasks.json").write_text(json.dumps([{
-        "id": "emo-1", "domain": "emo", "user": {"instruction": "x"},
+        "id": "emo-1", "domain": "emo", "user": {"instruction": "x"}, "gold": {"outputs": ["x"]},
         "emotion": {"family": "fear", "emotion": "anxeity", "politeness": "warm", "urgency": "high",
                     "trust": "cautious"}}]))
     result = tau("run", "--plugins", "emotion,emopack")

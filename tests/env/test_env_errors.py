@@ -14,7 +14,6 @@ BAD_ACTIONS = {
     "a number": 12,
     "None": None,
     "a list": [{"role": "assistant", "content": "hi"}],
-    "a user message": {"role": "user", "content": "hi"},
     "content a dict": {"role": "assistant", "content": {"text": "hi"}},
     "tool_calls a number": {"role": "assistant", "tool_calls": 5},
     "tool_calls a text": {"role": "assistant", "tool_calls": "find_owner"},

@@ -142,7 +142,8 @@ def test_task_ids_must_be_printable_and_bounded(ident):
 
 
 def test_a_printable_unicode_task_id_loads():
-    [task] = parse_tasks([{"id": "café-1", "domain": "mock", "user": {"instruction": "hi"}}], "t.json", "mock")
+    [task] = parse_tasks([{"id": "café-1", "domain": "mock", "user": {"instruction": "hi"},
+                           "gold": {"outputs": ["1200"]}}], "t.json", "mock")
     assert task.id == "café-1"
 
 

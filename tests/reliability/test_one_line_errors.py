@@ -115,8 +115,8 @@ def test_damaged_rows_do_not_crash_the_readers(tau, tmp_path):
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE runs SET config = '{not json', summary = '[1,'")
         conn.execute("UPDATE trials SET result = '{\"task_id\": 5}'")
-    listed = _one_line(tau("runs", "--db", db), 0)
-    assert run_id in listed
+    listed = _one_line(tau("runs", "--db", db), 1)  # listed, and the damaged row counted (issue 31 item 7)
+    assert run_id in listed and "1 unreadable trial row(s)" in listed
     shown = _one_line(tau("show", run_id, "--db", db))
     assert "stored config cannot be read" in shown
     resumed = _one_line(tau("run", "--resume", run_id, "--db", db))
