@@ -1,0 +1,110 @@
+"""The coherence audit against its corpus: every defect a skeptical reading of the generated tasks quoted (issue 34) is
+caught with the rule that names it, and feelings and anchors that do have a cause in their situation are not flagged."""
+
+import pytest
+
+from tau_emotion.tracer.coherence import check_task_feelings, check_text
+
+NEUTRAL = {"events": ["I want to swap the notebook for another colour"], "valence": "neutral", "stakes": 1,
+           "days_left": None, "pressing": False, "misfortune": False}
+
+
+def situation(**changes):
+    return {**NEUTRAL, **changes}
+
+
+#: (text, kind, situation, the rule that must flag it) — each quoted in issue 34's reading of 100 generated tasks
+DEFECTS = [
+    ("I want to swap the notebook. I'm begging you, I'm desperate.", "feeling", situation(), "intensity against stakes"),
+    ("I want to change my seat. I'll be argumentative if I have to, I won't accept that.", "feeling",
+     situation(refused=False), "presupposition"),
+    ("I lost my card. I'm proud of myself for getting ahead of this.", "feeling",
+     situation(events=["I lost my card"], valence="negative", stakes=2), "contradiction"),
+    ("I want to rent an SUV. Frankly, I find the whole business revolting and disgusting.", "feeling",
+     situation(events=["I want to rent an SUV"]), "missing cause"),
+    ("I am going on a long-awaited holiday next month. I'm dreading it, I have a sense of doom.", "feeling",
+     situation(events=["I am going on a long-awaited holiday next month"], valence="positive", days_left=30,
+               upcoming=True), "missing cause"),
+    ("I will not be at the old address when the parcel arrives. I am recovering from surgery and stuck at home.",
+     "feeling", situation(events=["I will not be at the old address when the parcel arrives"]), "contradiction"),
+    ("I need to move my booking. I'm relaxed and at peace. It's urgent.", "feeling", situation(), "contradiction"),
+    ("I need a refund. I'll wait however long it takes. Time is running out.", "feeling", situation(days_left=2,
+                                                                                                  pressing=True),
+     "contradiction"),
+    ("I want to change my plan. I've heard promises like that before.", "feeling", situation(), "presupposition"),
+    ("I want to cancel my order. I've had enough, this is exasperating.", "feeling", situation(), "presupposition"),
+    ("I want to add a bag. It's close, but I won't rush you.", "feeling", situation(days_left=40),
+     "urgency against situation"),
+    ("I want to add a bag. Even so, I'm not in a hurry.", "feeling", situation(), "dangling reference"),
+    ("It makes me cringe, I can't stand it.", "feeling", situation(events=[]), "dangling reference"),
+    ("It makes me cringe, I can't stand it.", "feeling", situation(events=[]), "missing cause"),
+    ("I no longer need to travel. I'm excited to get this done! Time is running out, so I need it done immediately.",
+     "feeling", situation(events=["I no longer need to travel"]), "urgency against situation"),
+    ("Stay in this state for the whole conversation: being blocked again has left you thwarted, and you keep "
+     "mentioning how many times you have already tried.", "anchor", situation(), "presupposition"),
+    ("You have a deadline within the next hour or two.", "anchor",
+     situation(events=["I need to book appointments on 11 and 27 June"], days_left=20), "urgency against situation"),
+    ("Stay in this state: you are sorrowful after a recent loss.", "anchor", situation(), "missing cause"),
+    ("You expect the same shabby treatment as last time.", "anchor", situation(), "presupposition"),
+]
+
+
+@pytest.mark.parametrize("text,kind,where,rule", DEFECTS, ids=[f"{i}-{d[3]}" for i, d in enumerate(DEFECTS)])
+def test_every_quoted_defect_is_caught_by_its_rule(text, kind, where, rule):
+    rules = {f.rule for f in check_text(text, where, kind)}
+    assert rule in rules, (text, rules)
+
+
+#: (feeling, anchor, situation) that hold together: each feeling has its cause, tempo and history in the situation
+CLEAN = [
+    ("My phone screen cracked this morning and I need it for work. This is so frustrating. I need it sorted today.",
+     "Stay in this state for the whole conversation: you are frustrated by the cracked screen and want it fixed quickly.",
+     situation(events=["My phone screen cracked this morning"], valence="negative", stakes=2, days_left=0, pressing=True)),
+    ("I'm flying to my sister's wedding on Friday and the flight was cancelled. I'm really anxious about missing it. "
+     "Please hurry, time is running out.", "You are anxious and keep asking how soon it can be fixed.",
+     situation(events=["the flight on Friday was cancelled"], valence="negative", stakes=3, days_left=2, pressing=True)),
+    ("I no longer need the car for the weekend. It's a small hassle, but I'm a bit irritated. No rush, I'm not in a "
+     "hurry.", "You are mildly irritated and patient.", situation(events=["I no longer need the car"], days_left=12)),
+    ("My grandmother passed away last week, so I need to cancel the trip we planned together. I'm heartbroken. Please "
+     "bear with me.", "Stay in this state: you are grieving your grandmother and speak softly.",
+     situation(events=["my grandmother passed away"], valence="negative", stakes=3, misfortune=True, loss=True)),
+    ("Last time I called, I was promised a refund that never came. I've heard promises like that before. I want it "
+     "done properly this time.", "You are skeptical because of the earlier promise.",
+     situation(events=["I was promised a refund that never came"], valence="negative", stakes=2, history=True)),
+    ("I've been told I can't cancel, and I think that's unfair. I won't accept that without a reason.",
+     "You are ready to argue the point.",
+     situation(events=["I was told I can't cancel"], valence="negative", stakes=2, refused=True)),
+    ("I'm off to Lisbon next month for a long-awaited holiday. I'm excited, I can't wait to go! No rush at all.",
+     "You are cheerful and in no hurry.",
+     situation(events=["I'm off to Lisbon next month"], valence="positive", days_left=30, upcoming=True)),
+    ("My card was stolen yesterday and someone used it. I'm scared they will take more. I need it blocked right now.",
+     "You are frightened and want the card stopped at once.",
+     situation(events=["my card was stolen"], valence="negative", stakes=3, pressing=True, misfortune=True)),
+    ("I want to add a dessert to my booking on Saturday. I'm happy with the service so far. Take your time.",
+     "You are content and polite.", situation(events=["I want to add a dessert"], days_left=3)),
+    ("The hotel charged me twice for the same night, which is appalling. I'd like the extra charge refunded.",
+     "You are disgusted by the double charge.",
+     situation(events=["the hotel charged me twice"], valence="negative", stakes=2)),
+    ("My son's school trip is on Monday and the payment is overdue. I'm worried, and it's urgent.",
+     "You are worried about the trip on Monday.",
+     situation(events=["the payment is overdue"], valence="negative", stakes=2, days_left=2, pressing=True)),
+    ("I need to move my appointment with Dr. Upton to next week. Thank you for your help.", "You are polite.",
+     situation(events=["I need to move my appointment"])),
+    ("My flight on Friday was cancelled by the airline. I'm furious about it.", "You are furious about the cancellation.",
+     situation(events=["My flight on Friday was cancelled"], valence="negative", stakes=3, days_left=3, pressing=True)),
+    ("My flight leaves tomorrow morning. Even so, I'm not in a hurry, I know you will sort it.",
+     "You trust the agent and stay calm.", situation(events=["My flight leaves tomorrow"], days_left=1)),
+    ("I returned the jacket two weeks ago and the refund still hasn't arrived. I'm annoyed.",
+     "You are annoyed about the late refund.",
+     situation(events=["the refund still hasn't arrived"], valence="negative", stakes=2, history=True)),
+]
+
+
+@pytest.mark.parametrize("feeling,anchor,where", CLEAN, ids=[str(i) for i in range(len(CLEAN))])
+def test_a_feeling_with_its_cause_is_not_flagged(feeling, anchor, where):
+    assert check_task_feelings(feeling, anchor, where) == []
+
+
+def test_findings_quote_the_words_that_show_the_defect():
+    [finding] = check_text("I want to swap the notebook. I'm begging you.", situation())
+    assert finding.rule == "intensity against stakes" and "begging" in finding.quote and "begging" in str(finding)
