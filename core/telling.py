@@ -114,12 +114,17 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w])(?<!\d\.){body}(?![\w])(?!\.\d)")
 
 
+@lru_cache(maxsize=4096)
+def _carries_negation(phrase: str) -> bool:
+    return bool(_REASON_NEGATORS & set(normalize(phrase).split()))
+
+
 def phrase_said(phrase: str, said: str) -> bool:
     """`phrase` occurs in the normalized text `said` on word boundaries, not right after "not"/"never".
 
     A phrasing may carry its own negation ("can not be removed"), and then it counts as written.
     """
-    negated_phrase = bool(_REASON_NEGATORS & set(normalize(phrase).split()))
+    negated_phrase = _carries_negation(phrase)
     for m in phrase_pattern(phrase).finditer(said):
         before = said[: m.start()].split()
         if negated_phrase or not before or before[-1] not in _REASON_NEGATORS:
@@ -154,6 +159,7 @@ class Turn:
     """One assistant message, normalized, with its figures found once (the scripted user asks every step)."""
 
     def __init__(self, content: str):
+        self._explained: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}
         self.said = normalize(_ITEM_NUMBER.sub("- ", content))
         self.clause_starts = [0, *(m.end() for m in _CLAUSE_END.finditer(self.said))]
         hidden = [(m.start(), m.end()) for m in _NOT_FIGURES.finditer(self.said)]
@@ -183,6 +189,8 @@ class Turn:
         """Nothing but punctuation and at most a few linking words stand between the two (`first` comes first),
         and across a sentence or a semicolon only values of one kind join ("924; 3 days before" is two)."""
         between = self.said[first.end: second.start]
+        if first.text is not None and not between.strip():
+            return False  # "landed on time" is one statement, "landed, on time" two candidates
         words = [w for w in _WORDS.findall(between) if w not in (first.kind, first.kind + "s")]
         if len(words) > SERIES_WORDS or not (all(w in _LINKS for w in words) or _DISJUNCTIONS & set(words)):
             return False
@@ -237,8 +245,15 @@ class Answers:
         texts = frozenset(normalize(p) for p in values if number_value(p) is None)
         return cls(figures, texts, frozenset([*reasons, *(gold.reasons if gold is not None else ())]), declared)
 
-    def explained(self, turn: Turn) -> set[str]:
-        return {r for r, ps in self.declared.items() if any(phrase_said(p, turn.said) for p in ps)}
+    def explained(self, turn: Turn) -> frozenset[str]:
+        """The declared reasons the turn explains, found once per turn and declaration (the entry holds the
+        declaration, so its id is not reused while the entry lives)."""
+        found = turn._explained.get(id(self.declared))
+        if found is None or found[0] is not self.declared:
+            said = turn.said
+            reasons = frozenset(r for r, ps in self.declared.items() if any(phrase_said(p, said) for p in ps))
+            found = turn._explained[id(self.declared)] = (self.declared, reasons)
+        return found[1]
 
     def is_list(self, turn: Turn) -> bool:
         """The turn lists instead of answering: many figures, or many reasons, besides the gold's."""
@@ -269,15 +284,28 @@ _vocabularies: weakref.WeakKeyDictionary[Any, dict[str, frozenset[str]]] = weakr
 CATEGORICAL = 64
 
 
-def _string_leaves(value: Any, key: str | None, into: dict[str, set[str]]) -> None:
+def _string_leaves(value: Any, key: str | None, into: dict[str, set[str]], cap: int | None = None) -> None:
+    """Short texts without digits under each field name; a field past `cap` distinct texts stops collecting."""
     if isinstance(value, Mapping):
         for k, v in value.items():
-            _string_leaves(v, str(k), into)
+            _string_leaves(v, k, into, cap)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _string_leaves(v, key, into)
-    elif isinstance(value, str) and key is not None and len(value) <= 48 and not any(c.isdigit() for c in value):
-        into[key].add(normalize(value))
+            _string_leaves(v, key, into, cap)
+    elif isinstance(value, str) and key is not None and len(value) <= 48:
+        found = into[key]
+        if (cap is None or len(found) <= cap) and value not in found and not any(c.isdigit() for c in value):
+            found.add(value)
+
+
+def _rivals(fields: dict[str, set[str]], cap: int | None) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for raw in fields.values():
+        values = {normalize(v) for v in raw}
+        if 2 <= len(values) and (cap is None or len(raw) <= cap):
+            for v in values:
+                out[v] |= values
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def vocabulary(tables: Mapping[str, Mapping[str, Any]]) -> dict[str, frozenset[str]]:
@@ -285,13 +313,8 @@ def vocabulary(tables: Mapping[str, Mapping[str, Any]]) -> dict[str, frozenset[s
     fields: dict[str, set[str]] = defaultdict(set)
     for table in tables.values():
         for row in table.values():
-            _string_leaves(row, None, fields)
-    out: dict[str, set[str]] = defaultdict(set)
-    for values in fields.values():
-        if 2 <= len(values) <= CATEGORICAL:
-            for v in values:
-                out[v] |= values
-    return {k: frozenset(v) for k, v in out.items()}
+            _string_leaves(row, None, fields, CATEGORICAL)
+    return _rivals(fields, CATEGORICAL)
 
 
 def domain_vocabulary(domain: Any, tables: Mapping[str, Mapping[str, Any]] | None) -> dict[str, frozenset[str]]:
@@ -324,12 +347,7 @@ def transcript_vocabulary(messages: list[Message]) -> dict[str, frozenset[str]]:
                 _string_leaves(json.loads(m.content), None, fields)
             except ValueError:
                 continue
-    out: dict[str, set[str]] = defaultdict(set)
-    for values in fields.values():
-        if len(values) >= 2:
-            for v in values:
-                out[v] |= values
-    return {k: frozenset(v) for k, v in out.items()}
+    return _rivals(fields, None)
 
 
 # ------------------------------------------------------------------------------------------------- API
@@ -351,7 +369,7 @@ def outputs_told(outputs: list[str | list[str]], messages: list[Message], *, gol
     declared = getattr(domain, "refusal_reasons", None) or {}
     answers = Answers.of(gold, outputs, (), declared)
     turns = [t for t in _turns(messages) if not answers.is_list(t)]
-    rivals: dict[str, frozenset[str]] | None = None
+    vocabularies: list[dict[str, frozenset[str]]] | None = None
     found: list[str] = []
     for output in outputs:
         told = False
@@ -359,13 +377,12 @@ def outputs_told(outputs: list[str | list[str]], messages: list[Message], *, gol
             value = number_value(phrasing)
             if value is not None:
                 told = any(answers.figure_told(t, value) for t in turns)
-            elif turns:
-                if rivals is None:
-                    rivals = {**transcript_vocabulary(messages)}
-                    for k, v in domain_vocabulary(domain, tables).items():
-                        rivals[k] = rivals.get(k, frozenset()) | v
+            elif turns and any(t.texts(phrasing) for t in turns):
+                if vocabularies is None:
+                    vocabularies = [transcript_vocabulary(messages), domain_vocabulary(domain, tables)]
                 key = normalize(phrasing)
-                told = any(answers.text_told(t, phrasing, rivals.get(key, ())) for t in turns)
+                rivals = frozenset().union(*(v.get(key, frozenset()) for v in vocabularies))
+                told = any(answers.text_told(t, phrasing, rivals) for t in turns)
             if told:
                 break
         if told:
@@ -382,7 +399,7 @@ def reasons_explained(domain: Any, reasons: list[str], messages: list[Message], 
     explained: set[str] = set()
     for turn in _turns(messages):
         if not answers.is_list(turn):
-            explained |= answers.explained(turn)
+            explained.update(answers.explained(turn))
     if len(explained - answers.reasons) > RECITAL_REASONS:
         explained = set()
     found = [r for r in reasons if r in explained]

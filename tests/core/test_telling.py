@@ -74,6 +74,7 @@ def _status_domain():
 
 @pytest.mark.parametrize(("text", "told"), [
     ("Your flight has landed.", True),
+    ("Your flight landed on time.", True),
     ("HAT001 landed at 9:05; your other flight is delayed.", True),
     ("It has either landed or been cancelled.", False),
     ("It is landed, on time, delayed or cancelled.", False),
