@@ -9,7 +9,8 @@ and that statement is
   ("it is not 404 dollars", "it hasn't landed");
 - not one candidate of a series: no figure (or rival text) besides the gold's is joined to it by nothing but
   punctuation and linking words, or stands within three words of it with an "or" between ("$352, or $368",
-  "between 352 and 368", "1, 2, 3, ...", "$751.86 back, or $767.86");
+  "between 352 and 368", "1, 2, 3, ...", "$751.86 back, or $767.86"), nor after the same three words in the
+  turn ("The refund is $351. The refund is $352.");
 - not in a list: a turn that states more than four figures besides the gold's (dates, times and ids are no
   figures), or explains more than three declared refusal reasons besides the gold's, tells nothing; a text answer also fails in a turn that names
   more than one of its rivals (other values of the same field in the database or in this transcript's tool
@@ -47,6 +48,8 @@ RECITAL_REASONS = 4
 NEGATION_REACH = 4
 #: a series joins two values by at most this many words, all linking words
 SERIES_WORDS = 3
+#: two figures after the same words in one turn are candidates for one answer ("the refund is $1. the refund is $2.")
+LABEL_WORDS = 3
 
 _NEGATORS = frozenset({"not", "never", "no", "nor", "neither"})
 #: words that offer a second candidate: two values this close with one between are a hedge ("$751 back, or $767")
@@ -153,6 +156,7 @@ class Mention:
     value: Decimal | None = None
     text: str | None = None
     kind: str = "bare"  # figures: "money", "bare" or the unit word after it ("seat" in "3 seats")
+    label: tuple[str, ...] = ()  # the last words before it in its clause ("the refund is")
 
 
 class Turn:
@@ -166,9 +170,12 @@ class Turn:
         self.figures = [self._figure(m) for m in _NUMBER.finditer(self.said)
                         if not any(a <= m.start() < b for a, b in hidden)]
 
-    def negated(self, start: int) -> bool:
+    def _before(self, start: int) -> list[str]:
         clause = self.clause_starts[bisect.bisect_right(self.clause_starts, start) - 1]
-        return bool(_NEGATORS & set(_WORDS.findall(self.said[clause:start])[-NEGATION_REACH:]))
+        return _WORDS.findall(self.said[clause:start])
+
+    def negated(self, start: int) -> bool:
+        return bool(_NEGATORS & set(self._before(start)[-NEGATION_REACH:]))
 
     def _figure(self, m: re.Match[str]) -> Mention:
         value = Decimal(m.group(1).replace(",", "") + (m.group(2) or ""))
@@ -179,7 +186,9 @@ class Turn:
         elif (word := _NEXT_WORD.match(after)) and word.group(1) not in _NOT_UNITS:
             kind = word.group(1).removesuffix("s")
         start = m.start() - (1 if before.endswith(("$", "\u20ac", "\u00a3")) else 0)
-        return Mention(start, m.end(), self.negated(m.start()), value=value, kind=kind)
+        words = self._before(m.start())
+        return Mention(start, m.end(), bool(_NEGATORS & set(words[-NEGATION_REACH:])), value=value, kind=kind,
+                       label=tuple(words[-LABEL_WORDS:]) if len(words) >= 2 else ())
 
     def texts(self, phrase: str) -> list[Mention]:
         return [Mention(m.start(), m.end(), self.negated(m.start()), text=normalize(phrase))
@@ -263,7 +272,11 @@ class Answers:
     def figure_told(self, turn: Turn, value: Decimal) -> bool:
         for figure in turn.figures:
             if figure.value == value and not figure.negated:
-                if all(f.value in self.figures for f in _series(turn, turn.figures, figure)):
+                series = _series(turn, turn.figures, figure)
+                same_words = figure.label and any(
+                    f.label == figure.label and f.value not in self.figures and not f.negated and _compatible(f, figure)
+                    for f in turn.figures)
+                if not same_words and all(f.value in self.figures for f in series):
                     return True
         return False
 

@@ -45,6 +45,8 @@ def test_a_negated_value_is_not_told(text, told):
     ("The fare is $352 and 2 bags are included.", True),
     ("The fare is $352; the trip is 3 days long.", True),
     ("The fare is $352, and your balance is now $4,321.50.", True),
+    ("The fare is $351. The fare is $352. The fare is $353.", False),
+    ("Your fare was $340; your fare is now $352.", True),
 ])
 def test_a_value_offered_beside_another_candidate_is_not_told(text, told):
     assert bool(_told(["352"], text)) is told
