@@ -129,7 +129,7 @@ def phrase_said(phrase: str, said: str) -> bool:
     """
     negated_phrase = _carries_negation(phrase)
     for m in phrase_pattern(phrase).finditer(said):
-        before = said[: m.start()].split()
+        before = said[max(0, m.start() - 24): m.start()].split()  # only the last word matters
         if negated_phrase or not before or before[-1] not in _REASON_NEGATORS:
             return True
     return False
