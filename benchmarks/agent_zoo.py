@@ -1,12 +1,14 @@
 """The UNSATISFIED rate each zoo agent gets from the offline scripted user, per emotion family.
 
     python benchmarks/agent_zoo.py [--trials 3] [--split test] [--agents oracle,null,asker,hasty,repeater]
+                                   [--packs airline,bank,...]
 
-Every airline task of the split runs once per family (`--emotion family:X`: a seeded condition of
-that family per task) and once as the no-emotion control (`--emotion none`), with
-`--plugins emotion,airline`; the tasks' own conditions are set aside first (a task that carries a
-condition keeps it otherwise), so each family arm covers every task. Prints a Markdown table: the UNSATISFIED rate per family, for the
-control, by urgency, and for single- vs multi-intent tasks; plus success (Avg@k) over all arms.
+Every task of the split of each pack (`--packs`, airline by default; one row per pack and agent) runs once
+per family (`--emotion family:X`: a seeded condition of that family per task) and once as the no-emotion
+control (`--emotion none`), with `--plugins emotion,PACK`; the tasks' own conditions are set aside first (a
+task that carries a condition keeps it otherwise), so each family arm covers every task. Prints a Markdown
+table: the UNSATISFIED rate per family, for the control, by urgency, and for single- vs multi-intent tasks;
+plus success (Avg@k) over all arms.
 """
 
 from __future__ import annotations
@@ -41,15 +43,16 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--split", default="test")
     parser.add_argument("--agents", default="oracle,null,repeater,asker,hasty")
+    parser.add_argument("--packs", default="airline")
     args = parser.parse_args()
     db = tempfile.mkdtemp() + "/zoo.db"
-    header = (["agent", *FAMILIES, "control", "urgency low", "urgency high", "1 intent", "2+ intents", "success"])
+    header = (["pack", "agent", *FAMILIES, "control", "urgency low", "urgency high", "1 intent", "2+ intents", "success"])
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for agent in args.agents.split(","):
+    for pack, agent in [(p, a) for p in args.packs.split(",") for a in args.agents.split(",")]:
         arms: dict[str, list] = {}
         for spec in [*(f"family:{f}" for f in FAMILIES), "none"]:
-            config = RunConfig(plugins=["emotion", "airline"], split=args.split, trials=args.trials, agent=agent,
+            config = RunConfig(plugins=["emotion", pack], split=args.split, trials=args.trials, agent=agent,
                                concurrency=32, options={"emotion": {"emotion": spec},
                                                         "progress": {"no_progress": True}})
             pm = build_plugin_manager(config)
@@ -66,7 +69,7 @@ def main() -> None:
         success = f"{100 * sum(r.success for r in everything) / len(everything):.0f}%"
         cells = [rate(arms[f"family:{f}"]) for f in FAMILIES] + [rate(arms["none"])]
         cells += [rate(by[k]) for k in ("urgency low", "urgency high", "1 intent", "2+ intents")]
-        print("| " + " | ".join([agent, *cells, success]) + " |", flush=True)
+        print("| " + " | ".join([pack, agent, *cells, success]) + " |", flush=True)
 
 
 if __name__ == "__main__":

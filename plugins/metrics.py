@@ -4,6 +4,9 @@ Over n trials of a task with c successes: Avg@n is the mean of c/n over tasks, P
 of C(c,k)/C(n,k). Errored trials count as failures (and are reported); intervals resample tasks.
 Every figure is broken down by domain and by each result tag (`by_tag`: tag -> value -> group),
 so a plugin that tags results (`tau_task_tags`) gets its breakdown without a metric of its own.
+Every group also carries `transfer_rate` (the share of its trials that ended in a handover to a person)
+and `unneeded_transfer_rate` (the share that handed over when the gold does not): a handover the gold does
+not need scores 0, never -1, so giving up by transferring is in sight next to the rewards (docs/scoring.md).
 The estimators live in `tau_emotion.core.statistics`, so other plugins compare their own groups the
 same way without importing this one.
 """
@@ -31,6 +34,22 @@ def breakdown(results: list[EpisodeResult], key: Callable[[EpisodeResult], str |
     return {name: score(rs, k_max, seed) for name, rs in sorted(groups.items())}
 
 
+def handed_over(result: EpisodeResult) -> bool:
+    """The trial ended in a terminal tool (a transfer to a person: the `stop` plugin's `terminal_tool`), or made
+    the gold's own."""
+    return result.termination.reason == "terminal_tool" or bool(result.parts and result.parts.terminal_done)
+
+
+def transfer_rates(results: list[EpisodeResult]) -> dict[str, float]:
+    """Handovers among the trials, and those the gold does not need (no terminal tool in it: `terminal_done` None)."""
+    if not results:
+        return {}
+    handovers = [r for r in results if handed_over(r)]
+    unneeded = [r for r in handovers if r.parts is None or r.parts.terminal_done is None]
+    return {"transfer_rate": round(len(handovers) / len(results), 4),
+            "unneeded_transfer_rate": round(len(unneeded) / len(results), 4)}
+
+
 def _scored_once() -> Callable[..., dict[str, Any]]:
     """`score_group`, computed once per group of the same results in the same order (the one domain of a run,
     a tag every result has alike): the bootstrap is most of a summary's time, and its figures depend only
@@ -40,7 +59,7 @@ def _scored_once() -> Callable[..., dict[str, Any]]:
     def score(results: list[EpisodeResult], k_max: int, seed: int = 0) -> dict[str, Any]:
         key = (*((r.domain, r.task_id, r.trial) for r in results), k_max, seed)  # one result per key in a run
         if key not in memo:
-            memo[key] = score_group(results, k_max, seed)
+            memo[key] = {**score_group(results, k_max, seed), **transfer_rates(results)}
         return copy.deepcopy(memo[key])
 
     return score

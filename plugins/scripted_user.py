@@ -387,8 +387,10 @@ class ScriptedUser:
         """How many evidence units of `goal` hold, and what is still missing (in words)."""
         rows = self._rows_done(goal)
         messages = self.view.messages
-        _, outputs_missing = outputs_told(goal.outputs, messages)
-        _, reasons_missing = reasons_explained(self.view.domain, goal.reasons, messages)
+        # the reward's own matcher, with the whole gold: another intent's figures are no rivals of this one's
+        gold, domain = self.task.gold, self.view.domain
+        _, outputs_missing = outputs_told(goal.outputs, messages, gold=gold, domain=domain, tables=self.view.state)
+        _, reasons_missing = reasons_explained(domain, goal.reasons, messages, gold=gold)
         handed_over = goal.handover and any(
             m.role == "tool" and not m.error and self.view.tools.is_terminal(m.name or "") for m in messages)
         missing = []

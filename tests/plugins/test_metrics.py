@@ -55,3 +55,55 @@ def test_results_are_tagged_with_their_number_of_intents(tmp_path):
     assert sum(g["n_tasks"] for g in summary["by_tag"]["intents"].values()) == summary["by_domain"]["mock"]["n_tasks"]
     rows = [row for found in run.pm.hook.tau_summary_rows(summary=summary) for row in found]
     assert [label for label, _ in rows if label.startswith("intents=")] == ["intents=1", "intents=2"]
+
+
+def test_transfer_rates_in_every_group():
+    from tau_emotion.core.models import RewardParts
+
+    def parts(needed, done):
+        return RewardParts(db_match=True, outputs_found=[], outputs_missing=[], terminal_done=done if needed else None)
+
+    def handover(task, needed, family):
+        r = _r(task, 0, needed, reason="terminal_tool", tags={"emotion.family": family})
+        return r.model_copy(update={"parts": parts(needed, True)})
+
+    results = [handover("a", True, "fear"), handover("b", False, "fear"),
+               _r("c", 0, False, tags={"emotion.family": "anger"}).model_copy(update={"parts": parts(True, False)}),
+               _r("d", 0, True, tags={"emotion.family": "anger"}).model_copy(update={"parts": parts(False, None)})]
+    summary = core_metrics(results, RunConfig(trials=1))
+    assert (summary["transfer_rate"], summary["unneeded_transfer_rate"]) == (0.5, 0.25)
+    assert summary["by_domain"]["d"]["transfer_rate"] == 0.5
+    fear, anger = summary["by_tag"]["emotion.family"]["fear"], summary["by_tag"]["emotion.family"]["anger"]
+    assert (fear["transfer_rate"], fear["unneeded_transfer_rate"]) == (1.0, 0.5)
+    assert (anger["transfer_rate"], anger["unneeded_transfer_rate"]) == (0.0, 0.0)
+
+
+def test_an_agent_that_transfers_at_once_shows_in_the_summary(tmp_path):
+    """A real run on the mock domain: transferring at once scores 0 where the gold has no transfer, and the summary
+    says how often that happened."""
+    from tau_emotion.core import hookimpl
+    from tau_emotion.core.manager import get_plugin_manager
+    from tau_emotion.core.models import Message, ToolCall
+    from tau_emotion.core.runner import prepare_run, run_sync
+
+    class Transferrer:
+        def __init__(self, view):
+            pass
+
+        async def act(self, messages):
+            call = ToolCall(id="t", name="transfer_to_human_agents", arguments={"summary": "over to you"})
+            return Message(role="assistant", tool_calls=[call])
+
+    class Agents:
+        @hookimpl
+        def tau_register_agents(self, register):
+            register("transferrer", Transferrer)
+
+    config = RunConfig(plugins=["mock"], trials=1, agent="transferrer", options={"progress": {"no_progress": True}})
+    run = prepare_run(config, str(tmp_path / "r.db"), pm=get_plugin_manager(["mock"], extra=[Agents()]))
+    summary = run_sync(run)
+    results = run.store.results(run.run_id)
+    assert {r.termination.reason for r in results} == {"terminal_tool"}
+    assert all(r.reward == 0.0 for r in results if r.task_id != "mock-004")  # never -1: no user gave up
+    assert summary["transfer_rate"] == 1.0 and summary["unneeded_transfer_rate"] == 0.75
+    assert summary["by_domain"]["mock"]["unneeded_transfer_rate"] == 0.75
