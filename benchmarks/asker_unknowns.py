@@ -108,8 +108,7 @@ def by_name(task: dict, name: str, position: int) -> bool:
     requests = plan.get("requests") or []
     facts = (requests[position].get("facts", []) if position < len(requests) else []) + plan.get("caller", [])
     arg = name.replace(" ", "_")
-    return any(f.get("known_as") == "name" and any(a.rpartition(".")[2] == arg for a in f.get("answers", []))
-               for f in facts)
+    return any(any(a.rpartition(".")[2] == arg for a in f.get("names", [])) for f in facts)
 
 
 def _words(text: str) -> list[str]:
@@ -148,7 +147,7 @@ def duplicated(task: dict, text: str) -> str | None:
     party size is 4."), or a placeholder fact ("My card is card."); None when neither. Values of one or two letters
     (a state code that reads as "me") are left aside."""
     text = " ".join(text.split())
-    feeling = ((task.get("plan") or {}).get("situation") or {}).get("feeling", "")
+    feeling = " ".join(((task.get("plan") or {}).get("situation") or {}).get("feeling", "").split()).rstrip(".")
     lines = [x for x in (" ".join(y.split()).rstrip(".") for y in [*(task["user"].get("intents") or []), feeling])
              if x and x in text]
     for line in lines:
