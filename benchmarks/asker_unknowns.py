@@ -17,6 +17,15 @@ birth?", `user.known["date_of_birth"]`) and the reply states another fact ("My d
 the asked one's value or any value a gold call passes under that name (telehealth's appointment date given for
 the caller's date of birth).
 
+And it counts three things a customer would not say (issue 33), each to be 0:
+- a don't-know to a question about the id or code of something the user knows by name (the plan's fact gives that
+  argument by name: "model code?" while it knows "Galaxy A55");
+- "I've said this already" (the emotion styles' `friction_repeat` lines) in a reply to a question whose answer the
+  user had not said before (no known value of the reply in an earlier user turn);
+- duplicated or placeholder facts: a user turn that states one known value in two sentences of its own (the
+  request lines and the feelings text set aside: "My party size is 4. My new party size is 4."), or a fact whose
+  value is its own key's word ("My card is card.").
+
     python benchmarks/asker_unknowns.py DB [RUN] [--tasks domain_packs/airline/data/tasks.json]
 """
 
@@ -37,7 +46,17 @@ def dont_know_phrases() -> list[str]:
     return ["I don't know that"] + [p for family in bank.values() for p in family]
 
 
+def said_already_phrases() -> list[str]:
+    """The emotion styles' complaints that say the caller told it already (emotion_pack/data/expression.json)."""
+    from importlib.resources import files
+
+    return json.loads(files("tau_emotion.emotion_pack").joinpath("data/expression.json").read_text())["friction_repeat"]
+
+
 DONT_KNOW = dont_know_phrases()
+SAID_ALREADY = said_already_phrases()
+WORD = re.compile(r"[a-z0-9]+")
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
 ASK = re.compile(r"^Could you tell me the (.+)\?$")
 STATED = re.compile(r"\bmy [a-z ]+? (?:is|are) ([^.]*(?:\.\d+[^.]*)?)\.")
 STATED_KEY = re.compile(r"\bmy ([a-z ]+?) (?:is|are) ([^.]*(?:\.\d+[^.]*)?)\.")
@@ -74,6 +93,78 @@ def arg_values(arguments, name: str) -> list:
     return out
 
 
+def parts(task: dict) -> list[dict] | None:
+    """Per request, its gold calls and fact keys: from the task's plan (or the `meta.intent_gold` of an older file)."""
+    plan = task.get("plan")
+    if plan:
+        return [{"actions": r.get("actions", []), "facts": [f["key"] for f in r.get("facts", [])]}
+                for r in plan["requests"]]
+    return task.get("meta", {}).get("intent_gold")
+
+
+def by_name(task: dict, name: str, position: int) -> bool:
+    """Whether the user, on request `position`, knows by name the thing whose id the argument `name` takes."""
+    plan = task.get("plan") or {}
+    requests = plan.get("requests") or []
+    facts = (requests[position].get("facts", []) if position < len(requests) else []) + plan.get("caller", [])
+    arg = name.replace(" ", "_")
+    return any(any(a.rpartition(".")[2] == arg for a in f.get("names", [])) for f in facts)
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def _in_words(value, text_words: list[str]) -> bool:
+    want = _words(str(value)) if not isinstance(value, float) or not value.is_integer() else [str(int(value))]
+    return bool(want) and any(text_words[i:i + len(want)] == want for i in range(len(text_words)))
+
+
+def known_values(task: dict) -> list:
+    return [v for v in leaves(task["user"]["known"]) if v is not None and not isinstance(v, bool) and str(v).strip()]
+
+
+def plan_facts(task: dict) -> list[dict]:
+    plan = task.get("plan") or {}
+    return [f for r in plan.get("requests", []) for f in r.get("facts", [])] + plan.get("caller", [])
+
+
+def said_before(task: dict, messages: list[dict], at: int) -> bool:
+    """Whether the reply at `at` states a known value that an earlier user turn stated (as the value, or in the
+    plan's words for that fact: "I want the card unfrozen" said the card status)."""
+    reply = _words(messages[at].get("content") or "")
+    earlier = [m.get("content") or "" for m in messages[:at] if m.get("role") == "user"]
+    for v in known_values(task):
+        if _in_words(v, reply) and any(_in_words(v, _words(e)) for e in earlier):
+            return True
+    return any(f.get("words") and any(_in_words(v, reply) for v in leaves(f["value"]))
+               and any(f["words"].lower() in e.lower() for e in earlier) for f in plan_facts(task))
+
+
+def duplicated(task: dict, text: str) -> str | None:
+    """A sentence of the user's own (the request lines and the feelings text are the task's) that states only known
+    values the turn already states (its request line, or an earlier sentence of its own: "My party size is 4. My new
+    party size is 4."), or a placeholder fact ("My card is card."); None when neither. Values of one or two letters
+    (a state code that reads as "me") are left aside."""
+    text = " ".join(text.split())
+    feeling = " ".join(((task.get("plan") or {}).get("situation") or {}).get("feeling", "").split()).rstrip(".")
+    lines = [x for x in (" ".join(y.split()).rstrip(".") for y in [*(task["user"].get("intents") or []), feeling])
+             if x and x in text]
+    for line in lines:
+        text = text.replace(line, " | ")
+    for key, value in STATED_KEY.findall(text.lower()):
+        if set(_words(value)) and set(_words(value)) <= set(_words(key)):
+            return f"placeholder: my {key} is {value}"
+    values = [v for v in known_values(task) if not (str(v).isalpha() and len(str(v)) < 3)]
+    seen = [v for v in values if any(_in_words(v, _words(line)) for line in lines if line != feeling)]
+    for sentence in (s for chunk in text.split("|") for s in SENTENCE.split(chunk) if s.strip()):
+        named = [v for v in values if _in_words(v, _words(sentence))]
+        if named and all(v in seen for v in named):
+            return f"duplicated: {', '.join(map(str, named))}"
+        seen += named
+    return None
+
+
 def stated(task: dict, name: str, position: int | None = None) -> bool:
     """Whether a gold argument `name` has a value the instruction states. With `position` (the request the user is
     on) and a question about that request's calls, it is what the instruction states for that request: a value of
@@ -83,7 +174,7 @@ def stated(task: dict, name: str, position: int | None = None) -> bool:
     text = task["user"]["instruction"].lower()
     known = {str(v).lower() for v in leaves(task["user"]["known"])}
     actions = task["gold"]["actions"]
-    split = task.get("meta", {}).get("intent_gold")
+    split = parts(task)
     lines = task["user"].get("intents") or []
     if position is not None and isinstance(split, list) and position < len(split) and len(lines) == len(split):
         mine = [actions[j] for j in split[position].get("actions", []) if j < len(actions)]
@@ -110,7 +201,7 @@ def _said(value, text: str) -> bool:
 def request_values(task: dict) -> list[tuple[str, set[str]]]:
     """Per request: its line (lowered) and the argument names of its gold calls, from `meta.intent_gold`."""
     lines = task["user"].get("intents") or []
-    split = task.get("meta", {}).get("intent_gold")
+    split = parts(task)
     if not isinstance(split, list) or len(split) != len(lines):
         return []
     actions = task["gold"]["actions"]
@@ -192,6 +283,7 @@ def main() -> None:
     run = args.run or con.execute("select run_id from runs order by created desc limit 1").fetchone()[0]
     per_name, where, total_unknown, trials = Counter(), Counter(), 0, 0
     foreign, foreign_where, wrong, wrong_where, ahead = Counter(), Counter(), Counter(), Counter(), Counter()
+    named, early, dupes = Counter(), Counter(), Counter()  # issue 33: each must be 0
     for task_id, _trial, result in con.execute("select task_id, trial, result from trials where run_id=?", (run,)):
         trials += 1
         messages = json.loads(result).get("messages") or json.loads(result).get("transcript") or []
@@ -200,6 +292,13 @@ def main() -> None:
             foreign_where[task_id] += 1
         lines = [line.lower() for line in tasks[task_id]["user"].get("intents") or []]
         position = 0
+        for at, message in enumerate(messages):
+            if message.get("role") == "user":
+                hit = duplicated(tasks[task_id], message.get("content") or "")
+                dupes.update([f"{task_id}: {hit}"] if hit else [])
+                said = message.get("content") or ""
+                if any(p in said for p in SAID_ALREADY) and not said_before(tasks[task_id], messages, at):
+                    early[task_id] += 1
         for ask, reply in zip(messages, messages[1:], strict=False):
             if ask.get("role") == "user":
                 said = (ask.get("content") or "").lower()
@@ -214,6 +313,8 @@ def main() -> None:
             if not m or not any(p in (reply.get("content") or "") for p in DONT_KNOW):
                 continue
             total_unknown += 1
+            if by_name(tasks[task_id], m.group(1), position):
+                named[m.group(1)] += 1
             if stated(tasks[task_id], m.group(1), position):
                 per_name[m.group(1)] += 1
                 where[task_id] += 1
@@ -230,6 +331,9 @@ def main() -> None:
     print("  tasks:", dict(sorted(foreign_where.items())))
     print(f"  {sum(wrong.values())} answers with a near namesake's value (asked=stated):", dict(wrong.most_common()))
     print("  tasks:", dict(sorted(wrong_where.items())))
+    print(f"  {sum(named.values())} don't-knows to the id of a thing known by name:", dict(named.most_common()))
+    print(f"  {sum(early.values())} 'said already' before it was said:", dict(sorted(early.items())))
+    print(f"  {sum(dupes.values())} duplicated or placeholder facts:", dict(dupes.most_common(5)))
 
 
 if __name__ == "__main__":

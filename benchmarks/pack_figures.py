@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau_emotion.tracer.plan import decision_branches, policy_challenge
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: each Tracer pack's rebuild flags per split, in build order (test first: train keeps apart from it); the README
@@ -109,14 +111,14 @@ def split_figures(domain: Any, split: str, tasks: list[Any]) -> SplitFigures:
     calls = [len(t.gold.actions) for t in mine] or [0]
     intents = Counter(min(len(t.user.intents), INTENT_BINS) for t in mine)
     kinds = Counter(k for t in mine for k in challenge_kinds(domain, t))
-    branches = Counter(d.get("branch") for t in mine for d in t.meta.get("decisions") or [])
+    branches = Counter(b for t in mine for b in decision_branches(t))
     return SplitFigures(
         split=split, tasks=len(mine), users=len({task_user(t) for t in mine} - {None}),
         calls_avg=round(sum(calls) / max(len(mine), 1), 2), calls_min=min(calls), calls_max=max(calls),
         intents=tuple(intents.get(k, 0) for k in range(1, INTENT_BINS + 1)),
-        challenge_tasks=sum(1 for t in mine if t.meta.get("policy_challenge")),
+        challenge_tasks=sum(1 for t in mine if policy_challenge(t)),
         kinds=sorted(kinds.items(), key=lambda kc: (-kc[1], kc[0])),
-        rule_tasks=sum(1 for t in mine if t.meta.get("decisions")),
+        rule_tasks=sum(1 for t in mine if decision_branches(t)),
         proceed=branches.get("proceed", 0), decline=branches.get("decline", 0),
         seeds=tuple(sorted({t.meta["seed"] for t in mine if isinstance(t.meta.get("seed"), int)})))
 

@@ -50,7 +50,106 @@ class Gold(StrictModel):
     reasons: list[str] = Field(default_factory=list)
 
 
-CORE_TASK_FIELDS = frozenset({"id", "domain", "split", "user", "gold", "meta"})
+class PlanFact(StrictModel):
+    """A fact the customer knows for one request, and which call arguments it gives the agent.
+
+    `answers` are the call arguments whose very value it is (a reservation number, a date, a first name); `names`
+    the id arguments of the things it names (a phone model for a model code, "my card ending in 5753" for a
+    payment method id): asked for such an id, the customer gives the name. `known_as` is `name` for a fact that
+    answers no argument but names one's thing, else `id`. `words` is the fact in the customer's own voice ("my card
+    ends in 5753"); empty when it has none, and then it is told only when asked.
+    """
+
+    key: str
+    value: Any
+    words: str = ""
+    #: as "tool.argument" ("book_reservation.passengers.first_name")
+    answers: list[str] = Field(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+    known_as: Literal["id", "name"] = "id"
+
+
+class DecisionRule(StrictModel):
+    """The customer's condition on a figure the agent must look up first: over the threshold they do `over`."""
+
+    figure: str
+    amount: str
+    threshold: float = Field(allow_inf_nan=False)
+    over: str
+    under: str = "go ahead"
+    #: which side the database puts the figure on
+    outcome: Literal["over", "under"]
+
+
+class RefusalPlan(StrictModel):
+    """A request the policy forbids: the call the customer asks for, and what they do when it is refused."""
+
+    call: Action
+    #: how many gold calls run before it
+    after: int = Field(ge=0)
+    #: accept the explanation, or insist once and then ask for a person (the next request)
+    then: Literal["accept", "insist"] = "accept"
+    #: the customer turns down any offer of less than they asked for (a smaller compliant variant)
+    declines_smaller: bool = False
+
+
+class GoalChange(StrictModel):
+    """One place of the database a request changes: any of `values` there shows it done (None at the row: deleted)."""
+
+    table: str
+    key: str
+    path: list[str | int] = Field(default_factory=list)
+    values: list[Any]
+
+
+class Goal(StrictModel):
+    """What the database shows once a request is done, and whether it ends with a handover to a person."""
+
+    changes: list[GoalChange] = Field(default_factory=list)
+    handover: bool = False
+
+
+class RequestPlan(StrictModel):
+    """One request of the customer (one line of `user.intents`)."""
+
+    kind: str
+    #: the gold calls it owns (indices into `gold.actions`)
+    actions: list[int] = Field(default_factory=list)
+    facts: list[PlanFact] = Field(default_factory=list)
+    decision: DecisionRule | None = None
+    refusal: RefusalPlan | None = None
+    #: what the customer wants to hear (as `Gold.outputs`) and the refusal reasons they must be given
+    outputs: list[str | list[str]] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    goal: Goal = Field(default_factory=Goal)
+
+
+class Situation(StrictModel):
+    """What the customer's feeling rests on, in their words (events and occasion where the builder knows them)."""
+
+    feeling: str = ""
+    events: list[str] = Field(default_factory=list)
+    occasion: str | None = None
+
+
+class IntentPlan(StrictModel):
+    """The customer's plan: per request what they know, decide, accept and want to hear, and what done looks like.
+
+    The plugin that builds the task writes it (a task generator, an adapter); simulated users, audits and the
+    plugins that condition a user read it. It is typed so that a misspelt key fails validation instead of silently changing what a user does.
+    """
+
+    requests: list[RequestPlan]
+    #: facts no request owns: who the customer is (their name, zip, user id)
+    caller: list[PlanFact] = Field(default_factory=list)
+    situation: Situation | None = None
+
+    @property
+    def refusals(self) -> list[RefusalPlan]:
+        return [r.refusal for r in self.requests if r.refusal is not None]
+
+
+CORE_TASK_FIELDS = frozenset({"id", "domain", "split", "user", "gold", "meta", "plan"})
 
 
 class Task(StrictModel):
@@ -67,6 +166,8 @@ class Task(StrictModel):
     split: str = "test"
     user: UserSpec
     gold: Gold = Field(default_factory=Gold)
+    #: the customer's plan (None: a task whose builder gives none; a user falls back on the gold)
+    plan: IntentPlan | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
     blocks: dict[str, Any] = Field(default_factory=dict)
     _source: str | None = PrivateAttr(default=None)
@@ -97,6 +198,10 @@ class Task(StrictModel):
     @model_serializer(mode="wrap")
     def _flatten_blocks(self, handler: Any) -> dict[str, Any]:
         out = handler(self)
+        if self.plan is None:  # a task without a plan reads as it did before plans existed
+            out.pop("plan", None)
+        elif "plan" in out:  # fields at their defaults (no decision, no refusal, an id) are left out of files
+            out["plan"] = self.plan.model_dump(mode="json", exclude_defaults=True)
         blocks = out.pop("blocks", None) or {}
         return {**out, **blocks}
 

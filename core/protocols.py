@@ -96,8 +96,9 @@ class UserStyle(Protocol):
 
     def dont_know(self) -> str: ...
 
-    def complaint(self, patience_left: int) -> str | None:
-        """A remark on friction while patience is left (None: none)."""
+    def complaint(self, patience_left: int, kind: str) -> str | None:
+        """A remark on a friction event of `kind` while patience is left (None: none); only a `repeated_question`
+        may say the user said it already."""
         ...
 
     def give_up(self) -> str:

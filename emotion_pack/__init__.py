@@ -138,6 +138,12 @@ def tau_task_tags(task):
     return {"emotion.condition": block.id, **{f"emotion.{k}": v for k, v in block.to_dict().items()}}
 
 
+def _feeling(task: Any) -> str:
+    """The task's own feelings text (its plan's situation, written for its condition), or ''."""
+    situation = task.plan.situation if task.plan is not None else None
+    return situation.feeling.strip() if situation is not None else ""
+
+
 @hookimpl
 def tau_user_style(episode, neutral):
     block = episode.task.block(BLOCK)
@@ -145,8 +151,7 @@ def tau_user_style(episode, neutral):
         return None
     from tau_emotion.emotion_pack.scripted_style import EmotionalStyle
 
-    feeling = episode.task.meta.get("feeling")
-    return EmotionalStyle(block.condition, episode.rng, neutral, feeling if isinstance(feeling, str) else None)
+    return EmotionalStyle(block.condition, episode.rng, neutral, _feeling(episode.task) or None)
 
 
 @hookimpl
@@ -167,9 +172,9 @@ def tau_user_prompt(episode, prompt):
         f"How you feel: {emotion.anchor}",
         f"(condition: {emotion.id})",
     ]
-    feeling = episode.task.meta.get("feeling")
-    if isinstance(feeling, str) and feeling.strip():  # a Tracer task's own feelings text: task instruction + feeling
-        lines.append(f"In your own words, your situation and feelings: {feeling.strip()}")
+    feeling = _feeling(episode.task)
+    if feeling:  # a Tracer task's own feelings text: task instruction + feeling
+        lines.append(f"In your own words, your situation and feelings: {feeling}")
     lines += [
         "Your emotion is fixed for the whole conversation, but how you express it responds to how the "
         "conversation goes: it eases when the agent makes real progress and sharpens when it stalls, repeats "

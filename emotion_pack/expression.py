@@ -111,13 +111,18 @@ def dont_know(condition: Condition | str, rng: random.Random) -> str:
     return _join([rng.choice(bank["dont_know"][cond.family]), rng.choice(bank["dont_know_tail"][cond.politeness])])
 
 
-def friction(condition: Condition | str, rng: random.Random, patience_left: int) -> str:
-    """A complaint about the conversation, sharper as `patience_left` falls (see `friction_level`)."""
+def friction(condition: Condition | str, rng: random.Random, patience_left: int,
+             kind: str = "repeated_question") -> str:
+    """A complaint about the conversation, sharper as `patience_left` falls (see `friction_level`); a line that
+    says the caller told it already (`friction_repeat`) only for a `repeated_question`."""
     cond = _condition(condition)
     bank = phrases()
     tails = bank["friction_tail"]
+    lines = bank["friction"][cond.family][friction_level(patience_left)]
+    if kind != "repeated_question":
+        lines = [line for line in lines if line not in bank["friction_repeat"]] or lines
     return _join([
-        rng.choice(bank["friction"][cond.family][friction_level(patience_left)]),
+        rng.choice(lines),
         rng.choice(tails["urgency"][cond.urgency]),
         rng.choice(tails["politeness"][cond.politeness]),
     ])

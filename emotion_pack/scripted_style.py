@@ -46,8 +46,8 @@ class EmotionalStyle:
     def dont_know(self) -> str:
         return expression.dont_know(self.condition, self.rng)
 
-    def complaint(self, patience_left: int) -> str | None:
-        return expression.friction(self.condition, self.rng, patience_left)
+    def complaint(self, patience_left: int, kind: str) -> str | None:
+        return expression.friction(self.condition, self.rng, patience_left, kind)
 
     def give_up(self) -> str:
         return expression.give_up(self.condition, self.rng)

@@ -1,7 +1,7 @@
 """The `hasty` agent: makes every write the user asks for at once, without reading or confirming.
 
 It knows the gold trajectory but skips its reads, and also makes the writes the policy forbids
-(the task's refused requests, `meta.refused`), so refusal tasks fail; then it tells the gold
+(the refused requests of the task's plan, `IntentPlan.refusals`), so refusal tasks fail; then it tells the gold
 outputs. It shows what a user simulator and the scorer do with an agent that never confirms.
 """
 
@@ -16,7 +16,8 @@ class HastyAgent:
     def __init__(self, view: EpisodeView):
         task, tools = view.task, view.tools
         writes = [(a.name, dict(a.arguments)) for a in task.gold.actions if tools.writes(a.name)]
-        writes += [(r["name"], dict(r["arguments"])) for r in task.meta.get("refused", [])]
+        if task.plan is not None:
+            writes += [(r.call.name, dict(r.call.arguments)) for r in task.plan.refusals]
         self.calls = [ToolCall(id=f"hasty-{i}", name=n, arguments=args) for i, (n, args) in enumerate(writes)]
         outputs = [o if isinstance(o, str) else o[0] for o in task.gold.outputs]
         self.statement = "Done. " + (f"Here is what I found: {'; '.join(outputs)}." if outputs else "")

@@ -388,10 +388,11 @@ def refusal_variants(domain: Domain, steps: list[tuple[str, dict[str, Any]]], re
 
 
 def task_calls(task: Task) -> tuple[list[tuple[str, dict[str, Any]]], list[Call]]:
-    """A committed task's gold calls and refused requests (`meta.refused`, `after` gold calls)."""
+    """A committed task's gold calls and refused requests (its plan's refusals, each `after` gold calls)."""
+    from tau_emotion.tracer.plan import refused_calls
+
     steps = [(a.name, a.arguments) for a in task.gold.actions]
-    refused = [Call(r["name"], r["arguments"], int(r.get("after", len(steps))), True)
-               for r in task.meta.get("refused", [])]
+    refused = [Call(r["name"], r["arguments"], int(r.get("after", len(steps))), True) for r in refused_calls(task)]
     return steps, refused
 
 
@@ -401,6 +402,9 @@ def check_task(domain: Domain, task: Task) -> list[tuple[str, str]]:
     user = task.meta.get("user") or task.user.known.get("user_id")
     found = [("ambiguous", d) for d in alternative_bindings(domain, user, steps, refused, task.user.instruction,
                                                              task.user.intents, task.user.known)]
-    if DECLINED not in task.user.instruction.lower():
+    if task.plan is not None:  # the refusals whose user turns smaller offers down keep the refusal as gold
+        open_to_less = [c for c, r in zip(refused, task.plan.refusals, strict=True) if not r.declines_smaller]
+        found += [("policy", d) for d in refusal_variants(domain, steps, open_to_less)]
+    elif DECLINED not in task.user.instruction.lower():
         found += [("policy", d) for d in refusal_variants(domain, steps, refused)]
     return found

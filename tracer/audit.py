@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tau_emotion.tracer.design import INTENT_STRATA
+from tau_emotion.tracer.plan import decision_branches, policy_challenge, refused_calls, request_kinds
 
 if TYPE_CHECKING:
     from tau_emotion.core.conditions import ConditionSpace
@@ -91,7 +92,7 @@ def writes(domain: Domain, task: Task) -> list[tuple[str, tuple[tuple[str, str],
     """The task's write (and handover) calls as (tool, the ids it names), in order. A handover names the ids of
     the refused calls it follows (two handovers for different refused requests are different tasks)."""
     tools = domain.toolset
-    refused = tuple(sorted({(k, str(v)) for r in task.meta.get("refused") or []
+    refused = tuple(sorted({(k, str(v)) for r in refused_calls(task)
                             for k, v in (r.get("arguments") or {}).items() if k.endswith("_id")}))
     out = []
     for action in task.gold.actions:
@@ -109,7 +110,7 @@ def written_entities(domain: Domain, task: Task) -> set[tuple[str, str]]:
 
 def challenge_kinds(domain: Domain, task: Task) -> list[str]:
     """A policy challenge's kinds: its refusal reasons, and `transfer` when the user is handed over."""
-    if not task.meta.get("policy_challenge"):
+    if not policy_challenge(task):
         return []
     kinds = list(task.gold.reasons)
     if any(domain.toolset.is_terminal(a.name) for a in task.gold.actions):
@@ -249,15 +250,15 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     calls = [len(t.gold.actions) for t in tasks]
     result.tables["gold calls"] = {"avg": round(sum(calls) / n, 2), "min": min(calls), "max": max(calls)}
     result.tables["intents per task"] = dict(sorted(Counter(len(t.user.intents) for t in tasks).items()))
-    result.tables["intent kinds"] = dict(Counter(k for t in tasks for k in t.meta.get("intents", [])).most_common())
+    result.tables["intent kinds"] = dict(Counter(k for t in tasks for k in request_kinds(t)).most_common())
     kinds = Counter(k for t in tasks for k in challenge_kinds(domain, t))
     result.tables["challenge kinds"] = dict(kinds.most_common())
-    challenges = sum(1 for t in tasks if t.meta.get("policy_challenge"))
+    challenges = sum(1 for t in tasks if policy_challenge(t))
     by_family = {f: [0, 0] for f in FAMILIES}
     for t, b in zip(tasks, blocks, strict=True):
         if b:
             by_family[b["family"]][0] += 1
-            by_family[b["family"]][1] += int(bool(t.meta.get("policy_challenge")))
+            by_family[b["family"]][1] += int(policy_challenge(t))
     result.tables["challenges by family"] = {"all": f"{challenges}/{n}",
                                             **{f: f"{c}/{k}" for f, (k, c) in by_family.items()}}
     intents_of = {f: Counter() for f in FAMILIES}
@@ -270,10 +271,9 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     result.tables["intents by family"] = {"intents": "/".join(label[k] for k in strata),
                                           "all": "/".join(str(all_intents[k]) for k in strata),
                                           **{f: "/".join(str(intents_of[f][k]) for k in strata) for f in FAMILIES}}
-    decisions = [d for t in tasks for d in t.meta.get("decisions", [])]
-    with_rule = sum(1 for t in tasks if t.meta.get("decisions"))
+    with_rule = sum(1 for t in tasks if decision_branches(t))
     result.tables["decision rules"] = {"tasks": f"{with_rule}/{n}",
-                                       **Counter(d["branch"] for d in decisions)}
+                                       **Counter(b for t in tasks for b in decision_branches(t))}
     sequences = Counter(tuple(writes(domain, t)) for t in tasks if writes(domain, t))
     result.tables["write sequences"] = {"distinct": len(sequences), "tasks writing": sum(sequences.values())}
     readings = [(t.blocks.get("emotion"), t.meta.get("emotion_reading")) for t in tasks]
@@ -291,7 +291,7 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     present = [f for f in FAMILIES if f in fams]
     balance: list[tuple[str, float, float, float]] = []
     if len(present) > 1:
-        ruled = [1.0 if t.meta.get("decisions") else 0.0 for t in tasks]
+        ruled = [1.0 if decision_branches(t) else 0.0 for t in tasks]
         result.tables["decision rules by family"] = {
             "all": f"{with_rule}/{n}", **{f: f"{sum(r for r, g in zip(ruled, fams, strict=True) if g == f):g}/"
                                              f"{fams.count(f)}" for f in present}}
@@ -304,7 +304,7 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
                for f in present}}
         balance.append(("gold length balance", *permutation_tolerance(
             lengths, fams, between_families, f"audit/{domain.name}/{split}/length")))
-        kinds_of = [list(t.meta.get("intents", [])) for t in tasks]
+        kinds_of = [request_kinds(t) for t in tasks]
         all_kinds = Counter(k for ks in kinds_of for k in ks)
         result.tables["request kinds by family"] = {"families": "/".join(present), **{
             k: "/".join(str(sum(ks.count(k) for ks, g in zip(kinds_of, fams, strict=True) if g == f)) for f in present)

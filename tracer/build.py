@@ -38,6 +38,7 @@ from tau_emotion.tracer.feelings import feelings_misfit, situation
 from tau_emotion.tracer.graph import ToolGraph, build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import TracerHints, load_hints
+from tau_emotion.tracer.plan import PLAN_META, policy_challenge, with_plan
 from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
 from tau_emotion.tracer.sampling import check_lengths, profile_for
 from tau_emotion.tracer.validate import CHECKS, Validator
@@ -50,6 +51,10 @@ if TYPE_CHECKING:
     from tau_emotion.tracer.feelings import EmotionLabeler
 
 SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
+#: the `Task.meta` keys the Tracer writes and only `tracer/` reads (`tests/test_plan_contract.py` checks); what another
+#: plugin needs of them is in the task's `IntentPlan`
+TRACER_META = ("source", "user", "graph_path", "seed", "candidate", "refiner", "feelings", "emotion_reading",
+               "feelings_tries", *PLAN_META)
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
 #: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
@@ -85,7 +90,7 @@ class BuildReport:
 
     def summary_lines(self) -> list[str]:
         calls = [len(t.gold.actions) for t in self.tasks]
-        challenges = sum(1 for t in self.tasks if t.meta.get("policy_challenge"))
+        challenges = sum(1 for t in self.tasks if policy_challenge(t))
         lines = [f"{self.domain}/{self.split} seed {self.seed}: {self.accepted} task(s) accepted of {self.candidates} "
                  f"candidate(s) in {self.seconds:.2f}s",
                  f"  gold calls: avg {sum(calls) / max(len(calls), 1):.2f}, min {min(calls, default=0)}, "
@@ -265,8 +270,8 @@ def build_tasks(
         extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")}
         if labeler is not None:
             extra |= {"emotion_reading": reading, "feelings_tries": tries}
-        cand.task = cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
-                                         meta={**cand.task.meta, **extra})
+        cand.task = with_plan(domain, cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
+                                                           meta={**cand.task.meta, **extra}))
         report.tasks.append(cand.task)
     report.seconds = time.perf_counter() - started
     return report

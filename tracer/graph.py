@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from tau_emotion.core.facts import singular
 from tau_emotion.tracer.hints import TracerHints, load_hints
 
 if TYPE_CHECKING:
@@ -163,10 +164,6 @@ def _arguments_from(record: dict[str, Any], tool: Tool, pool: dict[str, list[Any
     return args
 
 
-def _singular(word: str) -> str:
-    return word[:-3] + "y" if word.endswith("ies") else (word[:-1] if word.endswith("s") else word)
-
-
 def referenced_tables(domain: Domain, pool: dict[str, list[Any]]) -> dict[str, list[str]]:
     """Parameter or field name -> tables whose row keys it holds.
 
@@ -181,7 +178,7 @@ def referenced_tables(domain: Domain, pool: dict[str, list[Any]]) -> dict[str, l
     for name in sorted(names):
         found = []
         for table, rows in tables.items():
-            single = _singular(table)
+            single = singular(table)
             values = pool.get(name, [])
             by_value = bool(values) and all(isinstance(v, str) and v in rows for v in values)
             by_name = name in (single, f"{single}_id") or name.endswith(f"_{single}") or name.endswith(f"_{single}_id")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tau_emotion.core.facts import plural_key
 from tau_emotion.tracer.drafts import Choice, Option, Refusal, settle, used_by_earlier_intents
 
 if TYPE_CHECKING:
@@ -35,23 +36,6 @@ def fact_values(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [x for v in value for x in fact_values(v)]
     return [value]
-
-
-_PREPOSITIONS = ("to", "for", "of", "on", "in")
-
-
-def plural_key(key: str) -> str:
-    """'reservation_id' -> 'reservation_ids', 'passenger_to_correct' -> 'passengers_to_correct',
-    'specialty' -> 'specialties', 'check_in' -> 'check_ins'."""
-    words = key.split("_")
-    # a preposition with a word after it ('passenger_to_correct'); a trailing one is part of the noun ('check_in')
-    at = next((i - 1 for i, w in enumerate(words) if w in _PREPOSITIONS and 0 < i < len(words) - 1), len(words) - 1)
-    word = words[at]
-    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
-        words[at] = word[:-1] + "ies"  # 'specialty' -> 'specialties'
-    elif not word.endswith("s"):
-        words[at] += "s"
-    return "_".join(words)
 
 
 ValueWords = Callable[[Any], str] | dict[str, str]

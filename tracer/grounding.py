@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from tau_emotion.core.facts import plural_key
 from tau_emotion.core.models import Action
 from tau_emotion.tracer.answers import DECLINE_LESS, compliant_variant
 from tau_emotion.tracer.decisions import attach_decision
 from tau_emotion.tracer.drafts import Ungrounded
-from tau_emotion.tracer.grounders import plural_key
 from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Persona, TracerHints
 from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result, phrase_in
 from tau_emotion.tracer.sampling import Profile, goal_sequence, legal_next, weighted_choice

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from tau_emotion.core.facts import is_plural_key, plural_key
 from tau_emotion.tracer.decisions import rule_text
-from tau_emotion.tracer.grounders import join_and, month_day, plural_key
+from tau_emotion.tracer.grounders import join_and, month_day
 from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
@@ -111,7 +112,7 @@ def own_fact(draft: IntentDraft, known_key: str) -> tuple[str, Any]:
 
 def fact_phrase(key: str, value: Any) -> str:
     """'reservation_id', '7HEXVD' -> 'the reservation id is 7HEXVD' (facts said as a person says them)."""
-    verb = "are" if isinstance(value, list) or key.endswith("s") else "is"
+    verb = "are" if isinstance(value, list) or is_plural_key(key) else "is"
     return f"{'your' if key.endswith(('_name', '_reason')) else 'the'} {key.replace('_', ' ')} {verb} {describe_value(value)}"
 
 

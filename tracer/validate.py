@@ -35,6 +35,7 @@ from tau_emotion.core.state import canonical_json
 from tau_emotion.tracer.answers import DECLINE_LESS, DECLINED, Call, alternative_bindings, refusal_variants
 from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.hints import TracerHints, load_hints
+from tau_emotion.tracer.plan import refused_calls
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def task_signature(domain: Domain, task: Task) -> frozenset[str]:
     tools = domain.toolset
     calls = [(a.name, a.arguments, False) for a in task.gold.actions
              if a.name in tools and (tools[a.name].writes or tools[a.name].terminal)]
-    calls += [(r["name"], r["arguments"], True) for r in task.meta.get("refused", [])]
+    calls += [(r["name"], r["arguments"], True) for r in refused_calls(task)]
     return signature(calls)
 
 

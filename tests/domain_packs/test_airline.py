@@ -12,6 +12,7 @@ from tau_emotion.core.domain import Domain
 from tau_emotion.core.models import Action
 from tau_emotion.domain_packs.airline import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.airline.tools import BAG_FEE
+from tau_emotion.tracer.plan import policy_challenge, refused_calls
 
 
 @pytest.fixture(scope="module")
@@ -314,7 +315,7 @@ def test_tracer_splits_are_built_and_long_enough(domain):
     assert len(test) == 58 and len(train) == 600
     assert all(t.meta["source"] == "tracer" for t in test + train)
     assert sum(len(t.gold.actions) for t in test) / len(test) >= 6.5
-    assert sum(t.meta["policy_challenge"] for t in test) >= 8
+    assert sum(policy_challenge(t) for t in test) >= 8
     assert not {t.id for t in test} & {t.id for t in train}
 
 
@@ -344,10 +345,10 @@ def test_every_gold_replays_policy_valid_and_deterministic(domain, split):
 
 
 def test_policy_challenges_are_refused_requests_the_rules_forbid(domain):
-    challenges = [t for t in domain.tasks("test") + domain.tasks("train") if t.meta["refused"]]
+    challenges = [t for t in domain.tasks("test") + domain.tasks("train") if refused_calls(t)]
     assert len(challenges) >= 50
     for task in challenges:
-        for refused in task.meta["refused"]:
+        for refused in refused_calls(task):
             state = domain.database.state()
             for action in task.gold.actions[: refused["after"]]:
                 domain.toolset.call(state, action.name, action.arguments)

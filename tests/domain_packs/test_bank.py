@@ -10,6 +10,7 @@ import pytest
 from tau_emotion.core.domain import Domain
 from tau_emotion.domain_packs.bank import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.bank.tools import EXPRESS_CARD_FEE, NEXT_BUSINESS_DAY, TODAY
+from tau_emotion.tracer.plan import decision_branches, refused_calls
 from tests.domain_packs.graph_properties import check_graph
 
 DATA = files("tau_emotion.domain_packs.bank").joinpath("data")
@@ -289,7 +290,7 @@ def test_hand_tasks_obey_the_rules_follow_the_graph_and_refuse_what_the_rules_fo
             assert not is_error, (task.id, action.name, text)
         names = [a.name for a in task.gold.actions]
         assert set(zip(names, names[1:], strict=False)) <= edges, task.id
-        for refused in task.meta.get("refused", []):
+        for refused in refused_calls(task):
             state = domain.database.state()
             for action in task.gold.actions[: refused["after"]]:
                 domain.toolset.call(state, action.name, action.arguments)
@@ -321,15 +322,15 @@ def test_tracer_built_test_split_meets_the_targets_obeys_the_rules_and_refuses_w
     tasks = domain.tasks("test")
     assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
     assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
-    challenged = [t for t in tasks if t.meta.get("refused")]
+    challenged = [t for t in tasks if refused_calls(t)]
     assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
-    assert sum(bool(t.meta.get("decisions")) for t in tasks) >= 0.2 * len(tasks)
+    assert sum(bool(decision_branches(t)) for t in tasks) >= 0.2 * len(tasks)
     edges = set(domain.graph_edges)
     for task in tasks:
         names = [a.name for a in task.gold.actions]
         assert names[0] == "verify_identity" and set(zip(names, names[1:], strict=False)) <= edges, task.id
         state = domain.database.state()
-        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        refused = {r["after"]: r for r in refused_calls(task)}
         for i, action in enumerate([*task.gold.actions, None]):
             if i in refused:
                 assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id
@@ -343,8 +344,9 @@ def test_tracer_built_test_split_meets_the_targets_obeys_the_rules_and_refuses_w
 def test_a_repeat_payment_copies_the_callers_latest_payment_to_that_payee(domain):
     state, checked = domain.database.state(), 0
     for task in domain.tasks("test"):
-        for kind, part in zip(task.meta["intents"], task.meta["intent_gold"], strict=False):
-            goal = task.gold.actions[part["actions"][-1]]
+        for request in task.plan.requests:
+            kind = request.kind
+            goal = task.gold.actions[request.actions[-1]]
             if kind not in ("pay_same", "standing_order_same") or goal.name not in ("pay_payee", "create_standing_order"):
                 continue  # another intent, or the caller's decision rule declined it
             payee = goal.arguments["payee_id"]

@@ -11,6 +11,7 @@ from tau_emotion.core.domain import Domain
 from tau_emotion.core.reward import check_task
 from tau_emotion.domain_packs.movie import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.movie.tools import EXCHANGE_FEE, hours_until
+from tau_emotion.tracer.plan import decision_branches, refused_calls
 from tests.domain_packs.graph_properties import check_graph
 from tests.domain_packs.rule_coverage import check_rules_on_tasks
 
@@ -297,15 +298,15 @@ def test_tracer_built_test_split_meets_its_targets_obeys_the_rules_and_refuses_w
     tasks = domain.tasks("test")
     assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
     assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
-    challenged = [t for t in tasks if t.meta.get("refused")]
+    challenged = [t for t in tasks if refused_calls(t)]
     assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
-    assert sum(bool(t.meta.get("decisions")) for t in tasks) >= 0.2 * len(tasks)
+    assert sum(bool(decision_branches(t)) for t in tasks) >= 0.2 * len(tasks)
     assert not {t.meta["user"] for t in tasks} & {t.meta["user"] for t in domain.tasks("train")}
     bookings = domain.database.tables["bookings"]
     for task in tasks:
         assert not any(b in task.user.instruction for b in bookings)  # confirmation codes, never internal ids
         state = domain.database.state()
-        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        refused = {r["after"]: r for r in refused_calls(task)}
         for i, action in enumerate([*task.gold.actions, None]):
             if i in refused:
                 assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id

@@ -10,6 +10,7 @@ import pytest
 from tau_emotion.core.domain import Domain
 from tau_emotion.domain_packs.restaurant import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.restaurant.tools import LATE_FEE_PER_GUEST, hours_until
+from tau_emotion.tracer.plan import refused_calls
 from tests.domain_packs.graph_properties import check_graph
 
 DATA = files("tau_emotion.domain_packs.restaurant").joinpath("data")
@@ -257,7 +258,7 @@ def test_hand_tasks_obey_the_rules_follow_the_graph_and_refuse_what_the_rules_fo
             assert not is_error, (task.id, action.name, text)
         names = [a.name for a in task.gold.actions]
         assert set(zip(names, names[1:], strict=False)) <= edges, task.id
-        for refused in task.meta.get("refused", []):
+        for refused in refused_calls(task):
             state = domain.database.state()
             for action in task.gold.actions[: refused["after"]]:
                 domain.toolset.call(state, action.name, action.arguments)
@@ -283,11 +284,11 @@ def test_tracer_built_test_split_obeys_the_rules_and_refuses_what_they_forbid(do
     tasks = domain.tasks("test")
     assert len(tasks) == 58 and all(t.meta["source"] == "tracer" for t in tasks)
     assert sum(len(t.gold.actions) for t in tasks) / len(tasks) >= 6.5
-    challenged = [t for t in tasks if t.meta.get("refused")]
+    challenged = [t for t in tasks if refused_calls(t)]
     assert len(challenged) >= 10 and len({r for t in challenged for r in t.gold.reasons}) >= 3
     for task in tasks:
         state = domain.database.state()
-        refused = {r["after"]: r for r in task.meta.get("refused", [])}
+        refused = {r["after"]: r for r in refused_calls(task)}
         for i, action in enumerate([*task.gold.actions, None]):
             if i in refused:
                 assert rules.violations(state, refused[i]["name"], refused[i]["arguments"]), task.id

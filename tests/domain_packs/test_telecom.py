@@ -10,6 +10,7 @@ import pytest
 from tau_emotion.core.domain import Domain
 from tau_emotion.domain_packs.telecom import generate_db, rules, tau_register_domains
 from tau_emotion.domain_packs.telecom.tools import DEDUCTIBLE, PROTECTION_ADDON
+from tau_emotion.tracer.plan import policy_challenge
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def test_splits_and_suite(domain):
     test = [t for t in tasks if t.split == "test"]
     assert len(test) == 58 and len([t for t in tasks if t.split == "train"]) >= 600
     assert sum(len(t.gold.actions) for t in test) / len(test) >= 6.5
-    challenges = [t for t in test if t.meta.get("policy_challenge")]
+    challenges = [t for t in test if policy_challenge(t)]
     assert len(challenges) >= 10 and len({r for t in challenges for r in t.gold.reasons}) >= 4
     for task in (t for t in tasks if t.split in ("test", "train")):
         for mechanical in ("line phone number", "suspension reason is", "payment last four", " a iPhone"):

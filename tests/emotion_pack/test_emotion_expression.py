@@ -100,3 +100,15 @@ def test_the_neutral_control_user_is_as_patient_as_the_median_emotional_one():
 
     assert NEUTRAL_PATIENCE == median(expression.patience_budget(c) for c in all_conditions())
     assert FRICTION_COST == expression.patience_rules()["friction_cost"]
+
+
+def test_only_a_repeated_question_hears_that_it_was_said_already():
+    """Issue 33: "I've said this already" came after an "I don't know" (an unknown question) and after no progress."""
+    repeats = phrases()["friction_repeat"]
+    assert repeats and all(any(r in lines for lines in phrases()["friction"]["anger"].values()) for r in repeats)
+    condition = next(c for c in all_conditions() if c.family == "anger")
+    rng = random.Random(3)
+    heard = {kind: {friction(condition, rng, p, kind) for _ in range(60) for p in (6, 3)}
+             for kind in ("unknown_question", "no_progress", "repeated_question")}
+    said = {kind: any(r in line for line in lines for r in repeats) for kind, lines in heard.items()}
+    assert said == {"unknown_question": False, "no_progress": False, "repeated_question": True}

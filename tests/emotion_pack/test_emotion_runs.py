@@ -10,6 +10,7 @@ from tau_emotion.core.manager import get_plugin_manager
 from tau_emotion.core.models import Message, RunConfig
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.plugins.oracle_agent import OracleAgent
+from tau_emotion.tracer.plan import feeling_of
 
 IMPATIENT = ["anger.frustration/cold/high/skeptical", "anger.exasperation/cold/high/skeptical",
              "anger.bitterness/cold/high/skeptical"]
@@ -125,7 +126,7 @@ def test_llm_user_prompt_carries_the_tasks_feeling(openai_server, tmp_path):
     from tau_emotion.core.manager import get_plugin_manager as manager
 
     task = next(t for t in manager(["emotion", "airline"]).catalog("domains").get("airline").tasks("test")
-                if t.meta.get("feeling"))
+                if feeling_of(t))
     openai_server.script("agent", {"content": "How can I help?"})
     openai_server.script("user", {"content": "###STOP###"})
     config = {**_llm_config(openai_server), "task_ids": [task.id]}
@@ -133,7 +134,7 @@ def test_llm_user_prompt_carries_the_tasks_feeling(openai_server, tmp_path):
     _run(["emotion", "airline"], tmp_path, **config)
     user_system = [r for r in openai_server.requests if r["model"] == "user"][0]["messages"][0]["content"]
     block = user_system.split("<emotion>")[1]
-    assert task.meta["feeling"] in block and task.blocks["emotion"]["anchor"] in block
+    assert feeling_of(task) in block and task.blocks["emotion"]["anchor"] in block
 
 
 def test_emotion_control_runs_each_task_both_ways(tmp_path):
@@ -232,11 +233,11 @@ def test_scripted_emotional_user_opens_with_the_tasks_own_feeling(tmp_path):
     from tau_emotion.emotion_pack import expression
 
     task = next(t for t in manager(["emotion", "airline"]).catalog("domains").get("airline").tasks("test")
-                if t.meta.get("feeling"))
+                if feeling_of(t))
     _, _, [result] = _run(["emotion", "airline"], tmp_path, agent="oracle", user="scripted", trials=1,
                           task_ids=[task.id])
     first = next(m.content for m in result.messages if m.role == "user")
-    assert task.meta["feeling"].strip().rstrip(".") in first
+    assert feeling_of(task).strip().rstrip(".") in first
     leads = [x for xs in expression.phrases()["opening"]["lead"].values() for x in xs]
     assert not [lead for lead in leads if lead in first]
     assert result.reward == 1.0

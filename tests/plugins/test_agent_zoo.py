@@ -4,6 +4,7 @@ import pytest
 
 from tau_emotion.core.models import RunConfig
 from tau_emotion.core.runner import prepare_run, run_sync
+from tau_emotion.tracer.plan import decision_branches, policy_challenge, refused_calls
 
 
 def _pick_tasks():
@@ -18,9 +19,9 @@ def _pick_tasks():
         terminal = [t for t in tasks if any(tools.is_terminal(a.name) for a in t.gold.actions)]
         if terminal:
             break
-    two = next(t for t in tasks if len(t.user.intents) == 2 and not t.meta["policy_challenge"]
-               and not t.meta.get("decisions") and sum(tools[a.name].writes for a in t.gold.actions) == 2)
-    refusal = next(t for t in tasks if t.meta["refused"] and t not in terminal)
+    two = next(t for t in tasks if len(t.user.intents) == 2 and not policy_challenge(t)
+               and not decision_branches(t) and sum(tools[a.name].writes for a in t.gold.actions) == 2)
+    refusal = next(t for t in tasks if refused_calls(t) and t not in terminal)
     return split, two, refusal, terminal[0]
 
 

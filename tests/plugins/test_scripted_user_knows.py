@@ -50,7 +50,7 @@ def _ask_first_request(pm, domain, task):
     user = ScriptedUser(view)
     opening = asyncio.run(user.start())
     episode.messages.append(opening)
-    calls = [task.gold.actions[j] for j in task.meta["intent_gold"][0]["actions"]]
+    calls = [task.gold.actions[j] for j in task.plan.requests[0].actions]
     names = list(dict.fromkeys(n for a in calls for n in argument_names(a.arguments)))
     out = [{"role": "user", "content": opening.content}]
     for name in names:
@@ -91,12 +91,12 @@ def test_a_trip_the_request_names_gives_its_cities_as_known_facts():
     _, _, tasks = _built("airline", 24, 5)
     named = 0
     for task in tasks:
-        for line, part in zip(task.user.intents, task.meta["intent_gold"], strict=False):
+        for line, request in zip(task.user.intents, task.plan.requests, strict=False):
             m = re.search(r"my ([A-Z][A-Za-z .]+?) to ([A-Z][A-Za-z .]+?) (?:round )?trip", line)
             if not m:
                 continue
             named += 1
-            facts = {k: task.user.known[k] for k in part["facts"]}
+            facts = {f.key: task.user.known[f.key] for f in request.facts}
             origins = [v for k, v in facts.items() if k in ("trip_origin", "trip_origins")]
             destinations = [v for k, v in facts.items() if k in ("trip_destination", "trip_destinations")]
             assert any(m.group(1) in (v if isinstance(v, list) else [v]) for v in origins), (task.id, line, facts)
@@ -117,9 +117,9 @@ def test_a_qualified_question_gets_the_requests_part_not_a_near_namesake():
     """'the first name?' while adding a passenger is the newcomer's, not the caller's; 'the nonfree baggages?' is
     not answered with the total the user wants (a different number)."""
     pm, domain, tasks = _built("airline", 58, 5)
-    first = [t for t in tasks if "new_passenger_first_name" in t.meta["intent_gold"][0]["facts"]]
-    bags = [t for t in tasks if "total_baggages" in t.meta["intent_gold"][0]["facts"]
-            and "nonfree_baggages" not in t.meta["intent_gold"][0]["facts"]]
+    keys = {t.id: {f.key for f in t.plan.requests[0].facts} for t in tasks}
+    first = [t for t in tasks if "new_passenger_first_name" in keys[t.id]]
+    bags = [t for t in tasks if "total_baggages" in keys[t.id] and "nonfree_baggages" not in keys[t.id]]
     assert first and bags
     for task in first:
         reply = _answer(pm, domain, task, "Could you tell me the first name?")
@@ -138,16 +138,16 @@ def test_scripted_user_turns_down_a_smaller_offer_when_its_instruction_says_so()
     pm, domain, tasks = _built("telecom", 20, 1, challenge_rate=0.6)
     said = DECLINE_LESS.replace("{{I}}", "you")
     task = next(t for t in tasks if said in t.user.instruction)
-    asked = max(float(v) for r in task.meta["refused"] for v in r["arguments"].values()
-                if re.fullmatch(r"\d+(?:\.\d+)?", str(v)))
+    refusal = next(r for r in task.plan.refusals if r.declines_smaller)
+    asked = max(float(v) for v in refusal.call.arguments.values() if re.fullmatch(r"\d+(?:\.\d+)?", str(v)))
     episode, view = bare_episode(pm, domain, task)
     user = ScriptedUser(view)
     asyncio.run(user.start())
-    unit = "days" if "suspend" in str(task.meta["refused"]) else "dollars"
+    unit = "days" if "suspend" in refusal.call.name else "dollars"
     less = f"${asked / 2:g}" if unit == "dollars" else f"{asked / 2:g} days"
     offer = Message(role="assistant", content=f"I can't do that, but I can do {less} instead. Shall I proceed?")
     reply = asyncio.run(user.respond(offer)).content
     assert "go ahead" not in reply.lower() and "yes" not in reply.lower(), reply
     same = f"${asked:g}" if unit == "dollars" else f"{asked:g} days"
     yes = Message(role="assistant", content=f"I will do {same} as you asked. Shall I proceed?")
-    assert user._offers_less(offer.content) and not user._offers_less(yes.content)
+    assert user.offers_less(offer.content) and not user.offers_less(yes.content)

@@ -10,6 +10,7 @@ import pytest
 from tau_emotion.core.reward import check_task
 from tau_emotion.tracer.build import build_tasks, default_avoid, dump_tasks, merge_into_file
 from tau_emotion.tracer.feelings import EmotionLabeler
+from tau_emotion.tracer.plan import feeling_of, policy_challenge
 
 # DESIGN.md section 6
 EMOTIONS = {
@@ -53,11 +54,11 @@ def test_built_tasks_replay_carry_emotion_and_need_action(airline, labeler, spac
     for task in report.tasks:
         assert check_task(airline, task) is None, task.id
         assert 5 <= len(task.gold.actions) <= 12
-        assert task.meta["source"] == "tracer" and task.meta["feeling"] and task.meta["graph_path"]
+        assert task.meta["source"] == "tracer" and feeling_of(task) and task.meta["graph_path"]
         assert task.blocks["emotion"] is not None and task.blocks["emotion"]["anchor"].startswith("Anchor for")
         block, reading = task.blocks["emotion"], task.meta["emotion_reading"]
         assert (block["family"], block["emotion"]) == (reading["family"], reading["emotion"])
-        assert labeler.read(task.meta["feeling"]) == reading
+        assert labeler.read(feeling_of(task)) == reading
         from tau_emotion.core.reward import replay
 
         changes = replay(airline, task).content_hash != initial
@@ -100,7 +101,7 @@ def test_committed_splits_have_the_promised_shape(airline):
     assert len(hand) == 32 and all(t.meta["source"] == "hand" for t in hand)
     assert len(test) == 58 and len(train) == 600
     assert sum(len(t.gold.actions) for t in test) / len(test) >= 6.5
-    challenges = [t for t in test if t.meta["policy_challenge"]]
+    challenges = [t for t in test if policy_challenge(t)]
     assert len(challenges) >= 8
     for task in challenges:
         handover = any(airline.toolset.is_terminal(a.name) for a in task.gold.actions)
@@ -108,8 +109,8 @@ def test_committed_splits_have_the_promised_shape(airline):
     assert any(airline.toolset.is_terminal(a.name) for t in test + train for a in t.gold.actions)
     for task in test + train:
         assert task.blocks["emotion"]["emotion"] in EMOTIONS[task.blocks["emotion"]["family"]], task.id
-        assert task.blocks["emotion"]["anchor"] and task.meta["feeling"]
-        assert len(task.meta["intent_gold"]) == len(task.user.intents), task.id  # one entry per stated intent
+        assert task.blocks["emotion"]["anchor"] and feeling_of(task)
+        assert len(task.plan.requests) == len(task.user.intents), task.id  # one request per stated intent
 
 
 #: the flags of the pack README's build commands beyond the seed

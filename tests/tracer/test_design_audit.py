@@ -9,6 +9,7 @@ from tau_emotion.core.cli import build_cli
 from tau_emotion.emotion_pack.taxonomy import DIMENSIONS, EMOTIONS
 from tau_emotion.tracer.audit import audit_split
 from tau_emotion.tracer.design import condition_id, design_conditions, occasion_fits, pick_occasion
+from tau_emotion.tracer.plan import decision_branches, feeling_of, policy_challenge, refused_calls, request_kinds
 
 
 @pytest.mark.parametrize("n", [22, 58, 100])
@@ -55,7 +56,7 @@ def test_feelings_fit_a_stated_misfortune(domains, pack):
     for task in domains.get(pack).tasks(None):
         if task.meta.get("source") != "tracer" or not task.blocks.get("emotion"):
             continue
-        text, feeling = task.user.instruction.lower(), task.meta.get("feeling") or ""
+        text, feeling = task.user.instruction.lower(), feeling_of(task)
         if [m for m in MISFORTUNES if m in text]:
             assert task.blocks["emotion"]["emotion"] != "excitement", (task.id, text)
             assert not [c for c in calm if c in feeling], (task.id, feeling)
@@ -125,9 +126,9 @@ def test_committed_tasks_are_consistent(airline):
             if re.fullmatch(r"[A-Za-z ]+", output):
                 assert not re.search(rf"\b{output.lower()}\b", words), (task.id, output)
         assert "dollars on it" not in words, task.id
-        if any(kind not in fits for kind in task.meta["intents"]):
+        if any(kind not in fits for kind in request_kinds(task)):
             assert not any(o.lower() in words for o in occasions), task.id
-        assert all(set(g["facts"]) <= set(task.user.known) for g in task.meta["intent_gold"]), task.id
+        assert all(f.key in task.user.known for r in task.plan.requests for f in r.facts), task.id
 
 
 def test_decision_rules_follow_the_data(airline):
@@ -149,15 +150,15 @@ def test_decision_rules_follow_the_data(airline):
             # balance after a registration the user turned down)
             assert [o.text for o in draft.outputs] == (["150"] if above else ["150", "40"])
     tasks = airline.tasks("test")
-    ruled = [t for t in tasks if t.meta["decisions"]]
+    ruled = [t for t in tasks if decision_branches(t)]
     assert len(ruled) >= 0.2 * len(tasks)
-    assert {d["branch"] for t in ruled for d in t.meta["decisions"]} == {"proceed", "decline"}
+    assert {b for t in ruled for b in decision_branches(t)} == {"proceed", "decline"}
     for task in ruled:
-        for d in task.meta["decisions"]:
-            assert (float(d["amount"]) > d["threshold"]) == (d["branch"] == "decline"), task.id
-            assert f"more than ${d['threshold']}" in task.user.instruction, task.id
-            assert d["amount"] in task.gold.outputs, task.id
-            if d["branch"] == "decline":
+        for d in (r.decision for r in task.plan.requests if r.decision):
+            assert (float(d.amount) > d.threshold) == (d.outcome == "over"), task.id
+            assert f"more than ${d.threshold:g}" in task.user.instruction, task.id
+            assert d.amount in task.gold.outputs, task.id
+            if d.outcome == "over":
                 assert any(step.startswith("~") for step in task.meta["graph_path"]), task.id
 
 
@@ -201,7 +202,7 @@ def _family_challenges(tasks):
     for t in tasks:
         tally = by_family.setdefault(t.blocks["emotion"]["family"], [0, 0])
         tally[0] += 1
-        tally[1] += int(bool(t.meta["policy_challenge"]))
+        tally[1] += int(policy_challenge(t))
     return by_family
 
 
@@ -215,7 +216,7 @@ def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, 
     report = build_tasks(domains.get(pack), "test", 40, seed, challenge_rate=rate,
                          labeler=EmotionLabeler.from_space(space), space=space)
     tasks = report.tasks
-    share = sum(bool(t.meta["policy_challenge"]) for t in tasks) / len(tasks)
+    share = sum(policy_challenge(t) for t in tasks) / len(tasks)
     assert share > 0.1
     for family, (n, c) in _family_challenges(tasks).items():
         assert abs(c - share * n) <= CHALLENGE_TOLERANCE, (family, c, n, share)
@@ -241,17 +242,24 @@ def test_a_fresh_small_split_balances_challenges_across_families(domains, pack, 
     assert set(emotions) == set(EMOTIONS) and max(emotions.values()) - min(emotions.values()) <= 1
 
 
+def _unplanned(t, **meta):
+    """`t` without its plan, what the audit reads of it back in `meta` (as a candidate carries it), `meta` over that."""
+    old = {"refused": refused_calls(t), "intents": request_kinds(t),
+           "decisions": [{"branch": b} for b in decision_branches(t)]}
+    return t.model_copy(update={"plan": None, "meta": {**t.meta, **old, **meta}})
+
+
 def test_audit_fails_a_split_whose_challenges_sit_in_some_families(airline, monkeypatch, space):
     """Retail test before the stratified build: 0 of 9 enjoyment tasks with a challenge, 43% of the rest."""
     tasks = airline.tasks(None)
     test = [t for t in tasks if t.split == "test"]
-    moved = sum(bool(t.meta["policy_challenge"]) for t in test)
+    moved = sum(policy_challenge(t) for t in test)
     skewed, given = [], 0
     for t in tasks:  # the same number of challenges, none of them in enjoyment
         if t.split == "test":
             wants = t.blocks["emotion"]["family"] != "enjoyment" and given < moved
             given += wants
-            t = t.model_copy(update={"meta": {**t.meta, "policy_challenge": wants}})
+            t = _unplanned(t, refused=[{"name": "cancel_reservation", "arguments": {}, "after": 0}] if wants else [])
         skewed.append(t)
     monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: skewed if split is None else
                         [t for t in skewed if t.split == split])
@@ -303,9 +311,8 @@ def test_balance_checks_fail_what_sits_in_one_family_and_state_their_tolerance(a
         anger = t.blocks["emotion"]["family"] == "anger"
         rule = [{"intent": 0, "ask": "x", "threshold": 1, "amount": "2", "branch": "decline"}] if anger else []
         actions = t.gold.actions * 3 if anger else t.gold.actions[:2]
-        return t.model_copy(update={"meta": {**t.meta, "decisions": rule,
-                                             "intents": ["compensation"] * 3 if anger else t.meta["intents"]},
-                                    "gold": t.gold.model_copy(update={"actions": actions})})
+        return _unplanned(t, decisions=rule, intents=["compensation"] * 3 if anger else request_kinds(t)).model_copy(
+            update={"gold": t.gold.model_copy(update={"actions": actions})})
     _patched(monkeypatch, airline, [skew(t) for t in airline.tasks(None)])
     result, failed = _failed(airline, space)
     for name in ("decision rule balance", "gold length balance", "request kind balance"):
@@ -323,8 +330,8 @@ def test_balance_checks_pass_when_families_are_alike(airline, monkeypatch, space
     def even(t):
         if t.split != "test":
             return t
-        return t.model_copy(update={"meta": {**t.meta, "decisions": [{"branch": "proceed"}], "intents": ["cancel"]},
-                                    "gold": t.gold.model_copy(update={"actions": t.gold.actions[:1]})})
+        return _unplanned(t, decisions=[{"branch": "proceed"}], intents=["cancel"]).model_copy(
+            update={"gold": t.gold.model_copy(update={"actions": t.gold.actions[:1]})})
     _patched(monkeypatch, airline, [even(t) for t in airline.tasks(None)])
     _, failed = _failed(airline, space)
     assert not {"decision rule balance", "gold length balance", "request kind balance"} & set(failed)

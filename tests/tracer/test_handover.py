@@ -12,6 +12,7 @@ import pytest
 
 from tau_emotion.tracer import sampling
 from tau_emotion.tracer.build import build_tasks
+from tau_emotion.tracer.plan import policy_challenge, request_kinds
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +31,13 @@ def test_a_pack_whose_users_accept_refusals_still_gets_handovers(packs, space, p
     handed = _handovers(domain, tasks)
     assert handed, "no task ends in a handover"
     for task in handed:
-        assert task.meta["policy_challenge"] and domain.toolset.is_terminal(task.gold.actions[-1].name)
-        last = task.meta["intent_gold"][-1]  # the ask for a person is the user's last intent, owning the handover
-        assert [task.gold.actions[j].name for j in last["actions"]] == [task.gold.actions[-1].name]
-        assert "human agent" in task.user.instruction and len(task.user.intents) == len(task.meta["intent_gold"])
-        assert task.meta["intent_gold"][-2]["reasons"]  # the refusal is still explained before the handover
+        assert policy_challenge(task) and domain.toolset.is_terminal(task.gold.actions[-1].name)
+        last = task.plan.requests[-1]  # the ask for a person is the user's last request, owning the handover
+        assert last.kind == "handover" and last.goal.handover
+        assert [task.gold.actions[j].name for j in last.actions] == [task.gold.actions[-1].name]
+        assert "human agent" in task.user.instruction and len(task.user.intents) == len(task.plan.requests)
+        refused = task.plan.requests[-2]  # the refusal is still explained before the handover, and insisted on
+        assert refused.reasons and refused.refusal is not None and refused.refusal.then == "insist"
     monkeypatch.setitem(sampling.PROFILES, "test", replace(sampling.PROFILES["test"], handover=0.0))
     assert not _handovers(domain, build_tasks(domain, "test", 12, seed, challenge_rate=0.6, space=space).tasks)
 
@@ -44,7 +47,7 @@ def test_airline_cancels_a_partly_flown_trip_in_words_its_situation_check_accept
     # seed 3: since the review of issue 21 only a trip with a flight still ahead is cancelled "after departure"
     # (a trip flown in full has no "rest"), and seed 2's 12 tasks hold none
     tasks = build_tasks(domain, "test", 12, 3, challenge_rate=0.6, space=space).tasks
-    flown = [t for t in tasks if "cancel_after_departure" in t.meta["intents"]]
+    flown = [t for t in tasks if "cancel_after_departure" in request_kinds(t)]
     assert flown
     for task in flown:
         assert "would rather not travel" not in task.user.instruction
