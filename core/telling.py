@@ -12,12 +12,13 @@ and that statement is
   "between 352 and 368", "1, 2, 3, ...", "$751.86 back, or $767.86"), nor after the same three words in the
   turn ("The refund is $351. The refund is $352.");
 - not in a list: a turn that states more than four figures besides the gold's (dates, times and ids are no
-  figures), or explains more than three declared refusal reasons besides the gold's, tells nothing; a text answer also fails in a turn that names
+  figures), holds more than twelve short fragments (a dump of values: "True; P598541; Uma; Okafor; ..."),
+  or explains more than three declared refusal reasons besides the gold's, tells nothing; a text answer also fails in a turn that names
   more than one of its rivals (other values of the same field in the database or in this transcript's tool
   results: "landed" against "on time", "delayed", "cancelled").
 
 A reason is explained by a declared phrasing (not right after "not"/"never") in a turn that is not a list;
-more than four reasons besides the gold's explained over the whole transcript is a recital, and then no reason
+more than four reasons besides the gold's explained over the whole transcript (list turns included) is a recital, and then no reason
 counts. The gold's own outputs and reasons never count against each other, so "refund $169 and $217" tells both.
 """
 
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
 #: figures besides the gold's (or reasons besides the gold's) a turn may state and still be an answer
 LIST_FIGURES = 4
+#: short fragments (three words or fewer between semicolons, commas, bars and line ends) a turn may hold
+LIST_FRAGMENTS = 12
 LIST_REASONS = 3
 #: rivals of a text answer a turn may name beside it
 LIST_RIVALS = 1
@@ -88,6 +91,7 @@ _CLAUSE_END = re.compile(r"[;!?()\[\]\u2014\u2013]|[.,:](?!\d)|\b(?:but|however|
 _WORDS = re.compile(r"[a-z]+")
 #: the number of an item in a numbered list ("1. Refund: $190"), which is no figure
 _ITEM_NUMBER = re.compile(r"(?m)^[ \t]*\d{1,2}[.)][ \t]+")
+_ITEM_BREAK = re.compile(r"[;|\n]|,(?!\d)")
 _STRONG_BREAK = re.compile(r"[;!?\n]|[.:](?!\d)")
 
 
@@ -165,6 +169,7 @@ class Turn:
     def __init__(self, content: str):
         self._explained: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}
         self.said = normalize(_ITEM_NUMBER.sub("- ", content))
+        self.fragments = sum(1 for part in _ITEM_BREAK.split(content) if 0 < len(_WORDS.findall(part.lower())) <= 3)
         self.clause_starts = [0, *(m.end() for m in _CLAUSE_END.finditer(self.said))]
         hidden = [(m.start(), m.end()) for m in _NOT_FIGURES.finditer(self.said)]
         self.figures = [self._figure(m) for m in _NUMBER.finditer(self.said)
@@ -267,7 +272,8 @@ class Answers:
     def is_list(self, turn: Turn) -> bool:
         """The turn lists instead of answering: many figures, or many reasons, besides the gold's."""
         others = {f.value for f in turn.figures if not f.negated and f.value not in self.figures}
-        return len(others) > LIST_FIGURES or len(self.explained(turn) - self.reasons) > LIST_REASONS
+        return (len(others) > LIST_FIGURES or turn.fragments > LIST_FRAGMENTS
+                or len(self.explained(turn) - self.reasons) > LIST_REASONS)
 
     def figure_told(self, turn: Turn, value: Decimal) -> bool:
         for figure in turn.figures:
@@ -410,10 +416,12 @@ def reasons_explained(domain: Any, reasons: list[str], messages: list[Message], 
     declared = domain.refusal_reasons
     answers = Answers.of(gold, (), reasons, declared)
     explained: set[str] = set()
+    recited: set[str] = set()  # list turns recite too
     for turn in _turns(messages):
+        recited.update(answers.explained(turn))
         if not answers.is_list(turn):
             explained.update(answers.explained(turn))
-    if len(explained - answers.reasons) > RECITAL_REASONS:
+    if len(recited - answers.reasons) > RECITAL_REASONS:
         explained = set()
     found = [r for r in reasons if r in explained]
     return found, [r for r in reasons if r not in found]

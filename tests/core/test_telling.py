@@ -60,6 +60,14 @@ def test_a_turn_with_many_other_figures_tells_nothing_and_the_next_turn_still_ca
     assert _told(["352"], five, "To be clear: the fare is $352.")
 
 
+def test_a_dump_of_values_tells_nothing():
+    dump = "Here is everything I read: True; P598541; Uma; Okafor; CityCare Pharmacy; DR9903; Dr. Rafael Tran; " \
+           "Bayside Clinic; in_person; video; INS_BASIC; INS_CAMPUS; physical_therapy; 35; DR5605; Dr. Hannah Park."
+    assert not _told(["35"], dump)
+    assert _told(["35"], "I checked Dr. Rafael Tran at Bayside Clinic (in person or video): the copay is $35.")
+    assert _told(["35", "30"], "- Copay: $35\n- Refills: 30\n- Pharmacy: CityCare\n- Doctor: Dr. Tran")
+
+
 def test_the_golds_own_values_are_no_rivals():
     gold = Gold(outputs=["169", "217"])
     assert _told(["169", "217"], "Refunds: $169 and $217.", gold=gold) == ["169", "217"]
