@@ -398,17 +398,18 @@ class Decision:
 
 
 def decisions_of(task: Task, writes: set[str]) -> list[Decision]:
-    """The task's decision rules. The one place that reads them: today the task builder's `meta.decisions` and
-    `meta.intent_gold`; the typed intent plan replaces this read when it lands."""
-    raw, split = task.meta.get("decisions") or [], task.meta.get("intent_gold") or []
+    """The task's decision rules, from its typed intent plan (`Task.plan`; none without one): per request with a
+    rule, the deciding figure and the gold writes a yes leads to (none when the database puts the figure on the side
+    the customer declines)."""
+    if task.plan is None:
+        return []
     out = []
-    for d in raw:
-        if not isinstance(d, dict) or "amount" not in d or not isinstance(d.get("intent"), int):
+    for i, request in enumerate(task.plan.requests):
+        rule = request.decision
+        if rule is None:
             continue
-        idx = split[d["intent"]].get("actions", []) if d["intent"] < len(split) else []
-        gold = [task.gold.actions[i] for i in idx if 0 <= i < len(task.gold.actions)]
-        out.append(Decision(d["intent"], str(d["amount"]), d.get("branch") != "decline",
-                            tuple(a for a in gold if a.name in writes)))
+        gold = [task.gold.actions[j] for j in request.actions if 0 <= j < len(task.gold.actions)]
+        out.append(Decision(i, rule.amount, rule.outcome == "under", tuple(a for a in gold if a.name in writes)))
     return out
 
 

@@ -199,9 +199,9 @@ def tau_player_brief(episode):
     lines = [f"How you feel: {emotion.anchor}",
              f"Play it as: {c.get('emotion')} ({c.get('family')}), {c.get('politeness')}, {c.get('urgency')} urgency, "
              f"{c.get('trust')}."]
-    feeling = episode.task.meta.get("feeling")
-    if isinstance(feeling, str) and feeling.strip():
-        lines.append(f"Your situation, in your words: {feeling.strip()}")
+    feeling = _feeling(episode.task)
+    if feeling:
+        lines.append(f"Your situation, in your words: {feeling}")
     lines.append("Let the feeling ease when the agent makes real progress and sharpen when it stalls.")
     return "\n".join(lines)
 
