@@ -7,8 +7,7 @@ request's "for my next request", else "I don't know"; the name when asked for th
 confirmation "yes" unless it names another request's id or less than a refused request the user turns smaller offers
 down for. It volunteers 0-2 facts per request in its own words, chosen by the trial's rng. A `UserStyle` words it;
 friction spends `style.cost(kind)` of `style.budget` and at zero it gives up. A task without a plan gets one of its
-whole gold (`core.goals.plan_from_gold`; the k-th of n lines is handled at k/n of the evidence); docs/architecture.md §5.
-"""
+whole gold (`core.goals.plan_from_gold`; line k of n is handled at k/n of the evidence); docs/architecture.md §5."""
 
 from __future__ import annotations
 
