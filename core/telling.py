@@ -255,8 +255,10 @@ class Answers:
     def of(cls, gold: Gold | None, outputs: Iterable[Any], reasons: Iterable[str], declared: Mapping[str, Any]) -> Answers:
         every = [*outputs, *(gold.outputs if gold is not None else ())]
         values = [p for o in every for p in phrasings(o)]
-        figures = frozenset(v for p in values if (v := number_value(p)) is not None)
         texts = frozenset(normalize(p) for p in values if number_value(p) is None)
+        # a number inside a gold text ("CardiShield 81") is part of an answer, never a rival of a gold figure
+        figures = frozenset({v for p in values if (v := number_value(p)) is not None}
+                            | {n for p in values if number_value(p) is None for n in numbers_in(p)})
         return cls(figures, texts, frozenset([*reasons, *(gold.reasons if gold is not None else ())]), declared)
 
     def explained(self, turn: Turn) -> frozenset[str]:
