@@ -7,6 +7,10 @@ feelings agree with the assigned condition, test and train share no user and no 
 no two tasks repeat a write sequence, policy challenges come in several kinds, and every emotion family
 holds about the split's share of them (so no family's scores reflect easier or harder tasks). Only Tracer-built
 tasks (`meta.source == "tracer"`) are audited; hand-written splits have no design to check.
+
+What a task must not share with its split or the other split (users, written entities, write sequences) is the
+validator's to say: the audit replays the split through the build's own `validate.SplitChecks` (`split_findings`)
+and fails a check on what they reject, so the build and the audit cannot disagree on it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tau_emotion.tracer.design import INTENT_STRATA
-from tau_emotion.tracer.plan import decision_branches, policy_challenge, refused_calls, request_kinds
+from tau_emotion.tracer.plan import decision_branches, policy_challenge, request_kinds
+from tau_emotion.tracer.validate import Reject, SplitChecks, task_user, writes, written_entities
 
 if TYPE_CHECKING:
     from tau_emotion.core.conditions import ConditionSpace
@@ -84,28 +89,24 @@ def _leaves(value: Any) -> list[tuple[str, Any]]:
     return [("", value)]
 
 
-def task_user(task: Task) -> str | None:
-    return task.meta.get("user") or task.user.known.get("user_id")
-
-
-def writes(domain: Domain, task: Task) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
-    """The task's write (and handover) calls as (tool, the ids it names), in order. A handover names the ids of
-    the refused calls it follows (two handovers for different refused requests are different tasks)."""
-    tools = domain.toolset
-    refused = tuple(sorted({(k, str(v)) for r in refused_calls(task)
-                            for k, v in (r.get("arguments") or {}).items() if k.endswith("_id")}))
-    out = []
-    for action in task.gold.actions:
-        tool = tools[action.name] if action.name in tools else None
-        if tool is not None and (tool.writes or tool.terminal):
-            ids = tuple(sorted((k, str(v)) for k, v in action.arguments.items() if k.endswith("_id")))
-            out.append((action.name, ids + refused if tool.terminal else ids))
-    return out
-
-
-def written_entities(domain: Domain, task: Task) -> set[tuple[str, str]]:
-    """The entities the task's writes name (a handover's refused ids are not written)."""
-    return {pair for name, ids in writes(domain, task) if not domain.toolset.is_terminal(name) for pair in ids}
+def split_findings(domain: Domain, split: str, tasks: list[Task], others: list[Task]) -> dict[str, list[str]]:
+    """The validator's split checks (`SplitChecks`, as the build runs them) replayed over a built split in task
+    order, the other of test and train kept apart: per check, the tasks it rejects ("<task id>: <why>")."""
+    other = {"test": "train", "train": "test"}.get(split)
+    checks = SplitChecks(domain, split, apart=[t for t in others if t.split == other])
+    steps = {"write sequences": checks.check_sequence, "distinct users": checks.check_one_user,
+             "entity writes": checks.check_one_write,
+             "user overlap": lambda t: checks.check_apart_user(task_user(t)),
+             "written entities": checks.check_apart_entities}
+    found: dict[str, list[str]] = {name: [] for name in steps}
+    for task in tasks:
+        for name, check in steps.items():
+            try:
+                check(task)
+            except Reject as exc:
+                found[name].append(f"{task.id}: {exc.detail}")
+        checks.add(task)
+    return found
 
 
 def challenge_kinds(domain: Domain, task: Task) -> list[str]:
@@ -274,6 +275,7 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     with_rule = sum(1 for t in tasks if decision_branches(t))
     result.tables["decision rules"] = {"tasks": f"{with_rule}/{n}",
                                        **Counter(b for t in tasks for b in decision_branches(t))}
+    findings = split_findings(domain, split, tasks, others)
     sequences = Counter(tuple(writes(domain, t)) for t in tasks if writes(domain, t))
     result.tables["write sequences"] = {"distinct": len(sequences), "tasks writing": sum(sequences.values())}
     readings = [(t.blocks.get("emotion"), t.meta.get("emotion_reading")) for t in tasks]
@@ -346,8 +348,10 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     result.check("five-label agreement", five == n,
                  f"{five}/{n} feelings read back as the assigned family, emotion, politeness, urgency and trust")
     if split != "train":  # train is built for volume (600 tasks from the users test left): the tables say it
-        result.check("distinct users", len(users) == n, f"{len(users)} distinct users in {n} tasks (one task per user)")
-        result.check("entity writes", not rewritten,
+        result.check("distinct users", not findings["distinct users"],
+                     f"{len(users)} distinct users in {n} tasks (one task per user)"
+                     + (f"; e.g. {findings['distinct users'][0]}" if findings["distinct users"] else ""))
+        result.check("entity writes", not findings["entity writes"],
                      "no entity written by two tasks of the split"
                      + (f"; {len(rewritten)}, e.g. " + "; ".join(f"{k} by {', '.join(v)}" for k, v in
                                                                   list(rewritten.items())[:3]) if rewritten else ""))
@@ -368,15 +372,14 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
                      f"({', '.join(sorted(visible_ids)) or 'none'} are)"
                      + (f"; {len(leaks)} tasks, e.g. " + "; ".join(f"{k}: {', '.join(v)}" for k, v in
                                                                     list(leaks.items())[:3]) if leaks else ""))
-    shared = {s: v for s, v in overlap.items() if v and {split, s} == {"test", "train"}}
-    result.check("user overlap", not shared, "test and train share no user" + (f"; shared: {shared}" if shared else ""))
+    shared = findings["user overlap"]
+    result.check("user overlap", not shared, "test and train share no user"
+                 + (f"; {len(shared)} task(s), e.g. {shared[0]}" if shared else ""))
     if {split} <= {"test", "train"}:
         other = "train" if split == "test" else "test"
-        mine = set().union(*(written_entities(domain, t) for t in tasks))
-        theirs = set().union(*(written_entities(domain, t) for t in others if t.split == other), set())
-        both = mine & theirs
-        result.check("written entities", not both,
-                     f"no entity written in both {split} and {other}" + (f"; e.g. {sorted(both)[:3]}" if both else ""))
+        both = findings["written entities"]
+        result.check("written entities", not both, f"no entity written in both {split} and {other}"
+                     + (f"; {len(both)} task(s), e.g. {both[0]}" if both else ""))
     if split == "test" or n >= 50:
         result.check("decision rules", with_rule >= MIN_RULE_SHARE * n,
                      f"{with_rule}/{n} tasks carry a decision rule (at least {MIN_RULE_SHARE:.0%})")
@@ -392,7 +395,7 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     result.check("intent balance", not off_intents,
                  f"each family's tasks of 1, 2 and {INTENT_STRATA}+ intents within {CHALLENGE_TOLERANCE:g} task(s) of "
                  f"the split's share times its size" + (f"; off: {off_intents}" if off_intents else ""))
-    repeated = [seq for seq, c in sequences.items() if c > 1]
+    repeated = findings["write sequences"]
     result.check("write sequences", not repeated,
                  "no two tasks share a write sequence" + (f"; e.g. {repeated[0]}" if repeated else ""))
     total = sum(kinds.values())

@@ -1,9 +1,13 @@
-"""The Tracer pipeline for one domain and split: sample, ground, refine, validate, feel, write.
+"""The Tracer pipeline for one domain and split, as a row of stages:
+ground -> design -> refine -> feel -> validate -> select, then `finish` numbers the accepted tasks.
 
+Each stage is a function with a typed input and output (`Grounded`, `Designed`, `Drafted`, `Felt`); `prepare` makes
+what every stage reads once per build (`Build`). Any stage may end a candidate with the validator's `Reject`
+(`tracer/validate.py` holds every rejection reason); the loop counts them per check, with one example each.
 Candidate `i` of a build draws everything from `random.Random("tracer/<domain>/<split>/<seed>/<i>")`
-(and a second stream for its feelings), so the same seed gives the same tasks, byte for byte, and a
-candidate's fate does not depend on the ones before it except through the duplicate check.
-Rejections are counted per check and reported with one example each.
+(and a second stream for its feelings, a third for its anchor), so the same seed gives the same tasks, byte for
+byte, and a candidate's fate does not depend on the ones before it except through the design's order, the balance
+strata and the duplicate checks.
 """
 
 from __future__ import annotations
@@ -20,28 +24,23 @@ from typing import TYPE_CHECKING, Any
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.core.state import write_text_atomic
-from tau_emotion.tracer.audit import task_user, writes, written_entities
-from tau_emotion.tracer.design import (
-    CHALLENGE_SLACK,
-    INTENT_STRATA,
-    KIND_SLACK,
-    design_conditions,
-    kinds_fit,
-    length_bin,
-    needs_occasion,
-    normalise_occasions,
-    occasion_fits,
-    pick_occasion,
-    share_fits,
-)
+from tau_emotion.tracer.design import design_conditions, needs_occasion, normalise_occasions, pick_occasion
 from tau_emotion.tracer.feelings import feelings_misfit, situation
 from tau_emotion.tracer.graph import ToolGraph, build_graph
-from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
+from tau_emotion.tracer.grounding import Candidate, DeadEnd, Grounder
 from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.plan import PLAN_META, policy_challenge, with_plan
 from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
 from tau_emotion.tracer.sampling import check_lengths, profile_for
-from tau_emotion.tracer.validate import CHECKS, Validator
+from tau_emotion.tracer.validate import (
+    CHECKS,
+    Reject,
+    SplitChecks,
+    Validator,
+    condition_misfit,
+    misread,
+    stratum,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -59,10 +58,8 @@ TRACER_META = ("source", "user", "graph_path", "seed", "candidate", "refiner", "
 FEELINGS_TRIES = 8
 #: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
 #: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed);
-#: challenges and intents per task, which the audit holds to 1.5 tasks, at most STALL_CAP
+#: challenges and intents per task, which the audit holds to 1.5 tasks, at most STALL_CAP (`validate.py`)
 STALL_CANDIDATES = 1000
-#: the most a stall relaxes the challenge and intents strata (the audit holds them to 1.5 tasks at the end)
-STALL_CAP = 1.25
 
 
 class TracerError(TauError):
@@ -141,179 +138,241 @@ def make_task(cand: Candidate, refined: Any, refiner: str, seed: int) -> Task:
                 meta=meta)
 
 
-def build_tasks(
-    domain: Domain,
-    split: str,
-    n: int,
-    seed: int,
-    *,
-    min_calls: int | None = None,
-    max_calls: int | None = None,
-    challenge_rate: float | None = None,
-    refiner: Any = None,
-    feelings: Any = None,
-    labeler: EmotionLabeler | None = None,
-    space: ConditionSpace,
-    rollout: Callable[[Candidate], None] | None = None,
-    avoid: list[Task] | None = None,
-    max_candidates: int | None = None,
-    on_accept: Callable[[int], None] | None = None,
-    keep_apart: list[Task] | None = None,
-    hints: TracerHints | None = None,
-    graph: ToolGraph | None = None,
-) -> BuildReport:
-    """Build `n` validated tasks; raise TracerError when the candidates run out first.
+@dataclass
+class BuildOptions:
+    """The optional knobs of a build, given to `build_tasks` as keywords (a misspelt one is a TypeError).
 
-    `keep_apart` (`kept_apart`): tasks of other splits whose users and written entities no accepted task may
-    share, checked last, so a split built in the documented order (test, then train avoiding it) comes out
-    exactly as before, and one built in the other order is still clean.
-    `space` is the emotion plugin's condition space (`feelings.condition_space(pm)`): the design draws from it.
+    `avoid`: tasks a new split must not duplicate (`default_avoid`); `keep_apart` (`kept_apart`): tasks of other
+    splits whose users and written entities no accepted task may share, checked last (`SplitChecks`).
     `hints`: the pack's (`load_hints(domain, pm)`); default, those its own package gives. `graph`: the domain's
     tool graph with those hints, when the caller has built it already (`build_graph(domain, hints)`).
+    `rollout`: a callable (`rollout.RolloutCheck`) saying why a model failed the candidate, None when it solved it.
+    """
+
+    min_calls: int | None = None
+    max_calls: int | None = None
+    challenge_rate: float | None = None
+    refiner: Any = None
+    feelings: Any = None
+    labeler: EmotionLabeler | None = None
+    rollout: Callable[[Candidate], str | None] | None = None
+    avoid: list[Task] | None = None
+    keep_apart: list[Task] | None = None
+    max_candidates: int | None = None
+    on_accept: Callable[[int], None] | None = None
+    hints: TracerHints | None = None
+    graph: ToolGraph | None = None
+
+
+@dataclass
+class Build:
+    """What one build holds from start to end: made once by `prepare`, read by every stage, and grown by
+    `select` (the accepted candidates and the balance strata they fill)."""
+
+    domain: Domain
+    split: str
+    n: int
+    seed: int
+    hints: TracerHints
+    grounder: Grounder
+    #: the split's conditions in task order (`design.design_conditions`); `take_condition` swaps within it
+    design: list[dict[str, str]]
+    occasions: list[tuple[str, int, str]]
+    refiner: Any
+    feelings: Any
+    labeler: EmotionLabeler | None
+    validator: Validator
+    split_checks: SplitChecks
+    rollout: Callable[[Candidate], str | None] | None
+    report: BuildReport
+    limit: int
+    on_accept: Callable[[int], None] | None = None
+    accepted: list[Felt] = field(default_factory=list)
+    #: per stratified variable, family -> Counter of the accepted tasks' values
+    strata: dict[str, dict[str, Counter]] = field(default_factory=lambda: {
+        "challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}})
+    #: the candidate index after the last accepted task (a stall relaxes the balance strata)
+    last_accept: int = 0
+
+    def rng(self, *parts: Any) -> random.Random:
+        """The random stream of one candidate (or one of its parts): `tracer/<domain>/<split>/<seed>/<i>[/part]`."""
+        return random.Random("/".join(["tracer", self.domain.name, self.split, str(self.seed), *map(str, parts)]))
+
+
+@dataclass
+class Grounded:
+    """The ground stage's output: a candidate on the real database, and the stream its design and refinement draw."""
+
+    cand: Candidate
+    rng: random.Random
+
+
+@dataclass
+class Designed:
+    """The design stage's output: the grounded candidate with the condition it takes (and its occasion, if any)."""
+
+    cand: Candidate
+    rng: random.Random
+    condition: dict[str, str]
+
+
+@dataclass
+class Drafted:
+    """The refine stage's output: the candidate with its task (`cand.task`: instruction, facts, gold, meta)."""
+
+    cand: Candidate
+    condition: dict[str, str]
+
+
+@dataclass
+class Felt:
+    """The feel stage's output (and, once validated, what `select` keeps): the feelings text is `cand.feeling`;
+    `reading` is the classifier's reading of it (None without a labeler) after `tries` texts."""
+
+    cand: Candidate
+    condition: dict[str, str]
+    reading: dict[str, str] | None
+    tries: int
+
+
+def build_tasks(domain: Domain, split: str, n: int, seed: int, *, space: ConditionSpace,
+                **options: Any) -> BuildReport:
+    """Build `n` validated tasks; raise TracerError when the candidates run out first.
+
+    Each candidate goes through the stages ground -> design -> refine -> feel -> validate -> select; any stage may
+    end it with the validator's `Reject`, which is counted per check. `space` is the emotion plugin's condition
+    space (`feelings.condition_space(pm)`): the design draws from it. `options`: the fields of `BuildOptions`.
     """
     started = time.perf_counter()
-    hints = hints if hints is not None else load_hints(domain)
+    build = prepare(domain, split, n, seed, space, BuildOptions(**options))
+    index = 0
+    while len(build.accepted) < n and index < build.limit:
+        try:
+            select(build, validate(build, feel(build, refine(build, design(build, ground(build, index))))))
+        except Reject as exc:
+            build.report.rejected[exc.check] += 1
+            build.report.examples.setdefault(exc.check, exc.detail)
+        index += 1
+    build.report.candidates = index
+    if len(build.accepted) < n:
+        detail = ", ".join(f"{k} {v}" for k, v in build.report.breakdown().items())
+        raise TracerError(f"domain '{domain.name}': only {len(build.accepted)} of {n} {split} task(s) passed "
+                          f"validation after {index} candidates (rejected: {detail or 'none'}); try another seed or "
+                          f"--min-calls")
+    build.report.tasks = finish(build)
+    build.report.seconds = time.perf_counter() - started
+    return build.report
+
+
+def prepare(domain: Domain, split: str, n: int, seed: int, space: ConditionSpace, options: BuildOptions) -> Build:
+    """A build's fixed parts, in the order the stages use them: hints, graph, profile, grounder, design, refiner,
+    feelings, validator."""
+    hints = options.hints if options.hints is not None else load_hints(domain)
     if not hints.can_ground:
         raise TracerError(f"domain '{domain.name}' gives the Tracer no grounding hints (persona and goals); "
                           f"answer tau_tracer_hints with a TracerHints (see tau_emotion.tracer.hints)")
-    profile = profile_for(split, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate)
-    graph = graph if graph is not None else build_graph(domain, hints)
+    graph = options.graph if options.graph is not None else build_graph(domain, hints)
+    profile = profile_for(split, min_calls=options.min_calls, max_calls=options.max_calls,
+                          challenge_rate=options.challenge_rate)
     check_lengths(graph, list(hints.goals), profile.min_calls, profile.max_calls)
-    grounder = Grounder(domain, graph, hints, profile)
-    validator = Validator(domain, avoid or [], hints)
-    # Clean splits: no user and no written entity of another Tracer-built split, no repeated write sequence.
-    built = [t for t in avoid or [] if t.meta.get("source") == "tracer"]
-    reserved_users = {task_user(t) for t in built} - {None}
-    reserved_entities = set().union(set(), *(written_entities(domain, t) for t in built))
-    apart_users = {task_user(t) for t in keep_apart or []} - {None} - reserved_users
-    apart_entities = set().union(set(), *(written_entities(domain, t) for t in keep_apart or [])) - reserved_entities
-    sequences: set[tuple[Any, ...]] = set()
-    split_users: set[Any] = set()
-    split_entities: set[tuple[str, str]] = set()
-    refiner = refiner or TemplateRefiner(domain, hints)
-    occasions = normalise_occasions(hints.occasions)
-    design = design_conditions(n, f"{domain.name}/{split}/{seed}", space)
-    feelings = feelings or _template_feelings()
     report = BuildReport(domain=domain.name, split=split, seed=seed, tasks=[], candidates=0,
                          graph={"tools": len(graph.graph), "edges": graph.graph.number_of_edges(),
                                 "density": round(graph.density, 4)})
-    accepted: list[Candidate] = []
-    readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
-    # per stratified variable, family -> Counter of the accepted tasks' values
-    strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}}
-    limit = max_candidates or max(500, 100 * n)  # the design's last, pickiest conditions may need many draws
-    index = 0
-    last_accept = 0  # the candidate index after the last accepted task (stall relaxes the balance strata)
-    while len(accepted) < n and index < limit:
-        rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{index}")
-        index += 1
-        try:
-            cand = grounder.ground(rng, index - 1, split)
-            if (cand.persona.entity or cand.persona.name) in reserved_users:
-                raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
-            allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
-            condition = take_condition(design, len(accepted), cand, strata, occasions, allowed,
-                                       slack=1 + (index - 1 - last_accept) // STALL_CANDIDATES)
-            occasion = pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
-                                     feelings_misfit(k, situation(c, o)) is None)
-            if occasion is not None:
-                cand.occasion, cand.occasion_stakes, cand.occasion_valence = occasion
-            refined = refiner.refine(cand, rng)
-            cand.task = make_task(cand, refined, getattr(refined, "source", None) or getattr(refiner, "name", "template"),
-                                  seed)
-            validator.check(cand)
-            sequence = tuple(writes(domain, cand.task))
-            if sequence and sequence in sequences:
-                raise Reject("duplicate", f"repeats the write sequence of an accepted task: {sequence}")
-            if written_entities(domain, cand.task) & reserved_entities:
-                raise Reject("split", "writes an entity another split writes")
-            if split != "train":  # issue 21: one task per user, one write per entity (train reuses users by design)
-                user = task_user(cand.task)
-                if user is not None and user in split_users:
-                    raise Reject("duplicate", f"user {user} already has a task in this split")
-                again = written_entities(domain, cand.task) & split_entities
-                if again:
-                    raise Reject("duplicate", f"writes {sorted(again)[0]}, which an accepted task writes")
-            if rollout is not None:
-                rollout(cand)
-            feel = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/feelings")
-            cand.feeling, reading, tries = write_feelings(feelings, labeler, cand, condition, feel)
-            if (cand.persona.entity or cand.persona.name) in apart_users:
-                raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
-            if written_entities(domain, cand.task) & apart_entities:
-                raise Reject("split", "writes an entity another split writes")
-        except Reject as exc:
-            report.rejected[exc.check] += 1
-            report.examples.setdefault(exc.check, exc.detail)
-            continue
-        validator.register(cand)
-        sequences.add(sequence)
-        split_users.add(task_user(cand.task))
-        split_entities.update(written_entities(domain, cand.task))
-        accepted.append(cand)
-        last_accept = index
-        readings.append((condition, reading, tries))
-        for name, value in stratum(cand).items():
-            strata[name].setdefault(condition["family"], Counter())[value] += 1
-        strata["kinds"].setdefault(condition["family"], Counter()).update(d.kind for d in cand.drafts)
-        if on_accept is not None:
-            on_accept(len(accepted))
-    report.candidates = index
-    if len(accepted) < n:
-        detail = ", ".join(f"{k} {v}" for k, v in report.breakdown().items())
-        raise TracerError(f"domain '{domain.name}': only {len(accepted)} of {n} {split} task(s) passed validation "
-                          f"after {index} candidates (rejected: {detail or 'none'}); try another seed or --min-calls")
-    for k, (cand, (condition, reading, tries)) in enumerate(zip(accepted, readings, strict=True), start=1):
-        assert cand.task is not None
-        anchor_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/anchor")
-        emotion = labeler.block(condition, anchor_rng) if labeler is not None else None
-        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")}
-        if labeler is not None:
-            extra |= {"emotion_reading": reading, "feelings_tries": tries}
-        cand.task = with_plan(domain, cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
-                                                           meta={**cand.task.meta, **extra}))
-        report.tasks.append(cand.task)
-    report.seconds = time.perf_counter() - started
-    return report
+    return Build(domain=domain, split=split, n=n, seed=seed, hints=hints,
+                 grounder=Grounder(domain, graph, hints, profile),
+                 design=design_conditions(n, f"{domain.name}/{split}/{seed}", space),
+                 occasions=normalise_occasions(hints.occasions),
+                 refiner=options.refiner or TemplateRefiner(domain, hints),
+                 feelings=options.feelings or _template_feelings(), labeler=options.labeler,
+                 validator=Validator(domain, options.avoid or [], hints),
+                 split_checks=SplitChecks(domain, split, options.avoid or [], options.keep_apart or []),
+                 rollout=options.rollout, report=report, limit=options.max_candidates or max(500, 100 * n),
+                 on_accept=options.on_accept)
 
 
-def stratum(cand: Candidate) -> dict[str, Any]:
-    """What the build balances across emotion families: whether the task is a policy challenge, how many
-    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`), whether it carries a
-    decision rule, and its gold length (`design.length_bin`); its request kinds separately (`kinds_fit`)."""
-    intents = sum(1 + int(bool(d.refused and d.on_refusal == "transfer")) for d in cand.drafts)
-    return {"challenge": bool(cand.policy_challenge), "intents": min(intents, INTENT_STRATA),
-            "rule": any(d.decision for d in cand.drafts), "length": length_bin(len(cand.gold_actions))}
+def ground(build: Build, index: int) -> Grounded:
+    """Candidate `index` grounded on the real database; rejected at a dead end or with a user of another split."""
+    rng = build.rng(index)
+    try:
+        cand = build.grounder.ground(rng, index, build.split)
+    except DeadEnd as end:
+        build.validator.check_grounding(end)
+    build.split_checks.check_user(cand.persona.entity or cand.persona.name)
+    return Grounded(cand, rng)
 
 
-def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[str, dict[str, Counter]],
-                     occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> Reject | None:
-    """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
-    emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
-    policy challenges, or tasks of its number of intents (`design.share_fits`)."""
-    if needs_occasion(condition):
-        fitting = [o for o in occasions if occasion_fits(o[2], condition)
-                   and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
-        if not fitting:
-            return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
-    else:
-        why = feelings_misfit(condition, situation(cand))
-        if why is not None:
-            return Reject("feelings", why)
+def design(build: Build, grounded: Grounded) -> Designed:
+    """The condition the candidate takes (`take_condition`) and an occasion that fits it (`design.pick_occasion`)."""
+    cand, rng, hints = grounded.cand, grounded.rng, build.hints
+    allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
+    condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions, allowed,
+                               slack=1 + (cand.index - build.last_accept) // STALL_CANDIDATES)
+    occasion = pick_occasion(build.occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
+                             feelings_misfit(k, situation(c, o)) is None)
+    if occasion is not None:
+        cand.occasion, cand.occasion_stakes, cand.occasion_valence = occasion
+    return Designed(cand, rng, condition)
+
+
+def refine(build: Build, designed: Designed) -> Drafted:
+    """The user's words for the candidate (the refiner) and its task (`make_task`)."""
+    cand = designed.cand
+    refined = build.refiner.refine(cand, designed.rng)
+    source = getattr(refined, "source", None) or getattr(build.refiner, "name", "template")
+    cand.task = make_task(cand, refined, source, build.seed)
+    return Drafted(cand, designed.condition)
+
+
+def feel(build: Build, drafted: Drafted) -> Felt:
+    """The feelings text for the candidate's condition, from its own stream (`write_feelings`)."""
+    cand = drafted.cand
+    cand.feeling, reading, tries = write_feelings(build.feelings, build.labeler, cand, drafted.condition,
+                                                  build.rng(cand.index, "feelings"))
+    return Felt(cand, drafted.condition, reading, tries)
+
+
+def validate(build: Build, felt: Felt) -> Felt:
+    """Every check of the validator: the candidate's own, against the split so far, the optional rollout, and
+    (last, see `SplitChecks`) against the splits kept apart."""
+    cand = felt.cand
+    assert cand.task is not None
+    build.validator.check(cand)
+    build.split_checks.check(cand.task)
+    build.validator.check_rollout(cand, build.rollout)
+    build.split_checks.check_apart(cand.task, cand.persona.entity or cand.persona.name)
+    return felt
+
+
+def select(build: Build, felt: Felt) -> None:
+    """Accept a validated candidate: later candidates are compared with it and balanced against it."""
+    cand = felt.cand
+    assert cand.task is not None
+    build.validator.register(cand)
+    build.split_checks.add(cand.task)
+    build.accepted.append(felt)
+    build.last_accept = cand.index + 1
     for name, value in stratum(cand).items():
-        room = CHALLENGE_SLACK * slack if name in ("length", "rule") else min(CHALLENGE_SLACK * slack, STALL_CAP)
-        if not share_fits(strata[name], condition["family"], value, room):
-            kind = {"challenge": "a policy challenge" if value else "no policy challenge",
-                    "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
-                    "rule": "a decision rule" if value else "no decision rule",
-                    "length": f"gold length bin {value}"}[name]
-            return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's "
-                                     f"running share")
-    sizes = Counter({f: sum(c.values()) for f, c in strata["challenge"].items()})
-    if not kinds_fit(strata["kinds"], sizes, condition["family"], [d.kind for d in cand.drafts], KIND_SLACK * slack):
-        return Reject("balance", f"{condition['family']} has enough {'/'.join(d.kind for d in cand.drafts)} "
-                                 f"requests for the split's running share")
-    return None
+        build.strata[name].setdefault(felt.condition["family"], Counter())[value] += 1
+    build.strata["kinds"].setdefault(felt.condition["family"], Counter()).update(d.kind for d in cand.drafts)
+    if build.on_accept is not None:
+        build.on_accept(len(build.accepted))
+
+
+def finish(build: Build) -> list[Task]:
+    """The accepted tasks numbered in order, each with its emotion block (an anchor from its own stream), its
+    feelings and its intent plan."""
+    tasks = []
+    for k, felt in enumerate(build.accepted, start=1):
+        cand, labeler = felt.cand, build.labeler
+        assert cand.task is not None
+        emotion = labeler.block(felt.condition, build.rng(cand.index, "anchor")) if labeler is not None else None
+        extra = {"feeling": cand.feeling, "feelings": getattr(build.feelings, "name", "template")}
+        if labeler is not None:
+            extra |= {"emotion_reading": felt.reading, "feelings_tries": felt.tries}
+        cand.task = with_plan(build.domain, cand.task.with_block(
+            "emotion", emotion, id=task_id(build.domain.name, build.split, k, build.n), meta={**cand.task.meta, **extra}))
+        tasks.append(cand.task)
+    return tasks
 
 
 def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
@@ -356,8 +415,7 @@ def write_feelings(feelings: Any, labeler: EmotionLabeler | None, cand: Candidat
         if agrees(condition, reading):
             return text, reading, tries
     assert reading is not None
-    raise Reject("feelings", f"{FEELINGS_TRIES} feelings texts for {condition['family']}.{condition['emotion']} "
-                             f"were read as {reading['family']}.{reading['emotion']}")
+    raise misread(condition, reading, FEELINGS_TRIES)
 
 
 def _template_feelings() -> Any:

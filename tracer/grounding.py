@@ -7,7 +7,7 @@ previous one in the graph, its arguments must be derivable from what the user kn
 earlier calls returned, and it must bring something the intent needs (a value of the goal's
 arguments, of an output, or a fact the decision rests on). Every call is executed, so the result is
 a trajectory whose every argument has a recorded provenance. A candidate that cannot be completed
-is rejected with the check `ungroundable` (or `length`).
+ends in a `DeadEnd`, which the validator turns into the rejection `ungroundable` (or `length`).
 """
 
 from __future__ import annotations
@@ -33,13 +33,23 @@ if TYPE_CHECKING:
     from tau_emotion.tracer.graph import ToolGraph
 
 
-class Reject(Exception):
-    """A candidate fails one check; `check` names it for the rejection breakdown."""
+class DeadEnd(Exception):
+    """Grounding cannot go on: no persona, no goal, no legal useful read, a tool error, or a walk past the
+    profile's length (`too_long`). `Validator.check_grounding` turns it into the rejection."""
 
-    def __init__(self, check: str, detail: str):
-        super().__init__(f"{check}: {detail}")
-        self.check = check
+    def __init__(self, detail: str, *, too_long: bool = False):
+        super().__init__(detail)
         self.detail = detail
+        self.too_long = too_long
+
+
+def __getattr__(name: str) -> Any:
+    # `Reject` lived here before the validator owned every rejection; old imports keep working
+    if name == "Reject":
+        from tau_emotion.tracer.validate import Reject
+
+        return Reject
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -161,18 +171,18 @@ class Grounder:
     def ground(self, rng: random.Random, index: int, split: str) -> Candidate:
         domain, hints = self.domain, self.hints
         if hints.persona is None:
-            raise Reject("ungroundable", f"domain '{domain.name}' gives no persona() in its tracer hints")
+            raise DeadEnd(f"domain '{domain.name}' gives no persona() in its tracer hints")
         state = domain.database.state()
         ctx = GroundingContext(domain=domain, state=state, persona=None, rng=rng,  # type: ignore[arg-type]
                                rates=hints.rates, indexes=self.indexes)
         persona = attempt(hints.persona, ctx)
         if persona is None:
-            raise Reject("ungroundable", "no persona")
+            raise DeadEnd("no persona")
         ctx.persona = persona
         n_intents = self.profile.draw_intents(rng)
         goals = goal_sequence(self.graph, list(hints.goals), rng, n_intents, hints.goal_weights)
         if not goals:
-            raise Reject("ungroundable", "no goal tool in the graph")
+            raise DeadEnd("no goal tool in the graph")
         knowledge = self.base_knowledge.copy()
         known = dict(persona.facts)
         knowledge.add_known(known)
@@ -195,7 +205,7 @@ class Grounder:
                 tried.append(goal)
                 draft = attempt(hints.goals[goal], ctx)
             if draft is None:
-                raise Reject("ungroundable", f"{', '.join(tried)}: nothing to ground for this persona")
+                raise DeadEnd(f"{', '.join(tried)}: nothing to ground for this persona")
             reachable = nx.descendants(self.graph.graph, draft.goal)
             if (draft.refused and draft.on_refusal == "accept" and ctx.is_last and self.handoff is not None
                     and rng.random() < self.profile.handover):
@@ -205,7 +215,7 @@ class Grounder:
                 draft.handoff_summary = draft.handoff_summary or (
                     f"The user asks for a human agent after a refused request ({draft.kind.replace('_', ' ')}).")
             if draft.refused and draft.on_refusal == "transfer" and not ctx.is_last:
-                raise Reject("ungroundable", f"{goal}: a handover must end the task")
+                raise DeadEnd(f"{goal}: a handover must end the task")
             attach_decision(draft, rng, self.hints.decision_rate)
             ctx.history.append(draft)
             cand.drafts.append(draft)
@@ -224,7 +234,7 @@ class Grounder:
                     told.append(text)
         n = len(cand.steps)
         if not self.profile.min_calls <= n <= self.profile.max_calls:
-            raise Reject("length", f"{n} gold calls, outside {self.profile.min_calls}-{self.profile.max_calls}")
+            raise DeadEnd(f"{n} gold calls, outside {self.profile.min_calls}-{self.profile.max_calls}", too_long=True)
         cand.end_hash = state.content_hash
         return cand
 
@@ -235,7 +245,7 @@ class Grounder:
         if text is None:
             text, is_error = self.domain.toolset.call(state, name, arguments)
             if is_error:
-                raise Reject("ungroundable", f"{name} failed while grounding: {text}")
+                raise DeadEnd(f"{name} failed while grounding: {text}")
         cand.steps.append(Step(name=name, arguments=arguments, text=text, intent=intent, role=role))
         cand.walk.append(name)
         knowledge.add_result(len(cand.steps) - 1, parse_result(text), arguments)
@@ -250,7 +260,7 @@ class Grounder:
             if ready and rng.random() < self.profile.stop:
                 return prev
             if len(cand.steps) >= self.profile.max_calls:
-                raise Reject("length", f"more than {self.profile.max_calls} gold calls")
+                raise DeadEnd(f"more than {self.profile.max_calls} gold calls", too_long=True)
             options = [(tool, j) for tool, sets in available.items() for j in range(len(sets))
                        if legal_next(self.graph, prev, tool) and not knowledge.missing(sets[j])]
             rng.shuffle(options)
@@ -270,7 +280,7 @@ class Grounder:
                 if ready:
                     return prev
                 missing = [f"{p}={v!r}" for p, v in knowledge.missing(draft.arguments)][:2]
-                raise Reject("ungroundable", f"{draft.goal}: no legal useful read after {prev or 'the start'}"
+                raise DeadEnd(f"{draft.goal}: no legal useful read after {prev or 'the start'}"
                              + (f" (missing {', '.join(missing)})" if missing else ""))
             tool, j, text = picked
             args = available[tool].pop(j)
@@ -308,8 +318,8 @@ class Grounder:
                 prev = self._reads(cand, i, draft, state, knowledge, prev, rng, available, needed, evidence,
                                    goal_ready)
                 break
-            except Reject as exc:
-                if exc.check != "ungroundable" or attempt == self.walks - 1:
+            except DeadEnd as exc:
+                if exc.too_long or attempt == self.walks - 1:
                     raise
                 # a dead end: walk again from where this intent started (reads change nothing)
                 prev, n_steps, n_walk, sources, reads, ev = start
@@ -344,7 +354,7 @@ class Grounder:
                                outputs_known)
         if draft.refused and draft.on_refusal == "transfer":
             if self.handoff is None or not legal_next(self.graph, prev, self.handoff):
-                raise Reject("ungroundable", f"no legal handover after {prev}")
+                raise DeadEnd(f"no legal handover after {prev}")
             tool = self.domain.toolset[self.handoff]
             args = {p: draft.handoff_summary or draft.kind for p in tool.parameters.get("required", [])}
             self._run(cand, state, self.handoff, args, i, "handoff", knowledge)

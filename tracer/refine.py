@@ -27,7 +27,6 @@ import jinja2
 from tau_emotion.core.facts import is_plural_key, plural_key
 from tau_emotion.tracer.decisions import rule_text
 from tau_emotion.tracer.grounders import join_and, month_day
-from tau_emotion.tracer.grounding import Candidate, Reject
 from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.provenance import leaves, norm, parse_result
 
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     import random
 
     from tau_emotion.core.domain import Domain
+    from tau_emotion.tracer.grounding import Candidate
     from tau_emotion.tracer.hints import IntentDraft
 
 FIRST = {"my": "my", "me": "me", "I": "I", "am": "am", "have": "have", "agent": "you"}
@@ -424,6 +424,10 @@ def parse_json_object(text: str | None) -> dict[str, Any]:
     return value
 
 
+class RewriteRefused(ValueError):
+    """The model's rewrite breaks the grounded task; the refiner keeps the template's wording (no rejection)."""
+
+
 class LLMRefiner:
     """Rewrites the template refiner's output with a model; same schema, checked against the grounded task.
 
@@ -445,9 +449,9 @@ class LLMRefiner:
         draft = self.template.refine(cand, rng)
         try:
             return self.rewrite(cand, draft)
-        except Reject as exc:
+        except RewriteRefused as exc:
             return Refined(instruction=draft.instruction, known=draft.known, intents=draft.intents,
-                           source=f"template (llm rewrite refused: {exc.detail[:120]})", parts=draft.parts)
+                           source=f"template (llm rewrite refused: {str(exc)[:120]})", parts=draft.parts)
 
     def rewrite(self, cand: Candidate, draft: Refined) -> Refined:
         prompt = render("refine_prompt.j2", instruction=draft.instruction, intents=draft.intents,
@@ -457,27 +461,27 @@ class LLMRefiner:
             reply = asyncio.run(self._ask(prompt))
             value = parse_json_object(reply)
         except (ValueError, RuntimeError) as exc:
-            raise Reject("refine", f"the refiner model gave no usable answer: {str(exc).splitlines()[0][:200]}") from None
+            raise RewriteRefused(f"the refiner model gave no usable answer: {str(exc).splitlines()[0][:200]}") from None
         instruction, known, intents = value.get("instruction"), value.get("known"), value.get("intents")
         if not isinstance(instruction, str) or not instruction.strip():
-            raise Reject("refine", "the rewrite has no instruction")
+            raise RewriteRefused("the rewrite has no instruction")
         if not isinstance(intents, list) or len(intents) != len(draft.intents) or not all(isinstance(i, str) for i in intents):
-            raise Reject("refine", f"the rewrite has {len(intents) if isinstance(intents, list) else 'no'} user lines, "
+            raise RewriteRefused(f"the rewrite has {len(intents) if isinstance(intents, list) else 'no'} user lines, "
                                    f"expected {len(draft.intents)}")
         if not isinstance(known, dict):
-            raise Reject("refine", "the rewrite has no known facts")
+            raise RewriteRefused("the rewrite has no known facts")
         have = {norm(v) for _, v in leaves(known)}
         lost = [v for _, v in leaves(cand.known) if norm(v) is not None and norm(v) not in have]
         if lost:
-            raise Reject("refine", f"the rewrite dropped the known fact {lost[0]!r}")
+            raise RewriteRefused(f"the rewrite dropped the known fact {lost[0]!r}")
         grounded = {norm(v) for _, v in leaves(draft.known)}
         added = [v for _, v in leaves(known) if norm(v) is not None and norm(v) not in grounded]
         if added:
-            raise Reject("refine", f"the rewrite adds the fact {added[0]!r}, which the task does not have")
+            raise RewriteRefused(f"the rewrite adds the fact {added[0]!r}, which the task does not have")
         allowed = grounded_tokens([draft.instruction, *draft.intents, json.dumps(draft.known)])
         for text in [instruction, *intents]:
             for token in grounded_tokens([text]) - allowed:
-                raise Reject("refine", f"the rewrite states {token!r}, a number or id the grounded task does not have")
+                raise RewriteRefused(f"the rewrite states {token!r}, a number or id the grounded task does not have")
         parts = [[k for k in own if k in known] for own in draft.parts or []] or None
         return Refined(instruction=instruction.strip(), known=known, intents=[i.strip() for i in intents], source="llm",
                        parts=parts)

@@ -3,7 +3,8 @@
 This runs the harness's own episode loop (the `tool_calling` agent and the `llm` user from the
 default plugins, at most 50 agent steps as for Tracer collection), so a candidate is kept only when
 an end-to-end conversation reaches reward 1: the instruction is followable and the gold trajectory
-reachable from it. A failed rollout rejects the candidate with the check `rollout`.
+reachable from it. What went wrong is the validator's to judge: a failed rollout rejects the candidate with the
+check `rollout` (`Validator.check_rollout`).
 """
 
 from __future__ import annotations
@@ -12,16 +13,15 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from tau_emotion.tracer.grounding import Candidate, Reject
-
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
+    from tau_emotion.tracer.grounding import Candidate
 
 ROLLOUT_STEPS = 50
 
 
 class RolloutCheck:
-    """Call with a candidate (whose task is set); raises Reject("rollout") unless the rollout scores 1."""
+    """Call with a candidate (whose task is set): None when the rollout scores 1, else what it scored and why."""
 
     def __init__(self, domain: Domain, model: str, api_base: str | None = None, *, max_steps: int = ROLLOUT_STEPS,
                  options: dict[str, dict[str, Any]] | None = None, pm: Any = None):
@@ -41,11 +41,12 @@ class RolloutCheck:
             groups.setdefault(group, {}).update(values)
         self.config = RunConfig(agent="tool_calling", user="llm", max_steps=max_steps, trials=1, options=groups)
 
-    def __call__(self, cand: Candidate) -> None:
+    def __call__(self, cand: Candidate) -> str | None:
         result = asyncio.run(self._run(cand))
-        if result.reward != 1.0:
-            why = result.error or result.termination.reason
-            raise Reject("rollout", f"the {self.model} rollout scored {result.reward:+.0f} ({why})")
+        if result.reward == 1.0:
+            return None
+        why = result.error or result.termination.reason
+        return f"the {self.model} rollout scored {result.reward:+.0f} ({why})"
 
     async def _run(self, cand: Candidate) -> Any:
         from tau_emotion.core.runner import Run, run_one

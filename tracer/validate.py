@@ -1,7 +1,15 @@
-"""Validation: the checks a grounded, refined candidate must pass to become a task.
+"""Validation: every reason a candidate can be rejected for, raised here and nowhere else.
 
-Each check raises `Reject(check, detail)`; `tau tracer build` counts rejections per check.
+Each check raises `Reject(check, detail)`; `tau tracer build` counts rejections per check (`CHECKS`, in the
+order of the build's stages), and `tau tracer audit` runs the split-level checks (`SplitChecks`) over a built split.
+The other stages report what went wrong as their own outcome, and the validator judges it: the grounder's
+`DeadEnd`, the condition a candidate cannot take (`condition_misfit`), the classifier's reading of the feelings
+(`misread`), the rollout's verdict (`Validator.check_rollout`).
 
+- `ungroundable`, `length` (ground): the grounder reached a dead end, or a walk longer than the profile allows.
+- `feelings`, `balance` (design, feel): the candidate cannot take any condition left in the design (no feelings
+  cue fits its events, the emotion needs an occasion it cannot have, its family has enough tasks like it), or
+  the classifier never read its feelings back as the condition.
 - `replay`: the gold calls replay without a tool error, give the same results as while grounding
   and the same final database hash (a tool reading a clock or a counter fails here).
 - `provenance`: every argument of every gold call, and every gold output, is known to the user
@@ -17,30 +25,48 @@ Each check raises `Reject(check, detail)`; `tau tracer build` counts rejections 
 - `trivial`: the task needs something an agent that does nothing would not do: a database change,
   an output, or a handover.
 - `leak`: the instruction and the user's lines name no id the user does not know.
-- `duplicate`: the task is not a near-duplicate of an accepted task (same goal calls).
+- `consistency`: the task does not state the answer it asks for, nor redo or undo itself.
 - `situation`: the pack's `TracerHints.situation` finds nothing in the request's reasons or the task's occasion
   that the database contradicts (a change of mind about a trip already flown, an occasion on someone else's
   booking).
+- `duplicate`: the task is not a near-duplicate of an accepted task (same goal calls), repeats no write
+  sequence, and (outside train) has a user and written entities no accepted task of the split has.
+- `rollout`: the optional model rollout solved the task.
+- `split`: no user or written entity of another split.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.models import Action
 from tau_emotion.core.state import canonical_json
 from tau_emotion.tracer.answers import DECLINE_LESS, DECLINED, Call, alternative_bindings, refusal_variants
-from tau_emotion.tracer.grounding import Candidate, Reject
+from tau_emotion.tracer.design import (
+    CHALLENGE_SLACK,
+    INTENT_STRATA,
+    KIND_SLACK,
+    kinds_fit,
+    length_bin,
+    needs_occasion,
+    occasion_fits,
+    share_fits,
+)
+from tau_emotion.tracer.feelings import feelings_misfit, situation
 from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.plan import refused_calls
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
     from tau_emotion.core.domain import Domain
     from tau_emotion.core.models import Task
+    from tau_emotion.tracer.grounding import Candidate, DeadEnd
 
 CHECKS = ("ungroundable", "length", "refine", "replay", "provenance", "ambiguous", "policy", "trivial", "leak",
           "consistency", "situation", "duplicate", "split", "rollout", "feelings", "balance")
@@ -48,6 +74,17 @@ _ID = re.compile(r"^[A-Za-z0-9_\-]{5,}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]")
 DUPLICATE_OVERLAP = 0.5
+#: the most a stall relaxes the challenge and intents strata (the audit holds them to 1.5 tasks at the end)
+STALL_CAP = 1.25
+
+
+class Reject(Exception):
+    """A candidate fails one check; `check` names it for the rejection breakdown (one of `CHECKS`)."""
+
+    def __init__(self, check: str, detail: str):
+        super().__init__(f"{check}: {detail}")
+        self.check = check
+        self.detail = detail
 
 
 def signature(actions: Iterable[tuple[str, dict[str, Any], bool]]) -> frozenset[str]:
@@ -86,6 +123,30 @@ def existing_ids(value: Any) -> set[str]:
         elif isinstance(item, str) and _ID.match(item):
             found.add(item)
     return found
+
+
+def task_user(task: Task) -> str | None:
+    return task.meta.get("user") or task.user.known.get("user_id")
+
+
+def writes(domain: Domain, task: Task) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+    """The task's write (and handover) calls as (tool, the ids it names), in order. A handover names the ids of
+    the refused calls it follows (two handovers for different refused requests are different tasks)."""
+    tools = domain.toolset
+    refused = tuple(sorted({(k, str(v)) for r in refused_calls(task)
+                            for k, v in (r.get("arguments") or {}).items() if k.endswith("_id")}))
+    out = []
+    for action in task.gold.actions:
+        tool = tools[action.name] if action.name in tools else None
+        if tool is not None and (tool.writes or tool.terminal):
+            ids = tuple(sorted((k, str(v)) for k, v in action.arguments.items() if k.endswith("_id")))
+            out.append((action.name, ids + refused if tool.terminal else ids))
+    return out
+
+
+def written_entities(domain: Domain, task: Task) -> set[tuple[str, str]]:
+    """The entities the task's writes name (a handover's refused ids are not written)."""
+    return {pair for name, ids in writes(domain, task) if not domain.toolset.is_terminal(name) for pair in ids}
 
 
 class DuplicateIndex:
@@ -141,6 +202,16 @@ class Validator:
 
     def register(self, cand: Candidate) -> None:
         self.index.add(candidate_signature(self.domain, cand))
+
+    def check_grounding(self, end: DeadEnd) -> NoReturn:
+        """The grounder's dead end as a rejection: `length` for a walk past the profile, else `ungroundable`."""
+        raise Reject("length" if end.too_long else "ungroundable", end.detail)
+
+    def check_rollout(self, cand: Candidate, rollout: Callable[[Candidate], str | None] | None) -> None:
+        """The optional rollout (`rollout.RolloutCheck`): what it says went wrong rejects the candidate."""
+        why = rollout(cand) if rollout is not None else None
+        if why:
+            raise Reject("rollout", why)
 
     # ----------------------------------------------------------------------- checks
 
@@ -326,3 +397,128 @@ class Validator:
         if self.index.duplicate_of(sig) is not None:
             raise Reject("duplicate", "shares at least half of its goal calls with an accepted task")
 
+
+
+class SplitChecks:
+    """What a task must not share with the rest of its split and with the other splits (issue 21): no user or
+    written entity of another Tracer-built split (`split`), no repeated write sequence, and outside train one task
+    per user and one write per entity (`duplicate`). The build asks each candidate in turn and `add`s the ones it
+    accepts; `tau tracer audit` replays a built split through the same checks.
+
+    `reserved`: tasks of splits built before (the build's `avoid`), checked first. `apart`: tasks of the other
+    Tracer-built splits (`keep_apart`), checked last, so a split built in the documented order (test, then train
+    avoiding it) comes out exactly as before, and one built in the other order is still clean.
+    """
+
+    def __init__(self, domain: Domain, split: str, reserved: Iterable[Task] = (), apart: Iterable[Task] = ()):
+        self.domain = domain
+        self.split = split
+        built = [t for t in reserved if t.meta.get("source") == "tracer"]
+        apart = list(apart)
+        self.reserved_users = {task_user(t) for t in built} - {None}
+        self.reserved_entities = set().union(set(), *(written_entities(domain, t) for t in built))
+        self.apart_users = {task_user(t) for t in apart} - {None} - self.reserved_users
+        self.apart_entities = set().union(set(), *(written_entities(domain, t) for t in apart)) - self.reserved_entities
+        self.sequences: set[tuple[Any, ...]] = set()
+        self.users: set[Any] = set()
+        self.entities: set[tuple[str, str]] = set()
+
+    def check_user(self, user: Any) -> None:
+        """The candidate's user belongs to a split built before (checked as soon as the user is known)."""
+        if user in self.reserved_users:
+            raise Reject("split", f"user {user} belongs to another split")
+
+    def check_sequence(self, task: Task) -> None:
+        sequence = tuple(writes(self.domain, task))
+        if sequence and sequence in self.sequences:
+            raise Reject("duplicate", f"repeats the write sequence of an accepted task: {sequence}")
+
+    def check_reserved_entities(self, task: Task) -> None:
+        if written_entities(self.domain, task) & self.reserved_entities:
+            raise Reject("split", "writes an entity another split writes")
+
+    def check_one_user(self, task: Task) -> None:
+        """One task per user outside train (train reuses users by design)."""
+        user = task_user(task)
+        if self.split != "train" and user is not None and user in self.users:
+            raise Reject("duplicate", f"user {user} already has a task in this split")
+
+    def check_one_write(self, task: Task) -> None:
+        """One write per entity outside train."""
+        again = written_entities(self.domain, task) & self.entities if self.split != "train" else set()
+        if again:
+            raise Reject("duplicate", f"writes {sorted(again)[0]}, which an accepted task writes")
+
+    def check_apart_user(self, user: Any) -> None:
+        if user in self.apart_users:
+            raise Reject("split", f"user {user} belongs to another split")
+
+    def check_apart_entities(self, task: Task) -> None:
+        both = written_entities(self.domain, task) & self.apart_entities
+        if both:
+            raise Reject("split", f"writes {sorted(both)[0]}, which another split writes")
+
+    def check_apart(self, task: Task, user: Any) -> None:
+        """The splits kept apart: the candidate's user, then the entities it writes."""
+        self.check_apart_user(user)
+        self.check_apart_entities(task)
+
+    def check(self, task: Task) -> None:
+        """The checks against the split so far, in the build's order (`check_apart` comes after the rollout)."""
+        self.check_sequence(task)
+        self.check_reserved_entities(task)
+        self.check_one_user(task)
+        self.check_one_write(task)
+
+    def add(self, task: Task) -> None:
+        self.sequences.add(tuple(writes(self.domain, task)))
+        self.users.add(task_user(task))
+        self.entities.update(written_entities(self.domain, task))
+
+
+# --------------------------------------------------------------------------- the condition a candidate takes
+
+
+def stratum(cand: Candidate) -> dict[str, Any]:
+    """What the build balances across emotion families: whether the task is a policy challenge, how many
+    intents the user states (1, 2, 3+; a refusal the user insists on is two, as in `intent_gold`), whether it carries a
+    decision rule, and its gold length (`design.length_bin`); its request kinds separately (`kinds_fit`)."""
+    intents = sum(1 + int(bool(d.refused and d.on_refusal == "transfer")) for d in cand.drafts)
+    return {"challenge": bool(cand.policy_challenge), "intents": min(intents, INTENT_STRATA),
+            "rule": any(d.decision for d in cand.drafts), "length": length_bin(len(cand.gold_actions))}
+
+
+def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[str, dict[str, Counter]],
+                     occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> Reject | None:
+    """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
+    emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
+    policy challenges, or tasks of its number of intents (`design.share_fits`)."""
+    if needs_occasion(condition):
+        fitting = [o for o in occasions if occasion_fits(o[2], condition)
+                   and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
+        if not fitting:
+            return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
+    else:
+        why = feelings_misfit(condition, situation(cand))
+        if why is not None:
+            return Reject("feelings", why)
+    for name, value in stratum(cand).items():
+        room = CHALLENGE_SLACK * slack if name in ("length", "rule") else min(CHALLENGE_SLACK * slack, STALL_CAP)
+        if not share_fits(strata[name], condition["family"], value, room):
+            kind = {"challenge": "a policy challenge" if value else "no policy challenge",
+                    "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
+                    "rule": "a decision rule" if value else "no decision rule",
+                    "length": f"gold length bin {value}"}[name]
+            return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's "
+                                     f"running share")
+    sizes = Counter({f: sum(c.values()) for f, c in strata["challenge"].items()})
+    if not kinds_fit(strata["kinds"], sizes, condition["family"], [d.kind for d in cand.drafts], KIND_SLACK * slack):
+        return Reject("balance", f"{condition['family']} has enough {'/'.join(d.kind for d in cand.drafts)} "
+                                 f"requests for the split's running share")
+    return None
+
+
+def misread(condition: dict[str, str], reading: dict[str, str], tries: int) -> Reject:
+    """The rejection of a candidate whose `tries` feelings texts the classifier never read back as `condition`."""
+    return Reject("feelings", f"{tries} feelings texts for {condition['family']}.{condition['emotion']} "
+                              f"were read as {reading['family']}.{reading['emotion']}")

@@ -22,9 +22,9 @@ from tau_emotion.tracer.answers import (
 )
 from tau_emotion.tracer.build import build_tasks
 from tau_emotion.tracer.feelings import EmotionLabeler
-from tau_emotion.tracer.grounding import Refusal, Reject
+from tau_emotion.tracer.grounding import Refusal
 from tau_emotion.tracer.hints import Choice, IntentDraft, Option, Output
-from tau_emotion.tracer.validate import Validator
+from tau_emotion.tracer.validate import Reject, Validator
 from tests.tracer.candidates import make_candidate
 
 USER, PHONE, ACCOUNT, GOLD, OTHER = "C304276", "206-555-9364", "A922268", "B214295", "B880450"

@@ -138,8 +138,7 @@ def test_basketball_occasions_fit_the_household_and_the_tickets(domains):
 
 def test_validator_rejects_a_packs_contradicting_occasion(domains):
     """The wiring end to end: the Validator's `check_situation` on the school pack's real hints."""
-    from tau_emotion.tracer.grounding import Reject
-    from tau_emotion.tracer.validate import Validator
+    from tau_emotion.tracer.validate import Reject, Validator
 
     school = domains.get("school")
     state = school.database.state()

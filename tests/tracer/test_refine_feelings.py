@@ -18,7 +18,7 @@ from tau_emotion.tracer.feelings import (
     situation,
 )
 from tau_emotion.tracer.graph import build_graph
-from tau_emotion.tracer.grounding import Grounder, Reject
+from tau_emotion.tracer.grounding import DeadEnd, Grounder
 from tau_emotion.tracer.hints import load_hints
 from tau_emotion.tracer.refine import FIRST, SECOND, LLMRefiner, TemplateRefiner, say
 from tau_emotion.tracer.sampling import profile_for
@@ -31,7 +31,7 @@ def _grounded(airline, want=lambda c: True, start=0):
     for i in range(start, start + 500):
         try:
             cand = grounder.ground(random.Random(i), i, "test")
-        except Reject:
+        except DeadEnd:
             continue
         if want(cand):
             return cand
@@ -103,7 +103,7 @@ def test_one_voice_each_fact_once_and_no_form_block(airline):
     for i in range(80):
         try:
             cand = grounder.ground(random.Random(i), i, "test")
-        except Reject:
+        except DeadEnd:
             continue
         refined = TemplateRefiner(airline).refine(cand, random.Random(i))
         text = refined.instruction

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import pytest
 
 from tau_emotion.domain_packs.airline.tools import FREE_BAGS
-from tau_emotion.tracer.grounding import Refusal, Reject
+from tau_emotion.tracer.grounding import Refusal
 from tau_emotion.tracer.hints import Choice, IntentDraft, Option, Output, Persona
-from tau_emotion.tracer.validate import Validator
+from tau_emotion.tracer.validate import Reject, Validator
 from tests.tracer.candidates import make_candidate
 
 AMELIA = {"user_id": "amelia_silva_2834"}
