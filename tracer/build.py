@@ -54,7 +54,7 @@ SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 #: the `Task.meta` keys the Tracer writes and only `tracer/` reads (`tests/test_plan_contract.py` checks); what another
 #: plugin needs of them is in the task's `IntentPlan`
 TRACER_META = ("source", "user", "graph_path", "seed", "candidate", "refiner", "feelings", "emotion_reading",
-               "feelings_tries", *PLAN_META)
+               "feelings_tries", "review", *PLAN_META)
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
 #: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
@@ -86,7 +86,8 @@ class BuildReport:
         return len(self.tasks)
 
     def breakdown(self) -> dict[str, int]:
-        return {check: self.rejected.get(check, 0) for check in CHECKS if self.rejected.get(check, 0)}
+        ordered = [*CHECKS, *sorted(set(self.rejected) - set(CHECKS))]  # `review`: a person rejected the task
+        return {check: self.rejected.get(check, 0) for check in ordered if self.rejected.get(check, 0)}
 
     def summary_lines(self) -> list[str]:
         calls = [len(t.gold.actions) for t in self.tasks]
@@ -161,6 +162,7 @@ def build_tasks(
     keep_apart: list[Task] | None = None,
     hints: TracerHints | None = None,
     graph: ToolGraph | None = None,
+    skip: Callable[[Task], bool] | None = None,
 ) -> BuildReport:
     """Build `n` validated tasks; raise TracerError when the candidates run out first.
 
@@ -170,6 +172,9 @@ def build_tasks(
     `space` is the emotion plugin's condition space (`feelings.condition_space(pm)`): the design draws from it.
     `hints`: the pack's (`load_hints(domain, pm)`); default, those its own package gives. `graph`: the domain's
     tool graph with those hints, when the caller has built it already (`build_graph(domain, hints)`).
+    `skip`: whether a finished task is one a person rejected (`review.Review.skip`). Such a task holds its place
+    until the pass over the candidates ends, so every other task comes out as it did before; then the rejected are
+    left out, their conditions and numbers freed, and the next valid candidates are built in their place.
     """
     started = time.perf_counter()
     hints = hints if hints is not None else load_hints(domain)
@@ -204,7 +209,40 @@ def build_tasks(
     limit = max_candidates or max(500, 100 * n)  # the design's last, pickiest conditions may need many draws
     index = 0
     last_accept = 0  # the candidate index after the last accepted task (stall relaxes the balance strata)
-    while len(accepted) < n and index < limit:
+    tasks: list[Task] = []  # the finished task of each accepted candidate
+    slots: list[int] = []  # its task number
+    free: list[int] = []  # the numbers of rejected tasks, waiting for a replacement
+    refused: list[int] = []  # positions in `accepted` of tasks a person rejected, held until the pass ends
+
+    def finish(cand: Candidate, condition: dict[str, str], reading: dict[str, str] | None, tries: int) -> Task:
+        assert cand.task is not None
+        anchor_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/anchor")
+        emotion = labeler.block(condition, anchor_rng) if labeler is not None else None
+        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")}
+        if labeler is not None:
+            extra |= {"emotion_reading": reading, "feelings_tries": tries}
+        return with_plan(domain, cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, slots[-1], n),
+                                                      meta={**cand.task.meta, **extra}))
+
+    def release() -> bool:
+        """At the end of a pass: leave out what a person rejected and free its condition, strata and number."""
+        if not refused or len(accepted) < n:
+            return False
+        freed = []
+        for pos in sorted(refused, reverse=True):
+            cand, (condition, _, _) = accepted.pop(pos), readings.pop(pos)
+            tasks.pop(pos)
+            free.append(slots.pop(pos))
+            freed.insert(0, condition)
+            strata["kinds"][condition["family"]].subtract(d.kind for d in cand.drafts)
+            for name, value in stratum(cand).items():
+                strata[name][condition["family"]][value] -= 1
+        free.sort()
+        design[:] = [condition for condition, _, _ in readings] + freed + design[n:]
+        refused.clear()
+        return True
+
+    while (len(accepted) < n and index < limit) or release():
         rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{index}")
         index += 1
         try:
@@ -256,23 +294,20 @@ def build_tasks(
         for name, value in stratum(cand).items():
             strata[name].setdefault(condition["family"], Counter())[value] += 1
         strata["kinds"].setdefault(condition["family"], Counter()).update(d.kind for d in cand.drafts)
-        if on_accept is not None:
+        slots.append(free.pop(0) if free else len(accepted))
+        tasks.append(finish(cand, condition, reading, tries))
+        if skip is not None and skip(tasks[-1]):
+            refused.append(len(accepted) - 1)
+            report.rejected["review"] += 1
+            report.examples.setdefault("review", f"{tasks[-1].id} was rejected by its reviewer")
+        elif on_accept is not None:
             on_accept(len(accepted))
     report.candidates = index
     if len(accepted) < n:
         detail = ", ".join(f"{k} {v}" for k, v in report.breakdown().items())
         raise TracerError(f"domain '{domain.name}': only {len(accepted)} of {n} {split} task(s) passed validation "
                           f"after {index} candidates (rejected: {detail or 'none'}); try another seed or --min-calls")
-    for k, (cand, (condition, reading, tries)) in enumerate(zip(accepted, readings, strict=True), start=1):
-        assert cand.task is not None
-        anchor_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/anchor")
-        emotion = labeler.block(condition, anchor_rng) if labeler is not None else None
-        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")}
-        if labeler is not None:
-            extra |= {"emotion_reading": reading, "feelings_tries": tries}
-        cand.task = with_plan(domain, cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
-                                                           meta={**cand.task.meta, **extra}))
-        report.tasks.append(cand.task)
+    report.tasks = [task for _, task in sorted(zip(slots, tasks, strict=True), key=lambda pair: pair[0])]
     report.seconds = time.perf_counter() - started
     return report
 
