@@ -67,6 +67,7 @@ def conditions(tasks):
                    for t in tasks)
 
 
+@pytest.mark.slow
 def test_rebuild_replaces_the_rejected_edits_in_place_and_keeps_the_rest(airline, labeler, space, first):
     new_text = first[4].user.instruction.replace("You are ", "You are, as always, ", 1)
     decisions = [decide(first[1], "accept"), decide(first[2], "reject", reason="the occasion does not fit"),
@@ -101,6 +102,7 @@ def test_rebuild_replaces_the_rejected_edits_in_place_and_keeps_the_rest(airline
     assert conditions(third.tasks) == conditions(first)
 
 
+@pytest.mark.slow
 def test_an_edit_that_breaks_the_gold_is_one_line_naming_task_and_reason(airline, labeler, space, first):
     gold = first[0].gold.model_dump(mode="json")
     write = next(i for i, a in enumerate(first[0].gold.actions) if airline.toolset.tools[a.name].writes)
@@ -128,6 +130,7 @@ class ChangedRefiner(TemplateRefiner):
         return refined
 
 
+@pytest.mark.slow
 def test_a_changed_generator_marks_the_affected_decisions_stale(airline, labeler, space, first):
     from tau_emotion.tracer.hints import load_hints
 
@@ -140,10 +143,13 @@ def test_a_changed_generator_marks_the_affected_decisions_stale(airline, labeler
     assert coverage(outcome.tasks, decisions)["stale"] == 1
 
 
-def test_review_file_is_json_lines_and_a_bad_line_is_named(tmp_path, first):
+def test_review_file_is_json_lines_and_a_bad_line_is_named(tmp_path):
+    from tau_emotion.core.models import Task, UserSpec
+
+    tasks = [Task(id=f"tiny-test-00{k}", domain="tiny", user=UserSpec(instruction=f"Ask {k}.")) for k in (1, 2)]
     path = tmp_path / "review.jsonl"
-    append_decision(path, decide(first[0], "accept"))
-    append_decision(path, decide(first[1], "reject", reason="why not"))
+    append_decision(path, decide(tasks[0], "accept"))
+    append_decision(path, decide(tasks[1], "reject", reason="why not"))
     lines = path.read_text().splitlines()
     assert len(lines) == 2 and set(json.loads(lines[1])) == {"task", "hash", "decision", "reason", "reviewer", "at"}
     assert [d.decision for d in read_decisions(path)] == ["accept", "reject"]
@@ -152,6 +158,7 @@ def test_review_file_is_json_lines_and_a_bad_line_is_named(tmp_path, first):
         read_decisions(path)
 
 
+@pytest.mark.slow
 def test_build_command_honours_a_review_file_and_a_broken_edit_fails_in_one_line(tmp_path, first):
     out, review = tmp_path / "out.json", tmp_path / "review.jsonl"
     gold = first[0].gold.model_dump(mode="json")
@@ -172,6 +179,7 @@ def test_build_command_honours_a_review_file_and_a_broken_edit_fails_in_one_line
     assert tasks[5]["meta"]["review"] == {"replaces": [generated_hash(first[5])]}
 
 
+@pytest.mark.slow
 def test_rollout_stores_outcomes_that_the_review_shows(tmp_path, airline, first):
     from tau_emotion.tracer.build import dump_tasks
 
