@@ -306,8 +306,10 @@ class Review:
 
 
 def coverage(tasks: list[Task], decisions: list[Decision]) -> dict[str, int]:
-    """A built split's review coverage: tasks reviewed (accepted, edited), rejected tasks replaced, decisions
-    stale (about a task the split no longer holds) or pending (made after the last build), tasks unreviewed."""
+    """A built split's review coverage: tasks reviewed (accepted, edited), rejected tasks replaced, decisions not yet
+    applied, and tasks unreviewed. A decision not applied is pending when the split holds its task (a rebuild applies
+    it) or was not yet built with a review file at all (no task has a review record); else it is stale: a build that
+    read the review file did not make its task."""
     counts = Counter()
     held: dict[tuple[str, str], str] = {}  # (id, hash) -> what the split did with it
     for task in tasks:
@@ -324,10 +326,11 @@ def coverage(tasks: list[Task], decisions: list[Decision]) -> dict[str, int]:
     for d in decisions:
         if d.task in ids:
             latest[(d.task, d.hash)] = d
+    reviewed_build = any(record_of(t) is not None for t in tasks)
     for key, d in latest.items():
         if held.get(key) == d.decision:
             continue
-        counts["pending" if key in now_made else "stale"] += 1
+        counts["pending" if key in now_made or not reviewed_build else "stale"] += 1
     counts["reviewed"] = counts["accepted"] + counts["edited"]
     counts["unreviewed"] = len(tasks) - counts["reviewed"]
     return {k: counts[k] for k in ("reviewed", "accepted", "edited", "rejected", "stale", "pending", "unreviewed")}

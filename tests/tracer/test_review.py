@@ -210,3 +210,18 @@ def test_rollout_stores_outcomes_that_the_review_shows(tmp_path, airline, first)
     text = screen.getvalue()
     assert "solved 0 of 2 (null agent, scripted user)" in text and f"2x {next(iter(failures))}" in text
     assert first[1].user.instruction[:40] in text and "gold calls and their results" in text
+
+
+def test_filters_choose_by_family_kind_and_challenge(airline):
+    from tau_emotion.tracer.plan import policy_challenge, request_kinds
+    from tau_emotion.tracer.review import task_filter
+
+    tasks = airline.tasks("test")
+    anger = [t for t in tasks if task_filter(("family=anger",))(t)]
+    assert anger and all(t.blocks["emotion"]["family"] == "anger" for t in anger) and len(anger) < len(tasks)
+    hard = [t for t in tasks if task_filter(("challenge=yes", "kind=cancel"))(t)]
+    assert hard and all(policy_challenge(t) and "cancel" in request_kinds(t) for t in hard)
+    reason = tasks[[bool(t.gold.reasons) for t in tasks].index(True)].gold.reasons[0]
+    assert all(reason in t.gold.reasons for t in tasks if task_filter((f"challenge={reason}",))(t))
+    with pytest.raises(ReviewError, match="expected family=NAME"):
+        task_filter(("colour=red",))
