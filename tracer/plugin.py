@@ -558,10 +558,13 @@ def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> 
 @click.argument("domain")
 @click.option("--split", default="test", show_default=True, help="Split to audit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tables and checks as JSON.")
+@click.option("--review", "review_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Count review coverage against this review file (default: the pack's data/review.jsonl).")
 @plugins_option
 @debug_option
 @guarded
-def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[str, ...]) -> None:
+def audit_command(domain: str, split: str, as_json: bool, review_file: str | None,
+                  extra_plugins: tuple[str, ...]) -> None:
     """Distribution tables and consistency checks of DOMAIN's SPLIT; exits 1 when a check fails."""
     from tau_emotion.tracer.audit import audit_split
     from tau_emotion.tracer.feelings import condition_space
@@ -570,7 +573,8 @@ def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[s
                          visible_ids=hints.visible_ids)
     from tau_emotion.tracer.review import coverage, read_decisions, review_path
 
-    decisions = read_decisions(review_path(dom)) if dom.package is not None else []
+    path = Path(review_file) if review_file else review_path(dom) if dom.package is not None else None
+    decisions = read_decisions(path) if path is not None else []
     result.tables["review"] = coverage(dom.tasks(split), decisions)
     click.echo(json.dumps(result.to_json(), indent=1) if as_json else "\n".join(result.lines()))
     if not result.ok:

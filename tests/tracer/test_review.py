@@ -225,3 +225,47 @@ def test_filters_choose_by_family_kind_and_challenge(airline):
     assert all(reason in t.gold.reasons for t in tasks if task_filter((f"challenge={reason}",))(t))
     with pytest.raises(ReviewError, match="expected family=NAME"):
         task_filter(("colour=red",))
+
+
+@pytest.mark.slow
+def test_audit_prints_review_coverage(tmp_path, airline):
+    from click.testing import CliRunner
+
+    from tau_emotion.core.cli import build_cli
+
+    review = tmp_path / "review.jsonl"
+    committed = airline.tasks("test")
+    append_decision(review, decide(committed[0], "accept"))
+    append_decision(review, Decision(task=committed[1].id, hash="0" * 64, decision="accept", reviewer="r", at="t"))
+    done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test", "--review", str(review)])
+    assert done.exit_code == 0, done.output
+    line = next(line for line in done.output.splitlines() if line.strip().startswith("review "))
+    assert f"pending 2, unreviewed {len(committed)}" in line  # no task of the split was built with a review file yet
+    done = CliRunner().invoke(build_cli(), ["tracer", "audit", "airline", "--split", "test", "--review", str(review),
+                                            "--json"])
+    assert json.loads(done.output)["tables"]["review"]["pending"] == 2
+
+
+@pytest.mark.slow
+def test_a_full_split_rebuilt_without_its_rejected_tasks_passes_the_audit(airline, labeler, space, monkeypatch):
+    """The committed airline test split (its README's seed), two tasks rejected: the rebuild passes every check."""
+    from tau_emotion.tracer.audit import audit_split
+    from tau_emotion.tracer.hints import load_hints
+
+    committed = airline.tasks("test")
+    seed = committed[0].meta["seed"]
+    decisions = [decide(committed[k], "reject", reason="test") for k in (4, 30)]
+    review = Review(decisions)
+    report = build_tasks(airline, "test", len(committed), seed, labeler=labeler, space=space, skip=review.skip,
+                         **apart(airline))
+    tasks = review.apply(airline, report.tasks, "test", labeler).tasks
+    assert [t.id for t in tasks] == [t.id for t in committed] and report.rejected["review"] == 2
+    changed = {k for k, (a, b) in enumerate(zip(committed, tasks, strict=True)) if a.model_dump_json() != b.model_dump_json()}
+    assert changed == {4, 30}
+    assert conditions(tasks) == conditions(committed)
+    others = [t for t in airline.tasks(None) if t.split != "test"]
+    monkeypatch.setattr(type(airline), "tasks", lambda self, split=None: [t for t in [*others, *tasks]
+                                                                         if split is None or t.split == split])
+    hints = load_hints(airline)
+    result = audit_split(airline, "test", space=space, transfer_tool=hints.handoff_tool, visible_ids=hints.visible_ids)
+    assert result.ok, [c for c in result.checks if not c[1]]
