@@ -269,3 +269,23 @@ def test_a_full_split_rebuilt_without_its_rejected_tasks_passes_the_audit(airlin
     hints = load_hints(airline)
     result = audit_split(airline, "test", space=space, transfer_tool=hints.handoff_tool, visible_ids=hints.visible_ids)
     assert result.ok, [c for c in result.checks if not c[1]]
+
+
+@pytest.mark.slow
+def test_rollout_with_model_backed_roles_on_a_loopback_server(tmp_path, first, openai_server):
+    """The dual-role observation through the roles contract: the user model's prompt carries the task's condition."""
+    from tau_emotion.tracer.build import dump_tasks
+
+    tasks_file, obs = tmp_path / "tasks.json", tmp_path / "rollouts.json"
+    tasks_file.write_text(dump_tasks(first[:1]))
+    openai_server.respond("rv-agent", {"content": "Sorry, I cannot help with that."})
+    openai_server.respond("rv-user", {"content": "Then I give up. ###STOP###"})
+    done = subprocess.run([*TAU, "tracer", "rollout", "airline", "--split", "test", "--tasks", str(tasks_file), "--out",
+                           str(obs), "--agent", "tool_calling", "--user", "llm", "--agent-model", "openai/rv-agent",
+                           "--user-model", "openai/rv-user", "--api-base", openai_server.base_url, "--trials", "1"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(obs.read_text())
+    assert row["solved"] == 0 and row["agent"] == "tool_calling" and row["user"] == "llm" and row["failures"]
+    users = [r for r in openai_server.requests if r["model"] == "rv-user"]
+    assert users and first[0].blocks["emotion"]["anchor"][:40] in json.dumps(users[0]["messages"])
