@@ -10,7 +10,8 @@ The block holds the rebuild commands (from `REBUILD`, the one place a pack's bui
 the tool graph's size (`tau tracer graph PACK`: tools, edges, density, with the pack's hints) and one table row per
 split: tasks, distinct users, gold calls (average, min-max), tasks of 1/2/3+ intents, policy-challenge tasks and
 their kinds (`tau_emotion.tracer.audit.challenge_kinds`: refusal reasons, `transfer` for a handover), and decision
-rules (tasks with `meta.decisions`; proceed/decline branches).
+rules (tasks with `meta.decisions`; proceed/decline branches), and review coverage (`tau tracer review`: tasks a person
+accepted or edited, rejected tasks replaced, decisions gone stale; `tau_emotion.tracer.review.coverage`).
 
     python benchmarks/pack_figures.py [PACK ...]            # print the figures
     python benchmarks/pack_figures.py --write [PACK ...]    # rewrite each README's block from the committed splits
@@ -75,13 +76,19 @@ class SplitFigures:
     proceed: int
     decline: int
     seeds: tuple[int, ...] = ()  # the build seeds its tasks record (`meta.seed`)
+    review: dict[str, int] = field(default_factory=dict)  # `review.coverage` of the split
 
     def row(self) -> str:
         kinds = ", ".join(f"{k} {c}" for k, c in self.kinds) or "none"
         share = f"{self.rule_tasks / self.tasks:.0%}" if self.tasks else "-"
         return (f"| `{self.split}` | {self.tasks} | {self.users} | {self.calls_avg:.2f} ({self.calls_min}-{self.calls_max}) "
                 f"| {'/'.join(map(str, self.intents))} | {self.challenge_tasks} | {kinds} "
-                f"| {self.rule_tasks} ({share}; {self.proceed}/{self.decline}) |")
+                f"| {self.rule_tasks} ({share}; {self.proceed}/{self.decline}) | {self.review_cell()} |")
+
+    def review_cell(self) -> str:
+        r = self.review
+        cell = f"{r.get('reviewed', 0)} ({r.get('accepted', 0)}/{r.get('edited', 0)}/{r.get('rejected', 0)})"
+        return cell + (f", {r['stale']} stale" if r.get("stale") else "")
 
 
 @dataclass
@@ -104,8 +111,9 @@ def load_domain(pack: str, pm: Any = None) -> Any:
     return obj if isinstance(obj, Domain) else obj()
 
 
-def split_figures(domain: Any, split: str, tasks: list[Any]) -> SplitFigures:
+def split_figures(domain: Any, split: str, tasks: list[Any], decisions: list[Any] | None = None) -> SplitFigures:
     from tau_emotion.tracer.audit import challenge_kinds, task_user
+    from tau_emotion.tracer.review import coverage
 
     mine = [t for t in tasks if t.split == split and t.meta.get("source") == "tracer"]
     calls = [len(t.gold.actions) for t in mine] or [0]
@@ -120,19 +128,22 @@ def split_figures(domain: Any, split: str, tasks: list[Any]) -> SplitFigures:
         kinds=sorted(kinds.items(), key=lambda kc: (-kc[1], kc[0])),
         rule_tasks=sum(1 for t in mine if decision_branches(t)),
         proceed=branches.get("proceed", 0), decline=branches.get("decline", 0),
-        seeds=tuple(sorted({t.meta["seed"] for t in mine if isinstance(t.meta.get("seed"), int)})))
+        seeds=tuple(sorted({t.meta["seed"] for t in mine if isinstance(t.meta.get("seed"), int)})),
+        review=coverage(mine, decisions or []))
 
 
 def pack_figures(pack: str, pm: Any = None) -> PackFigures:
     """Figures of `pack`'s Tracer-built splits, read from its committed task file through the domain's loader."""
     from tau_emotion.tracer.graph import build_graph
+    from tau_emotion.tracer.review import read_decisions, review_path
 
     domain = load_domain(pack, pm)
     graph = build_graph(domain)
     tasks = domain.tasks(None)
+    decisions = read_decisions(review_path(domain))
     return PackFigures(pack=pack, tools=len(graph.graph), edges=graph.graph.number_of_edges(),
                        density=round(graph.density, 3), readme=package_dir(domain) / "README.md",
-                       splits=[split_figures(domain, split, tasks) for split in REBUILD[pack]])
+                       splits=[split_figures(domain, split, tasks, decisions) for split in REBUILD[pack]])
 
 
 def commands(pack: str) -> list[str]:
@@ -159,9 +170,13 @@ def block(fig: PackFigures) -> str:
         f"density {fig.density:.3f}. The committed splits hold:",
         "",
         "| split | tasks | users | gold calls avg (min-max) | intents 1/2/3+ | policy-challenge tasks "
-        "| challenge kinds (`transfer`: handed over) | tasks with a decision rule (share; rules proceed/decline) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| challenge kinds (`transfer`: handed over) | tasks with a decision rule (share; rules proceed/decline) "
+        "| reviewed (accepted/edited/rejected and replaced) |",
+        "|---|---|---|---|---|---|---|---|---|",
         *(s.row() for s in fig.splits),
+        "",
+        f"A person's decisions on these tasks (`tau tracer review {fig.pack} --split test`) are kept in "
+        f"`data/review.jsonl`; every rebuild above honours them (docs/writing-a-pack.md, \"Reviewing the tasks\").",
         END,
     ]
     return "\n".join(lines)

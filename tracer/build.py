@@ -53,7 +53,7 @@ SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 #: the `Task.meta` keys the Tracer writes and only `tracer/` reads (`tests/test_plan_contract.py` checks); what another
 #: plugin needs of them is in the task's `IntentPlan`
 TRACER_META = ("source", "user", "graph_path", "seed", "candidate", "refiner", "feelings", "emotion_reading",
-               "feelings_tries", *PLAN_META)
+               "feelings_tries", "review", *PLAN_META)
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
 #: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
@@ -83,7 +83,8 @@ class BuildReport:
         return len(self.tasks)
 
     def breakdown(self) -> dict[str, int]:
-        return {check: self.rejected.get(check, 0) for check in CHECKS if self.rejected.get(check, 0)}
+        ordered = [*CHECKS, *sorted(set(self.rejected) - set(CHECKS))]  # `review`: a person rejected the task
+        return {check: self.rejected.get(check, 0) for check in ordered if self.rejected.get(check, 0)}
 
     def summary_lines(self) -> list[str]:
         calls = [len(t.gold.actions) for t in self.tasks]
@@ -147,6 +148,9 @@ class BuildOptions:
     `hints`: the pack's (`load_hints(domain, pm)`); default, those its own package gives. `graph`: the domain's
     tool graph with those hints, when the caller has built it already (`build_graph(domain, hints)`).
     `rollout`: a callable (`rollout.RolloutCheck`) saying why a model failed the candidate, None when it solved it.
+    `skip`: whether a finished task is one a person rejected (`review.Review.skip`). Such a task holds its place
+    until the pass over the candidates ends, so every other task comes out as it did before; then the rejected are
+    left out, their conditions and numbers freed, and the next valid candidates are built in their place (`release`).
     """
 
     min_calls: int | None = None
@@ -162,6 +166,7 @@ class BuildOptions:
     on_accept: Callable[[int], None] | None = None
     hints: TracerHints | None = None
     graph: ToolGraph | None = None
+    skip: Callable[[Task], bool] | None = None
 
 
 @dataclass
@@ -187,7 +192,15 @@ class Build:
     report: BuildReport
     limit: int
     on_accept: Callable[[int], None] | None = None
+    skip: Callable[[Task], bool] | None = None
     accepted: list[Felt] = field(default_factory=list)
+    #: the finished task of each accepted candidate, and its task number (`finish_one`)
+    tasks: list[Task] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
+    #: the numbers of tasks a person rejected, waiting for a replacement
+    free: list[int] = field(default_factory=list)
+    #: positions in `accepted` of tasks a person rejected, held until the pass ends (`release`)
+    refused: list[int] = field(default_factory=list)
     #: per stratified variable, family -> Counter of the accepted tasks' values
     strata: dict[str, dict[str, Counter]] = field(default_factory=lambda: {
         "challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}})
@@ -246,7 +259,7 @@ def build_tasks(domain: Domain, split: str, n: int, seed: int, *, space: Conditi
     started = time.perf_counter()
     build = prepare(domain, split, n, seed, space, BuildOptions(**options))
     index = 0
-    while len(build.accepted) < n and index < build.limit:
+    while (len(build.accepted) < n and index < build.limit) or release(build):
         try:
             select(build, validate(build, feel(build, refine(build, design(build, ground(build, index))))))
         except Reject as exc:
@@ -287,7 +300,7 @@ def prepare(domain: Domain, split: str, n: int, seed: int, space: ConditionSpace
                  validator=Validator(domain, options.avoid or [], hints),
                  split_checks=SplitChecks(domain, split, options.avoid or [], options.keep_apart or []),
                  rollout=options.rollout, report=report, limit=options.max_candidates or max(500, 100 * n),
-                 on_accept=options.on_accept)
+                 on_accept=options.on_accept, skip=options.skip)
 
 
 def ground(build: Build, index: int) -> Grounded:
@@ -354,25 +367,53 @@ def select(build: Build, felt: Felt) -> None:
     for name, value in stratum(cand).items():
         build.strata[name].setdefault(felt.condition["family"], Counter())[value] += 1
     build.strata["kinds"].setdefault(felt.condition["family"], Counter()).update(d.kind for d in cand.drafts)
-    if build.on_accept is not None:
+    build.slots.append(build.free.pop(0) if build.free else len(build.accepted))
+    build.tasks.append(finish_one(build, felt, build.slots[-1]))
+    if build.skip is not None and build.skip(build.tasks[-1]):
+        build.refused.append(len(build.accepted) - 1)
+        build.report.rejected["review"] += 1
+        build.report.examples.setdefault("review", f"{build.tasks[-1].id} was rejected by its reviewer")
+    elif build.on_accept is not None:
         build.on_accept(len(build.accepted))
 
 
+def release(build: Build) -> bool:
+    """At the end of a pass: leave out what a person rejected and free its condition, strata and number, so the
+    build goes on to fill those places; False when there is nothing to release."""
+    if not build.refused or len(build.accepted) < build.n:
+        return False
+    freed = []
+    for pos in sorted(build.refused, reverse=True):
+        felt = build.accepted.pop(pos)
+        build.tasks.pop(pos)
+        build.free.append(build.slots.pop(pos))
+        freed.insert(0, felt.condition)
+        family = felt.condition["family"]
+        build.strata["kinds"][family].subtract(d.kind for d in felt.cand.drafts)
+        for name, value in stratum(felt.cand).items():
+            build.strata[name][family][value] -= 1
+    build.free.sort()
+    build.design[:] = [felt.condition for felt in build.accepted] + freed + build.design[build.n:]
+    build.refused.clear()
+    return True
+
+
+def finish_one(build: Build, felt: Felt, k: int) -> Task:
+    """Accepted task number `k` with its emotion block (an anchor from its own stream), its feelings and its
+    intent plan."""
+    cand, labeler = felt.cand, build.labeler
+    assert cand.task is not None
+    emotion = labeler.block(felt.condition, build.rng(cand.index, "anchor")) if labeler is not None else None
+    extra = {"feeling": cand.feeling, "feelings": getattr(build.feelings, "name", "template")}
+    if labeler is not None:
+        extra |= {"emotion_reading": felt.reading, "feelings_tries": felt.tries}
+    return with_plan(build.domain, cand.task.with_block(
+        "emotion", emotion, id=task_id(build.domain.name, build.split, k, build.n), meta={**cand.task.meta, **extra}))
+
+
 def finish(build: Build) -> list[Task]:
-    """The accepted tasks numbered in order, each with its emotion block (an anchor from its own stream), its
-    feelings and its intent plan."""
-    tasks = []
-    for k, felt in enumerate(build.accepted, start=1):
-        cand, labeler = felt.cand, build.labeler
-        assert cand.task is not None
-        emotion = labeler.block(felt.condition, build.rng(cand.index, "anchor")) if labeler is not None else None
-        extra = {"feeling": cand.feeling, "feelings": getattr(build.feelings, "name", "template")}
-        if labeler is not None:
-            extra |= {"emotion_reading": felt.reading, "feelings_tries": felt.tries}
-        cand.task = with_plan(build.domain, cand.task.with_block(
-            "emotion", emotion, id=task_id(build.domain.name, build.split, k, build.n), meta={**cand.task.meta, **extra}))
-        tasks.append(cand.task)
-    return tasks
+    """The accepted tasks in task-number order (a replacement takes the number of the task it replaces)."""
+    return [task for _, task in sorted(zip(build.slots, build.tasks, strict=True), key=lambda pair: pair[0])]
 
 
 def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],

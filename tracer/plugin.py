@@ -1,4 +1,5 @@
-"""The `tau tracer` commands: `graph` (the tool dependency graph), `build` (tasks for a split) and `audit`.
+"""The `tau tracer` commands: `graph` (the tool dependency graph), `build` (tasks for a split), `audit`, `review`
+(a person's decisions on built tasks, `review.py`) and `rollout` (observations the review shows).
 
 Importing this module costs nothing: the pipeline (networkx, Jinja2, the emotion pack's classifier,
 litellm for the optional model-backed steps) is imported inside the commands. The emotion vocabulary
@@ -91,6 +92,8 @@ def graph_command(domain: str, json_path: str | None, dot_path: str | None, extr
               help="Also require a dual-role LLM rollout (agent and user on this model) to solve each task once.")
 @click.option("--rollout-api-base", default=None, help="OpenAI-compatible endpoint for the rollout model.")
 @click.option("--force", is_flag=True, help="Replace the split even where it holds tasks the Tracer did not build.")
+@click.option("--review", "review_file", type=click.Path(dir_okay=False), default=None,
+              help="Honour the decisions of this review file (default: the pack's data/review.jsonl, when it exists).")
 @plugins_option
 @debug_option
 @guarded
@@ -98,12 +101,13 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
                   max_calls: int | None, challenge_rate: float | None, refine_model: str | None,
                   refine_api_base: str | None, feelings_model: str | None, feelings_api_base: str | None,
                   no_emotion: bool, rollout_model: str | None, rollout_api_base: str | None, force: bool,
-                  extra_plugins: tuple[str, ...]) -> None:
+                  review_file: str | None, extra_plugins: tuple[str, ...]) -> None:
     """Build N validated tasks of SPLIT for DOMAIN; prints how many candidates each check rejected.
 
     The tasks replace SPLIT in the pack's data/tasks.json (or go to --out); a split that holds tasks the
     Tracer did not build is only replaced with --force. The users and written entities of every other
-    Tracer-built split are left out, so test and train come out clean in either order."""
+    Tracer-built split are left out, so test and train come out clean in either order. A review file's
+    decisions are honoured: rejected tasks are replaced, edits applied and re-validated, stale decisions named."""
     from tau_emotion.core.models import ModelSettings
     from tau_emotion.tracer.build import (
         build_tasks,
@@ -148,11 +152,18 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
 
         rollout = RolloutCheck(dom, rollout_model, rollout_api_base)
     target = None if out else pack_tasks_path(dom)
+    review = _review(dom, review_file)
     report = build_tasks(dom, split, n, seed, min_calls=min_calls, max_calls=max_calls, challenge_rate=challenge_rate,
                          refiner=refiner, feelings=feelings, labeler=labeler, space=space, rollout=rollout,
-                         avoid=default_avoid(dom, split), keep_apart=kept_apart(dom, split), hints=hints)
+                         avoid=default_avoid(dom, split), keep_apart=kept_apart(dom, split), hints=hints,
+                         skip=review.skip if review is not None else None)
     for line in report.summary_lines():
         click.echo(line)
+    if review is not None:
+        outcome = review.apply(dom, report.tasks, split, labeler)
+        report.tasks = outcome.tasks
+        for line in outcome.lines():
+            click.echo(line)
     if out:
         write_output(out, dump_tasks(report.tasks))
         click.echo(f"wrote {len(report.tasks)} task(s) to {out}", err=True)
@@ -160,6 +171,163 @@ def build_command(domain: str, split: str, n: int, seed: int, out: str | None, m
         assert target is not None
         total = merge_into_file(target, split, report.tasks)
         click.echo(f"replaced split '{split}' in {target} ({total} task(s) in the file)", err=True)
+
+
+def _review(dom: Any, review_file: str | None) -> Any:
+    """The decisions a build honours: --review FILE, else the pack's review file when it has one."""
+    from tau_emotion.tracer.review import Review, review_path
+
+    if review_file:
+        if not Path(review_file).is_file():
+            raise click.ClickException(f"review file {review_file} does not exist")
+        return Review.load(Path(review_file))
+    if dom.package is None:
+        return None
+    path = review_path(dom)
+    return Review.load(path) if path.is_file() else None
+
+
+def _split_tasks(dom: Any, split: str, tasks_file: str | None) -> list[Any]:
+    from tau_emotion.core.domain import load_tasks_file
+
+    tasks = load_tasks_file(Path(tasks_file), dom.name) if tasks_file else dom.tasks(split)
+    tasks = [t for t in tasks if t.split == split and t.domain == dom.name]
+    if not tasks:
+        where = tasks_file or f"{dom.name}'s data/tasks.json"
+        raise click.ClickException(f"{where} holds no {split} task of {dom.name}")
+    return tasks
+
+
+def _rollouts_path(dom: Any, rollouts_file: str | None) -> Path | None:
+    if rollouts_file:
+        return Path(rollouts_file)
+    if dom.package is None:
+        return None
+    from importlib.resources import files
+
+    from tau_emotion.tracer.review import ROLLOUT_FILE
+
+    return Path(str(files(dom.package).joinpath(ROLLOUT_FILE)))
+
+
+@tracer_group.command("review")
+@click.argument("domain")
+@click.option("--split", default="test", show_default=True, help="Split to review.")
+@click.option("--task", "task_ids", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--unreviewed", is_flag=True, help="Only tasks without a decision on their current version.")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
+              help="family=NAME, kind=NAME (a request kind) or challenge=yes|no|REASON; repeatable, all must hold.")
+@click.option("--review", "review_file", type=click.Path(dir_okay=False), default=None,
+              help="Where decisions go (default: the pack's data/review.jsonl).")
+@click.option("--reviewer", default=None, help="Who decides (default: git config user.name).")
+@click.option("--tasks", "tasks_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Review the tasks of this file (a `tau tracer build --out` output) instead of the pack's.")
+@click.option("--rollouts", "rollouts_file", type=click.Path(dir_okay=False), default=None,
+              help="Rollout observations to show (default: the pack's data/rollouts.json).")
+@plugins_option
+@debug_option
+@guarded
+def review_command(domain: str, split: str, task_ids: tuple[str, ...], unreviewed: bool, filters: tuple[str, ...],
+                   review_file: str | None, reviewer: str | None, tasks_file: str | None, rollouts_file: str | None,
+                   extra_plugins: tuple[str, ...]) -> None:
+    """Show DOMAIN's SPLIT one task at a time and take accept / reject (with a reason) / edit / skip / quit.
+
+    Each decision is one JSON line of the review file at once; `tau tracer build` honours them. Tasks that
+    failed their rollouts (`tau tracer rollout`) come first."""
+    from tau_emotion.tracer.feelings import EmotionLabeler, condition_space
+    from tau_emotion.tracer.review import (
+        Review,
+        default_reviewer,
+        read_decisions,
+        read_observations,
+        review_loop,
+        review_path,
+        task_filter,
+    )
+
+    dom, _ = _domain(domain, extra_plugins)
+    tasks = _split_tasks(dom, split, tasks_file)
+    if task_ids:
+        missing = [i for i in task_ids if i not in {t.id for t in tasks}]
+        if missing:
+            raise click.ClickException(f"no task {missing[0]} in {split} of {domain}")
+        tasks = [t for t in tasks if t.id in task_ids]
+    keep = task_filter(filters)
+    tasks = [t for t in tasks if keep(t)]
+    path = Path(review_file) if review_file else review_path(dom)
+    if unreviewed:
+        decided = Review(read_decisions(path))
+        tasks = [t for t in tasks if decided.decision(t) is None]
+    rollouts = _rollouts_path(dom, rollouts_file)
+    observations = read_observations(rollouts) if rollouts is not None else {}
+    if observations:  # the tasks that fail most first: a reviewer starts where the task may be at fault
+        order = {t.id: i for i, t in enumerate(tasks)}
+        tasks.sort(key=lambda t: (observations[t.id].solved / observations[t.id].trials if t.id in observations
+                                  else 2, order[t.id]))
+    if not tasks:
+        click.echo("no task to review")
+        return
+    labeler = EmotionLabeler.from_space(condition_space(command_pm()))
+    made = review_loop(dom, tasks, path, reviewer or default_reviewer(), observations=observations, labeler=labeler)
+    click.echo(f"{sum(v for k, v in made.items() if k != 'skip')} decision(s) in {path}: "
+               + (", ".join(f"{k} {v}" for k, v in sorted(made.items())) or "none"))
+
+
+@tracer_group.command("rollout")
+@click.argument("domain")
+@click.option("--split", default="test", show_default=True, help="Split to observe.")
+@click.option("--agent", default="tool_calling", show_default=True, help="Agent plugin (oracle, tool_calling, ...).")
+@click.option("--user", default="llm", show_default=True, help="User simulator plugin (llm, scripted, ...).")
+@click.option("--model", default=None, help="Model for both roles (the paper's dual-role observation).")
+@click.option("--api-base", default=None, help="OpenAI-compatible endpoint for --model.")
+@click.option("--agent-model", default=None, help="Model for the agent (default: --model).")
+@click.option("--user-model", default=None, help="Model for the user (default: --model).")
+@click.option("--trials", default=3, show_default=True, type=click.IntRange(1), help="Trials per task.")
+@click.option("--max-steps", default=50, show_default=True, type=click.IntRange(1), help="Agent steps per episode.")
+@click.option("--task", "task_ids", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--tasks", "tasks_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Observe the tasks of this file instead of the pack's.")
+@click.option("--out", "rollouts_file", type=click.Path(dir_okay=False), default=None,
+              help="Where observations go (default: the pack's data/rollouts.json; other tasks' are kept).")
+@plugins_option
+@debug_option
+@guarded
+def rollout_command(domain: str, split: str, agent: str, user: str, model: str | None, api_base: str | None,
+                    agent_model: str | None, user_model: str | None, trials: int, max_steps: int,
+                    task_ids: tuple[str, ...], tasks_file: str | None, rollouts_file: str | None,
+                    extra_plugins: tuple[str, ...]) -> None:
+    """Run each task of DOMAIN's SPLIT TRIALS times and store how it fared (solved k of n, how trials failed)."""
+    from tau_emotion.core.models import RunConfig
+    from tau_emotion.tracer.review import read_observations, rollout_outcomes, write_observations
+
+    dom, _ = _domain(domain, extra_plugins)
+    tasks = _split_tasks(dom, split, tasks_file)
+    if task_ids:
+        tasks = [t for t in tasks if t.id in task_ids]
+    groups: dict[str, dict[str, Any]] = {"progress": {"no_progress": True}}
+    for role, name in (("agent", agent_model or model), ("user", user_model or model)):
+        if name:
+            groups[role] = {f"{role}_model": name, f"{role}_api_base": api_base}
+    config = RunConfig(agent=agent, user=user, max_steps=max_steps, trials=trials, options=groups)
+    _check_models(agent, user, groups)
+    path = _rollouts_path(dom, rollouts_file)
+    if path is None:
+        raise click.ClickException(f"domain '{domain}' has no package to keep observations in; use --out FILE")
+    from tau_emotion.core.manager import Selection
+
+    base = command_pm(extra_plugins)
+    owner = base.catalog("domains").entry(domain).owner
+    # as `tau run --plugins emotion,PACK`: the pack, the emotion plugin (the user's condition) and the defaults
+    pm = base.select(Selection.parse([owner, "emotion", *extra_plugins]))
+
+    def show(obs: Any) -> None:
+        why = "; ".join(f"{k} x{v}" for k, v in obs.failures.items())
+        click.echo(f"{obs.task}: solved {obs.solved} of {obs.trials}" + (f" ({why})" if why else ""))
+
+    observations = rollout_outcomes(dom, tasks, config, pm, progress=show)
+    write_observations(path, observations, read_observations(path))
+    solved = sum(1 for o in observations if o.solved == o.trials)
+    click.echo(f"{solved} of {len(observations)} task(s) solved in every trial; wrote {path}", err=True)
 
 
 @tracer_group.command("collect")
@@ -390,16 +558,24 @@ def _check_models(agent: str, user: str, options: dict[str, dict[str, Any]]) -> 
 @click.argument("domain")
 @click.option("--split", default="test", show_default=True, help="Split to audit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tables and checks as JSON.")
+@click.option("--review", "review_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Count review coverage against this review file (default: the pack's data/review.jsonl).")
 @plugins_option
 @debug_option
 @guarded
-def audit_command(domain: str, split: str, as_json: bool, extra_plugins: tuple[str, ...]) -> None:
+def audit_command(domain: str, split: str, as_json: bool, review_file: str | None,
+                  extra_plugins: tuple[str, ...]) -> None:
     """Distribution tables and consistency checks of DOMAIN's SPLIT; exits 1 when a check fails."""
     from tau_emotion.tracer.audit import audit_split
     from tau_emotion.tracer.feelings import condition_space
     dom, hints = _domain(domain, extra_plugins)
     result = audit_split(dom, split, space=condition_space(command_pm()), transfer_tool=hints.handoff_tool,
                          visible_ids=hints.visible_ids)
+    from tau_emotion.tracer.review import coverage, read_decisions, review_path
+
+    path = Path(review_file) if review_file else review_path(dom) if dom.package is not None else None
+    decisions = read_decisions(path) if path is not None else []
+    result.tables["review"] = coverage(dom.tasks(split), decisions)
     click.echo(json.dumps(result.to_json(), indent=1) if as_json else "\n".join(result.lines()))
     if not result.ok:
         raise SystemExit(1)
