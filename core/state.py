@@ -21,7 +21,7 @@ import json
 import math
 import re
 import stat
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,7 @@ class Database:
     The row digests it caches are frozen too and its attributes cannot be set: every trial's hash is made from
     them, so a plugin handed a state (`view.scratch_state().database`) must not be able to change them."""
 
-    __slots__ = ("_tables", "_digests", "_hash", "listed", "__weakref__")
+    __slots__ = ("_tables", "_digests", "_hash", "listed", "_indexes", "__weakref__")
 
     def __init__(self, tables: Mapping[str, Mapping[str, Any]]):
         tables = FrozenDict({name: FrozenDict({k: freeze(r) for k, r in rows.items()})
@@ -208,6 +208,9 @@ class Database:
         object.__setattr__(self, "_tables", tables)
         object.__setattr__(self, "_digests", None)
         object.__setattr__(self, "_hash", None)
+        #: table -> key function -> {key value: row keys}: the snapshot's rows indexed for `Table.where`, built on
+        #: first use (derived from the frozen rows, like the digests, so it never goes stale)
+        object.__setattr__(self, "_indexes", {})
         #: table -> how its file gave it as a list of rows (keyed by `id`), for errors that lookups by key hit
         object.__setattr__(self, "listed", FrozenDict())
 
@@ -220,6 +223,7 @@ class Database:
         return {name: getattr(self, name) for name in ("_tables", "_digests", "_hash", "listed")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "_indexes", {})  # rebuilt on first use (key functions are not sent)
         for name, value in state.items():
             object.__setattr__(self, name, value)
 
@@ -301,13 +305,16 @@ def _unfrozen(value: Any) -> Any:
 class Table(MutableMapping[str, Any]):
     """One table of a `State`. Reading a row copies it into the overlay, so tools may mutate it."""
 
-    __slots__ = ("_name", "_base", "_overlay", "_saves")
+    __slots__ = ("_name", "_base", "_overlay", "_saves", "_indexes")
 
-    def __init__(self, name: str, base: Mapping[str, Any], overlay: dict[str, Any], saves: list[dict] | None = None):
+    def __init__(self, name: str, base: Mapping[str, Any], overlay: dict[str, Any], saves: list[dict] | None = None,
+                 indexes: dict[Any, dict[Hashable, list[str]]] | None = None):
         self._name = name
         self._base = base
         self._overlay = overlay
         self._saves: list[dict[tuple[str, str], Any]] = [] if saves is None else saves
+        #: key function -> index of the snapshot's rows (`where`); shared by every state of one database
+        self._indexes: dict[Any, dict[Hashable, list[str]]] = {} if indexes is None else indexes
 
     def _keep(self, key: str) -> None:
         """Inside a savepoint: remember the row's overlay entry as it was before the first change could reach it."""
@@ -375,6 +382,25 @@ class Table(MutableMapping[str, Any]):
         for key in self:
             yield key, self.peek(key)
 
+    def where(self, key: Callable[[Any], Hashable], value: Hashable) -> Iterator[tuple[str, Any]]:
+        """The (key, row) pairs of `scan` whose `key(row) == value`, without looking at the others: the snapshot's
+        rows through an index built once per database and key function, then the rows this state changed or
+        added (checked one by one). The same rows as filtering `scan`, the unchanged ones first. `key` must be one
+        function for every call (a module-level one): the index is kept per function."""
+        index = self._indexes.get(key)
+        if index is None:
+            index = {}
+            for k, row in self._base.items():
+                index.setdefault(key(row), []).append(k)
+            self._indexes[key] = index
+        overlay = self._overlay
+        for k in index.get(value, ()):
+            if k not in overlay:
+                yield k, self._base[k]
+        for k, row in list(overlay.items()):
+            if row is not _DELETED and key(row) == value:
+                yield k, self.peek(k)
+
 
 class State(Mapping[str, Table]):
     """A per-episode view of a `Database`: `state["users"]["u1"]` reads (and copies) a row."""
@@ -393,7 +419,9 @@ class State(Mapping[str, Table]):
             if base is None:
                 base = {}
             overlay = self._overlays.setdefault(name, {})
-            table = self._tables[name] = Table(name, base, overlay, self._saves)
+            indexes = getattr(self._db, "_indexes", None)
+            table = self._tables[name] = Table(name, base, overlay, self._saves,
+                                               None if indexes is None else indexes.setdefault(name, {}))
         return table
 
     @contextmanager

@@ -24,7 +24,7 @@ from tau_emotion.tracer.answers import DECLINE_LESS, compliant_variant
 from tau_emotion.tracer.decisions import attach_decision
 from tau_emotion.tracer.drafts import Ungrounded
 from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Persona, TracerHints
-from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result, phrase_in
+from tau_emotion.tracer.provenance import Knowledge, leaves, norm, phrase_in
 from tau_emotion.tracer.sampling import Profile, goal_sequence, legal_next, weighted_choice
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ class Grounder:
                 raise DeadEnd(f"{name} failed while grounding: {text}")
         cand.steps.append(Step(name=name, arguments=arguments, text=text, intent=intent, role=role))
         cand.walk.append(name)
-        knowledge.add_result(len(cand.steps) - 1, parse_result(text), arguments)
+        knowledge.add_result_text(len(cand.steps) - 1, text, arguments)
 
     def _reads(self, cand: Candidate, i: int, draft: IntentDraft, state: Any, knowledge: Knowledge, prev: str | None,
                rng: random.Random, available: dict[str, list[dict[str, Any]]], needed: set[tuple[str, Any]],
@@ -273,7 +273,7 @@ class Grounder:
                 text, is_error = toolset.call(state, tool, args)
                 if is_error:
                     continue
-                if tool in evidence or knowledge.gains(parse_result(text), needed):
+                if tool in evidence or knowledge.gains_text(text, needed):
                     picked = (tool, j, text)
                     break
             if picked is None:

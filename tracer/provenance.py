@@ -120,17 +120,27 @@ class Knowledge:
         """Whether `result` would bring a wanted value that is missing, or settle one seen only among alternatives."""
         probe = Knowledge()
         probe.add_result(0, result)
-        for key, source in probe.sources.items():
-            if key in wanted:
-                old = self.sources.get(key)
-                if old is None or (old.alternatives >= 2 and source.alternatives < 2):
-                    return True
+        return self._gains((k, s.alternatives) for k, s in probe.sources.items() if k in wanted)
+
+    def gains_text(self, text: str, wanted: set[tuple[str, Any]]) -> bool:
+        """`gains` of a tool's result text (`parse_result(text)`), from its cached walk (`result_entries`)."""
+        return self._gains((k, alt) for k, _, alt, _ in result_entries(text) if k in wanted)
+
+    def _gains(self, found: Iterator[tuple[tuple[str, Any], int]]) -> bool:
+        for key, alternatives in found:
+            old = self.sources.get(key)
+            if old is None or (old.alternatives >= 2 and alternatives < 2):
+                return True
         return False
 
     def keys_of(self, value: Any) -> set[tuple[str, Any]]:
         probe = Knowledge()
         probe.add_result(0, value)
         return set(probe.sources)
+
+    def keys_of_text(self, text: str) -> set[tuple[str, Any]]:
+        """`keys_of` a tool's result text, from its cached walk."""
+        return {k for k, _, _, _ in result_entries(text)}
 
     def add_known(self, known: dict[str, Any]) -> None:
         """The user's facts: whole values and the words inside text values ("Denver (DEN)" gives "DEN")."""
@@ -155,6 +165,18 @@ class Knowledge:
         before = {k: self.sources[k] for k in echo if k in self.sources}
         self._walk(step, result, "", top=True, alternatives=0)
         self.sources.update(before)
+
+    def add_result_text(self, step: int, text: str, arguments: dict[str, Any] | None = None) -> None:
+        """`add_result(step, parse_result(text), arguments)`, from the text's cached walk (`result_entries`): the
+        same sources, since a value's first source in one walk is the one it would keep in any knowledge."""
+        echo = {k for _, v in leaves(arguments or {}) if (k := norm(v)) is not None}
+        sources = self.sources
+        before = {k: sources[k] for k in echo if k in sources}
+        for key, path, alternatives, record in result_entries(text):
+            old = sources.get(key)
+            if old is None or (old.alternatives >= 2 and alternatives < 2):
+                sources[key] = Source("result", step, path, alternatives, record)
+        sources.update(before)
 
     def _walk(self, step: int, value: Any, path: str, *, top: bool, alternatives: int, record: str = "") -> None:
         if isinstance(value, dict):
@@ -192,6 +214,18 @@ class Knowledge:
         other = Knowledge()
         other.sources = dict(self.sources)
         return other
+
+
+@lru_cache(maxsize=1 << 13)
+def result_entries(text: str) -> tuple[tuple[tuple[str, Any], str, int, str], ...]:
+    """A tool result text's values as `Knowledge.add_result` walks them: (key, path, alternatives, record) of each
+    value's source in a knowledge that starts empty, in walk order. The same call on the same state returns the
+    same text, so a build walks each distinct result once however often candidates meet it: applying these with
+    `Knowledge._add`'s rule gives what walking the result again would (a value keeps its first source unless a
+    later one settles it, and in one walk that later one is the entry kept here)."""
+    probe = Knowledge()
+    probe._walk(0, parse_result(text), "", top=True, alternatives=0)
+    return tuple((key, src.path, src.alternatives, src.record) for key, src in probe.sources.items())
 
 
 def phrase_in(text: str, haystack: str) -> bool:

@@ -260,7 +260,7 @@ class Validator:
                 path, value = missing[0]
                 raise Reject("provenance", f"{step.name}.{path}={value!r} is neither known to the user "
                                            f"nor returned by an earlier call")
-            knowledge.add_result(i, parse_result(step.text), step.arguments)
+            knowledge.add_result_text(i, step.text, step.arguments)
         for output in cand.task.gold.outputs:
             if output not in knowledge and not phrase_in(output, self.domain.policy):
                 raise Reject("provenance", f"output {output!r} is not in any tool result nor in the policy")
@@ -271,7 +271,7 @@ class Validator:
             step = cand.steps[i]
             tool = self.tools[step.name]
             if not (tool.writes or tool.terminal or step.role == "goal" or step.name in evidence):
-                if not knowledge.keys_of(parse_result(step.text)) & wanted:
+                if not knowledge.keys_of_text(step.text) & wanted:
                     raise Reject("provenance", f"read {i} ({step.name}) is not used: nothing it returns feeds a "
                                                f"later call or an output (calls: {' -> '.join(names)})")
             for _, value in leaves(step.arguments):

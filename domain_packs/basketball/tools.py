@@ -36,12 +36,16 @@ HALF_REFUND_DAYS = 3  # ... at least this many days before: half the fee back
 
 
 def _order_number(db: State, *parts: Any) -> str:
-    used = {row["order_number"] for _, row in db["ticket_orders"].scan()}
+    orders = db["ticket_orders"]
     for attempt in range(1000):
         number = f"HT-{int(_digest('number', attempt, *parts), 16) % 9000000 + 1000000}"
-        if number not in used:
+        if next(orders.where(_number_of, number), None) is None:
             return number
     raise ToolError("could not allocate an order number")  # pragma: no cover
+
+
+def _number_of(order: dict) -> str:
+    return order["order_number"]
 
 
 def days_until(date: str) -> int:

@@ -15,6 +15,7 @@ always produces the same database.
 from __future__ import annotations
 
 import datetime as _dt
+from functools import lru_cache
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
@@ -49,11 +50,11 @@ class TicketSpec(TypedDict):
 
 
 def _confirmation_code(db: State, *parts: Any) -> str:
-    used = {row["confirmation_code"] for _, row in db["bookings"].scan()}
+    bookings = db["bookings"]
     for attempt in range(1000):
         n = int(_digest("code", attempt, *parts), 16)
         code = "".join(CODE_CHARS[(n >> (5 * i)) % len(CODE_CHARS)] for i in range(6))
-        if code not in used:
+        if next(bookings.where(_code_of, code), None) is None:
             return code
     raise ToolError("could not allocate a confirmation code")  # pragma: no cover
 
@@ -64,12 +65,25 @@ def hours_until(start: str) -> float:
     return delta.total_seconds() / 3600
 
 
+def _code_of(booking: dict) -> str:
+    return booking["confirmation_code"]
+
+
+def _day_of(show: dict) -> str:
+    return show["start"].partition("T")[0]
+
+
 def screen_seats(theatre: dict, screen: str) -> list[str]:
     """Every seat of a screen, row by row ('A1', 'A2', ...)."""
     layout = next((s for s in theatre["screens"] if s["screen"] == screen), None)
     if layout is None:
         raise ToolError(f"theatre {theatre['theatre_code']} has no screen {screen}")
-    return [f"{chr(ord('A') + r)}{n}" for r in range(layout["rows"]) for n in range(1, layout["seats_per_row"] + 1)]
+    return list(_seat_names(layout["rows"], layout["seats_per_row"]))
+
+
+@lru_cache(maxsize=256)
+def _seat_names(rows: int, seats_per_row: int) -> tuple[str, ...]:
+    return tuple(f"{chr(ord('A') + r)}{n}" for r in range(rows) for n in range(1, seats_per_row + 1))
 
 
 def active_membership(db: State, customer: dict) -> dict | None:
@@ -202,7 +216,9 @@ def list_showtimes(db: State, date: str, film_code: str | None = None, theatre_c
         theatre_code: Only this theatre (such as 'TH_HARBOR'); omit for every theatre.
     """
     out = []
-    for _, show in db["showtimes"].scan():
+    # the day's showtimes through the table's index (a date holding "T" is no day: every showtime is looked at)
+    shows = db["showtimes"].scan() if "T" in date else db["showtimes"].where(_day_of, date)
+    for _, show in shows:
         if not show["start"].startswith(date + "T"):
             continue
         if film_code not in (None, show["film_code"]) or theatre_code not in (None, show["theatre_code"]):

@@ -61,11 +61,15 @@ def free_tables(state: State, restaurant_code: str, date: str, time: str, exclud
     """Table size -> tables of that size still free at one seating (`exclude`: a booking not to count)."""
     restaurant = state["restaurants"].peek(restaurant_code)
     free = {int(size): count for size, count in restaurant["tables"].items()}
-    for booking_id, booking in state["bookings"].scan():
-        if (booking["restaurant_code"] == restaurant_code and booking["date"] == date and booking["time"] == time
-                and booking["status"] == "confirmed" and booking_id != exclude):
+    for booking_id, booking in state["bookings"].where(_seating, (restaurant_code, date, time, "confirmed")):
+        if booking_id != exclude:
             free[booking["table_size"]] -= 1
     return free
+
+
+def _seating(booking: dict) -> tuple[str, str, str, str]:
+    """What `free_tables` looks bookings up by (the bookings table is indexed on it once per database)."""
+    return booking["restaurant_code"], booking["date"], booking["time"], booking["status"]
 
 
 def table_for(free: dict[int, int], party_size: int) -> int | None:

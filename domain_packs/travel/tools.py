@@ -72,12 +72,16 @@ def _room(hotel: dict, room_type: str) -> dict:
     return room
 
 
+def _hotel_room(stay: dict) -> tuple[str, str, str]:
+    """What `rooms_free` looks stays up by (the stays table is indexed on it once per database)."""
+    return stay["hotel_code"], stay["room_type"], stay["status"]
+
+
 def rooms_free(db: State, hotel_code: str, room_type: str, check_in: str, check_out: str, skip: str = "") -> int:
     """Rooms of a type free on every night of a stay (`skip`: a stay not to count, when it moves)."""
     hotel = db["hotels"].peek(hotel_code)
-    used = sum(1 for sid, s in db["stays"].scan()
-               if sid != skip and s["status"] == "confirmed" and s["hotel_code"] == hotel_code
-               and s["room_type"] == room_type and s["check_in"] < check_out and check_in < s["check_out"])
+    used = sum(1 for sid, s in db["stays"].where(_hotel_room, (hotel_code, room_type, "confirmed"))
+               if sid != skip and s["check_in"] < check_out and check_in < s["check_out"])
     return _room(hotel, room_type)["rooms"] - used
 
 

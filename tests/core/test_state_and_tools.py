@@ -56,6 +56,28 @@ def test_reads_do_not_change_the_hash_and_peek_does_not_copy():
     assert dict(state["users"].scan())["u2"]["name"] == "Ben"
 
 
+def _user_of(row):
+    return row["user"]
+
+
+def test_where_gives_the_rows_a_filtered_scan_gives_with_the_episodes_changes():
+    db = Database({"orders": {f"o{i}": {"user": f"u{i % 3}", "total": i} for i in range(9)}})
+    state = db.state()
+    state["orders"]["o0"]["user"] = "u2"  # moved out of u0's rows
+    del state["orders"]["o3"]
+    state["orders"]["o9"] = {"user": "u0", "total": 9}
+    state["orders"]["o1"]["total"] = 100  # changed, still u1's
+    for user in ("u0", "u1", "u2", "nobody"):
+        expected = {k: dict(r) for k, r in state["orders"].scan() if r["user"] == user}
+        assert {k: dict(r) for k, r in state["orders"].where(_user_of, user)} == expected
+    assert sorted(k for k, _ in db.state()["orders"].where(_user_of, "u0")) == ["o0", "o3", "o6"]  # a fresh state
+    with pytest.raises(ValueError):  # a row a write inside a failed savepoint touched is as before
+        with state.atomic():
+            state["orders"]["o6"]["user"] = "u1"
+            raise ValueError
+    assert sorted(k for k, _ in state["orders"].where(_user_of, "u0")) == ["o6", "o9"]
+
+
 def test_database_from_json_errors_name_the_file(tmp_path):
     bad = tmp_path / "db.json"
     bad.write_text('{"users": {"u1": {"name": "x"},}}')
