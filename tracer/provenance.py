@@ -98,6 +98,8 @@ class Knowledge:
 
     def __init__(self) -> None:
         self.sources: dict[tuple[str, Any], Source] = {}
+        #: every value some tool result held, whatever its first source (a figure the policy also writes)
+        self.results: set[tuple[str, Any]] = set()
 
     def __contains__(self, value: Any) -> bool:
         key = norm(value)
@@ -116,11 +118,14 @@ class Knowledge:
         if old is None or (old.alternatives >= 2 and source.alternatives < 2):
             self.sources[key] = source
 
-    def gains(self, result: Any, wanted: set[tuple[str, Any]]) -> bool:
-        """Whether `result` would bring a wanted value that is missing, or settle one seen only among alternatives."""
+    def gains(self, result: Any, wanted: set[tuple[str, Any]], unread: set[tuple[str, Any]] = frozenset()) -> bool:
+        """Whether `result` would bring a wanted value that is missing, or settle one seen only among alternatives,
+        or show one of `unread` that no result showed yet (a figure the user asks for, known only from the policy)."""
         probe = Knowledge()
         probe.add_result(0, result)
         for key, source in probe.sources.items():
+            if key in unread and key not in self.results:
+                return True
             if key in wanted:
                 old = self.sources.get(key)
                 if old is None or (old.alternatives >= 2 and source.alternatives < 2):
@@ -174,6 +179,8 @@ class Knowledge:
                            record=here if choice else record)
         else:
             self._add(value, Source("result", step, path, alternatives, record))
+            if (key := norm(value)) is not None:
+                self.results.add(key)
 
     def derivable(self, value: Any) -> bool:
         """Known, or an arithmetic expression over known numbers."""
@@ -191,6 +198,7 @@ class Knowledge:
     def copy(self) -> Knowledge:
         other = Knowledge()
         other.sources = dict(self.sources)
+        other.results = set(self.results)
         return other
 
 

@@ -379,10 +379,11 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     if ctx.want_challenge:
         return draft("preorder_closed", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
                      refused=True, outputs=[Output("24 hours", reason="preorder_closed")], mood=mood)
-    total = menu["price_per_guest"] * booking["party_size"]
+    # the price per guest, as get_restaurants shows it: the pack has no calculator, and a party's total declared a
+    # policy value was told with no gold read showing it (4 of 28 set-menu totals)
     return draft("set_menu", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
-                 reads={"get_restaurants": [{}]}, choices=[_menu_choice(restaurant, menu)], policy_values=[total],
-                 outputs=[Output(money(total), "what the set menu costs for the whole party")],
+                 reads={"get_restaurants": [{}]}, evidence=["get_restaurants"], choices=[_menu_choice(restaurant, menu)],
+                 outputs=[Output(money(menu["price_per_guest"]), "what the set menu costs per guest")],
                  decline="keep the set menu {{I}} chose before" if booking["set_menu_code"] else
                  "leave the booking without a set menu", mood=mood)
 
