@@ -48,10 +48,11 @@ def world(before: Any, after: Any, cand: Any) -> str | None:
     for draft in cand.drafts:
         args = draft.arguments
         if draft.goal == "enroll_payment_plan":
-            student = before["students"].peek(args.get("student_id"))
-            if student is not None and balance(before, student) <= 0:
-                return (f"{draft.kind}: asks to split a balance into installments, but the student owes "
-                        f"{balance(before, student)}")
+            # owed before the task, or after an earlier intent of it added a charge (a section enrolled in)
+            owed = [balance(state, row) for state in (before, after)
+                    if (row := state["students"].peek(args.get("student_id"))) is not None]
+            if owed and max(owed) <= 0:
+                return f"{draft.kind}: asks to split a balance into installments, but the student owes {max(owed)}"
         if draft.goal == "report_absence":
             row = excused_already(before, args.get("student_id"), args.get("crn"), args.get("date"))
             if row is not None:
