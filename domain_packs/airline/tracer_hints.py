@@ -70,7 +70,7 @@ class AirlineRates(Rates):
     #: a passenger change corrects a date of birth (else it replaces the passenger)
     fix_birth_date: Rate = 0.5
     #: a refused cancellation is of a trip not yet flown that no grounds cover (else of one partly flown)
-    uncovered_cancellation: Rate = 0.75
+    uncovered_cancellation: Rate = 0.6
     #: an insured cancellation is for a storm at home (else at the destination)
     storm_at_home: Rate = 0.4
     #: a booking takes a companion, one of the user's saved passengers; a round trip; a nonstop flight when there is
@@ -523,7 +523,9 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
         flown = [r for r in active if _leg(ctx, r, FLOWN) and any(leg["date"] >= TODAY for leg in r["flights"])
                  and _cancel_grounds(ctx, r) is not None]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
-        res = _pick(ctx, stuck if stuck and (not flown or ctx.chance("uncovered_cancellation")) else flown)
+        # the branch is drawn first: with few partly flown trips left that have a ground for a refund, "the rest of
+        # the trip" is rarer, and an uncovered cancellation must not take its share of the challenges instead
+        res = _pick(ctx, stuck if ctx.chance("uncovered_cancellation") else flown)
         ref = _ref(ctx, res)
         # "would rather not travel" is a traveller's words: a caller who booked for others says their plans changed
         reason, said = _REASONS["flown" if res in flown else "none" if _flies(ctx, res) else "recent"]
