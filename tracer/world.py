@@ -1,7 +1,8 @@
 """Requests true of the world (issue 34 item 5) and outputs read before they are told (item 6): the check functions
 the `Validator` calls (`Validator.check_world`), each returning why a candidate fails, or None.
 
-- `replay`: every gold write changes the database (a write that sets what is already true leaves its hash as it
+- `replay`: no refused call breaks two policy rules (the gold names one reason, and an agent giving the other fails);
+  every gold write changes the database (a write that sets what is already true leaves its hash as it
   was); what a write changes that the entity already held (a tour departure booked twice, an absence excused
   again) is the pack's to say.
 - `unread_output`: every figure the user asks for (`Output.ask`) is in the result of a gold call of that intent or
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tau_emotion.core.models import Action
 from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result
 
 if TYPE_CHECKING:
@@ -31,7 +33,15 @@ def replay(domain: Domain, cand: Candidate) -> tuple[Any, list[str]]:
     changed something)."""
     state = domain.database.state()
     idle: list[str] = []
-    for i, step in enumerate(cand.steps):
+    for i, step in enumerate([*cand.steps, None]):
+        for refusal in (r for r in cand.refusals if r.at == i):
+            rules = sorted({v.rule for v in domain.violations(state, Action(name=refusal.name,
+                                                                            arguments=refusal.arguments))})
+            if len(rules) > 1:
+                idle.append(f"refused {refusal.name} breaks {len(rules)} policy rules ({', '.join(rules)}): the gold "
+                            f"names one reason and the scorer wants the one it names")
+        if step is None:
+            break
         tool = domain.toolset.tools.get(step.name)
         if tool is None:
             break

@@ -217,3 +217,29 @@ def test_a_flight_picked_as_the_cheapest_is_the_cheapest_one_stop_itineraries_in
                 assert all(sum(f["prices"][action.arguments["cabin"]] for f in pair) >= price for pair in pairs), task.id
                 checked += 1
     assert checked or not any("cheapest" in t.user.instruction for t in report.tasks)
+
+
+def test_a_refused_call_that_breaks_two_rules_is_rejected(domains):
+    """A refusal the gold explains by one reason while a second rule forbids it too: an agent that gives the other
+    reason follows the policy and fails the gold."""
+    from tau_emotion.core.models import Action
+    from tau_emotion.tracer.grounding import Refusal
+
+    school = domains.get("school")
+    state = school.database.state()
+
+    def rules(crn):
+        args = {"student_id": "ST528475", "crn": crn}
+        return {v.rule for v in school.violations(state, Action(name="enroll_in_section", arguments=args))}
+
+    def refused(crn):
+        args = {"student_id": "ST528475", "crn": crn}
+        cand = _candidate(school, [_intent("enroll_in_section", args, refused=True)], entity="ST528475")
+        cand.refusals = [Refusal(intent=0, at=0, name="enroll_in_section", arguments=args)]
+        return cand
+
+    assert rules("65125") == {"section_has_seats", "add_deadline"}
+    problem = world_reject(school, refused("65125"))
+    assert problem.check == "world" and "breaks 2 policy rules (add_deadline, section_has_seats)" in problem.detail
+    one = next(crn for crn, _ in state["sections"].scan() if len(rules(crn)) == 1)
+    assert world_reject(school, refused(one)) is None
