@@ -178,6 +178,7 @@ def test_airline_refusal_with_two_policy_grounds_is_rejected(airline):
 
 # --------------------------------------------------------------------------- the generators
 
+@pytest.mark.slow  # builds three splits of 14 tasks (about 7 s each)
 @pytest.mark.parametrize("pack", ["school", "travel", "airline"])
 def test_built_tasks_pass_the_world_checks_with_few_rejections(domains, space, pack):
     """The generators stop proposing what the checks reject (rejection alone would starve the design balance)."""
@@ -191,6 +192,7 @@ def test_built_tasks_pass_the_world_checks_with_few_rejections(domains, space, p
     assert report.rejected.get("world", 0) + report.rejected.get("unread", 0) <= 3, report.breakdown()
 
 
+@pytest.mark.slow  # builds 20 airline tasks (13 s)
 def test_a_flight_picked_as_the_cheapest_is_the_cheapest_one_stop_itineraries_included(domains, space):
     """airline-test-041: 'take the cheapest option' picked a direct $368 flight while SKY742+SKY760 cost $352."""
     import json
