@@ -311,7 +311,7 @@ class Validator:
         why = world_problems(self.domain, cand, self.world)
         if why:
             raise Reject("world", why)
-        why = unread_output(cand)
+        why = unread_output(cand, self.domain.policy)
         if why:
             raise Reject("unread", why)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.models import Action
-from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result
+from tau_emotion.tracer.provenance import Knowledge, leaves, norm, parse_result, phrase_in
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
@@ -61,8 +61,9 @@ def told_from_reads(draft: Any) -> set[tuple[str, Any]]:
             and (k := norm(o.text)) is not None and k not in derived}
 
 
-def unread_output(cand: Candidate) -> str | None:
-    """A figure the user asks for that no gold call of its intent (or an earlier one) returned."""
+def unread_output(cand: Candidate, policy: str = "") -> str | None:
+    """A figure the user asks for that no gold call of its intent (or an earlier one) returned; a phrase of the
+    written `policy` ("48 hours") is told from the policy, as the grounder treats it."""
     read = Knowledge()
     last = -1
     for i, draft in enumerate(cand.drafts):
@@ -71,7 +72,9 @@ def unread_output(cand: Candidate) -> str | None:
                 read.add_result(j, parse_result(step.text))
                 last = j
         for output in draft.outputs:
-            if (k := norm(output.text)) in told_from_reads(draft) and k not in read.results:
+            k = norm(output.text)
+            if k in told_from_reads(draft) and k not in read.results and not (k[0] == "s" and phrase_in(output.text,
+                                                                                                       policy)):
                 return (f"{draft.kind}: the agent tells {output.text!r} ({str(output.ask).replace('{{my}}', 'my')}), "
                         f"which no gold read shows")
     return None
