@@ -346,8 +346,9 @@ def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
 # --------------------------------------------------------------------------- tours
 def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["points_limit", "points_blocks"]) if ctx.want_challenge else None
-    trip = ctx.choose([t for t in _trips(ctx) if _base_cities(ctx, t)])
-    party, days, cities = trip["travellers"], _days(trip), _base_cities(ctx, trip)
+    # a tour is a day out from any city of the trip's name (a car is picked up where the trip stays: `_base_cities`)
+    trip = ctx.choose([t for t in _trips(ctx) if _cities(ctx, t)])
+    party, days, cities = trip["travellers"], _days(trip), _cities(ctx, trip)
     held = {(b["tour_code"], b["date"]) for b in ctx.rows("tour_bookings", trip["tour_booking_ids"])
             if b["status"] == "confirmed"}  # a departure the trip holds already is no booking to make (travel-test-045)
     dep = ctx.choose([d for _, d in ctx.state["departures"].scan() if d["date"] in days and d["places_left"] >= party

@@ -77,7 +77,7 @@ def _confirmed(state: Any, table: str, ids: list[str]) -> list[dict]:
 def world(before: Any, after: Any, cand: Any) -> str | None:
     """Why the task's itinerary does not hold together (`TracerHints.world`), or None: a tour departure or a car for
     days the trip already holds; a car cancelled as no longer needed and another rented for the same days; a car
-    picked up or a tour taken in a city where the trip has no stay."""
+    picked up in a city where the trip has no stay (a tour is a day out, from any city of the trip)."""
     booked_cars = [d for d in cand.drafts if d.goal == "book_car_rental"]
     for draft in cand.drafts:
         args = draft.arguments
@@ -101,9 +101,6 @@ def world(before: Any, after: Any, cand: Any) -> str | None:
             if held:
                 return (f"books the {held[0]['tour']} on {held[0]['date']}, which trip {trip['trip_number']} already "
                         f"holds ({held[0]['tour_booking_id']})")
-            city = before["tours"].peek(dep.get("tour_code"), {}).get("city")
-            if cities and city not in cities:
-                return f"books a tour in {city}, but trip {trip['trip_number']} stays only in {', '.join(sorted(cities))}"
         else:
             span = (args.get("pickup_date"), args.get("dropoff_date"))
             for row in _confirmed(before, "car_rentals", before["itineraries"].peek(trip["itinerary_id"])
