@@ -26,6 +26,7 @@ from tau_emotion.tracer.drafts import Ungrounded
 from tau_emotion.tracer.hints import GroundingContext, IntentDraft, Persona, TracerHints
 from tau_emotion.tracer.provenance import Knowledge, leaves, norm, phrase_in
 from tau_emotion.tracer.sampling import Profile, goal_sequence, legal_next, weighted_choice
+from tau_emotion.tracer.world import told_from_reads
 
 if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
@@ -273,7 +274,7 @@ class Grounder:
                 text, is_error = toolset.call(state, tool, args)
                 if is_error:
                     continue
-                if tool in evidence or knowledge.gains_text(text, needed):
+                if tool in evidence or knowledge.gains_text(text, needed, told_from_reads(draft) & needed):
                     picked = (tool, j, text)
                     break
             if picked is None:
@@ -303,15 +304,17 @@ class Grounder:
         free = self._free_params(draft.goal)
         before = [k for o in draft.outputs if not o.from_goal and not self._policy_phrase(o.text)
                   and (k := norm(o.text)) is not None]
+        # a figure the user asks for is read, never taken from a number the policy happens to write (issue 34)
+        asked = told_from_reads(draft)
 
         def goal_ready(p: str | None) -> bool:
             if p is None or not legal_next(self.graph, p, draft.goal) or any(t in evidence for t in pending):
                 return False
-            if any(k not in knowledge.sources for k in before):
+            if any(k not in knowledge.sources or (k in asked and k not in knowledge.results) for k in before):
                 return False
             return draft.refused or draft.declined or not knowledge.missing(draft.arguments, skip=free)
 
-        start = (prev, len(cand.steps), len(cand.walk), dict(knowledge.sources),
+        start = (prev, len(cand.steps), len(cand.walk), dict(knowledge.sources), set(knowledge.results),
                  {t: list(v) for t, v in available.items()}, list(evidence))
         for attempt in range(self.walks):
             try:
@@ -322,9 +325,9 @@ class Grounder:
                 if exc.too_long or attempt == self.walks - 1:
                     raise
                 # a dead end: walk again from where this intent started (reads change nothing)
-                prev, n_steps, n_walk, sources, reads, ev = start
+                prev, n_steps, n_walk, sources, results, reads, ev = start
                 del cand.steps[n_steps:], cand.walk[n_walk:]
-                knowledge.sources = dict(sources)
+                knowledge.sources, knowledge.results = dict(sources), set(results)
                 available = {t: list(v) for t, v in reads.items()}
                 evidence[:] = ev
         for tool in identification:
@@ -342,13 +345,14 @@ class Grounder:
         else:
             self._run(cand, state, draft.goal, draft.arguments, i, "goal", knowledge)
             prev = draft.goal
-        missing_outputs = {k for o in draft.outputs if (k := norm(o.text)) is not None and k not in knowledge.sources
-                           and not self._policy_phrase(o.text)}
+        missing_outputs = {k for o in draft.outputs if (k := norm(o.text)) is not None and not self._policy_phrase(o.text)
+                           and (k not in knowledge.sources or (k in asked and k not in knowledge.results))}
         if missing_outputs:
             evidence.clear()
 
             def outputs_known(p: str | None) -> bool:
-                return all(k in knowledge.sources for k in missing_outputs)
+                return all(k in knowledge.sources and (k not in asked or k in knowledge.results)
+                           for k in missing_outputs)
 
             prev = self._reads(cand, i, draft, state, knowledge, prev, rng, available, missing_outputs, evidence,
                                outputs_known)

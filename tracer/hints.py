@@ -145,6 +145,11 @@ class TracerHints(BaseModel):
     #: a trip that already started, an occasion on a booking the caller is not on), or None; the validator
     #: rejects such a candidate as `situation`. None: no check
     situation: Callable[[Any, Any], str | None] | None = None
+    #: (state before the gold calls, state after them, candidate) -> why a request is not true of the records (a
+    #: payment plan for a balance of $0, an absence excused already, a refund told to reach the caller's card when it
+    #: goes to another's, a tour departure the trip already holds), or None; the validator rejects such a candidate
+    #: as `world` (`tracer/world.py`). None: only the Tracer's own checks (every write changes something)
+    world: Callable[[Any, Any, Any], str | None] | None = None
     #: the share of amount-bearing requests given a decision rule ("if the fee is more than $40, keep it as it is");
     #: None: the Tracer's default (`decisions.DECISION_RATE`). A pack with few such requests raises it so that its
     #: splits reach the audit's floor of tasks with a rule

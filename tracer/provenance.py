@@ -98,6 +98,8 @@ class Knowledge:
 
     def __init__(self) -> None:
         self.sources: dict[tuple[str, Any], Source] = {}
+        #: every value some tool result held, whatever its first source (a figure the policy also writes)
+        self.results: set[tuple[str, Any]] = set()
 
     def __contains__(self, value: Any) -> bool:
         key = norm(value)
@@ -116,21 +118,26 @@ class Knowledge:
         if old is None or (old.alternatives >= 2 and source.alternatives < 2):
             self.sources[key] = source
 
-    def gains(self, result: Any, wanted: set[tuple[str, Any]]) -> bool:
-        """Whether `result` would bring a wanted value that is missing, or settle one seen only among alternatives."""
+    def gains(self, result: Any, wanted: set[tuple[str, Any]], unread: set[tuple[str, Any]] = frozenset()) -> bool:
+        """Whether `result` would bring a wanted value that is missing, or settle one seen only among alternatives,
+        or show one of `unread` that no result showed yet (a figure the user asks for, known only from the policy)."""
         probe = Knowledge()
         probe.add_result(0, result)
-        return self._gains((k, s.alternatives) for k, s in probe.sources.items() if k in wanted)
+        return self._gains(((k, s.alternatives) for k, s in probe.sources.items()), wanted, unread)
 
-    def gains_text(self, text: str, wanted: set[tuple[str, Any]]) -> bool:
+    def gains_text(self, text: str, wanted: set[tuple[str, Any]], unread: set[tuple[str, Any]] = frozenset()) -> bool:
         """`gains` of a tool's result text (`parse_result(text)`), from its cached walk (`result_entries`)."""
-        return self._gains((k, alt) for k, _, alt, _ in result_entries(text) if k in wanted)
+        return self._gains(((k, alt) for k, _, alt, _ in result_entries(text)), wanted, unread)
 
-    def _gains(self, found: Iterator[tuple[tuple[str, Any], int]]) -> bool:
+    def _gains(self, found: Iterator[tuple[tuple[str, Any], int]], wanted: set[tuple[str, Any]],
+               unread: set[tuple[str, Any]]) -> bool:
         for key, alternatives in found:
-            old = self.sources.get(key)
-            if old is None or (old.alternatives >= 2 and alternatives < 2):
+            if key in unread and key not in self.results:
                 return True
+            if key in wanted:
+                old = self.sources.get(key)
+                if old is None or (old.alternatives >= 2 and alternatives < 2):
+                    return True
         return False
 
     def keys_of(self, value: Any) -> set[tuple[str, Any]]:
@@ -177,6 +184,7 @@ class Knowledge:
             if old is None or (old.alternatives >= 2 and alternatives < 2):
                 sources[key] = Source("result", step, path, alternatives, record)
         sources.update(before)
+        self.results |= result_values(text)
 
     def _walk(self, step: int, value: Any, path: str, *, top: bool, alternatives: int, record: str = "") -> None:
         if isinstance(value, dict):
@@ -196,6 +204,8 @@ class Knowledge:
                            record=here if choice else record)
         else:
             self._add(value, Source("result", step, path, alternatives, record))
+            if (key := norm(value)) is not None:
+                self.results.add(key)
 
     def derivable(self, value: Any) -> bool:
         """Known, or an arithmetic expression over known numbers."""
@@ -213,19 +223,30 @@ class Knowledge:
     def copy(self) -> Knowledge:
         other = Knowledge()
         other.sources = dict(self.sources)
+        other.results = set(self.results)
         return other
 
 
-@lru_cache(maxsize=1 << 13)
 def result_entries(text: str) -> tuple[tuple[tuple[str, Any], str, int, str], ...]:
     """A tool result text's values as `Knowledge.add_result` walks them: (key, path, alternatives, record) of each
     value's source in a knowledge that starts empty, in walk order. The same call on the same state returns the
     same text, so a build walks each distinct result once however often candidates meet it: applying these with
     `Knowledge._add`'s rule gives what walking the result again would (a value keeps its first source unless a
     later one settles it, and in one walk that later one is the entry kept here)."""
+    return _walked(text)[0]
+
+
+def result_values(text: str) -> frozenset[tuple[str, Any]]:
+    """The values a tool result text shows as values (`Knowledge.results`: not the lengths of its lists)."""
+    return _walked(text)[1]
+
+
+@lru_cache(maxsize=1 << 13)
+def _walked(text: str) -> tuple[tuple[tuple[tuple[str, Any], str, int, str], ...], frozenset[tuple[str, Any]]]:
     probe = Knowledge()
     probe._walk(0, parse_result(text), "", top=True, alternatives=0)
-    return tuple((key, src.path, src.alternatives, src.record) for key, src in probe.sources.items())
+    return (tuple((key, src.path, src.alternatives, src.record) for key, src in probe.sources.items()),
+            frozenset(probe.results))
 
 
 def phrase_in(text: str, haystack: str) -> bool:

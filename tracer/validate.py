@@ -26,6 +26,10 @@ The other stages report what went wrong as their own outcome, and the validator 
   an output, or a handover.
 - `leak`: the instruction and the user's lines name no id the user does not know.
 - `consistency`: the task does not state the answer it asks for, nor redo or undo itself.
+- `world`: every gold write changes the database, and the pack's `TracerHints.world` finds the requests true of the
+  records (`tracer/world.py`).
+- `unread`: every figure the user asks for is in a gold call's result of that intent or an earlier one, not only a
+  number the policy happens to write (`world.unread_output`).
 - `situation`: the pack's `TracerHints.situation` finds nothing in the request's reasons or the task's occasion
   that the database contradicts (a change of mind about a trip already flown, an occasion on someone else's
   booking).
@@ -59,6 +63,7 @@ from tau_emotion.tracer.feelings import feelings_misfit, situation
 from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.plan import refused_calls
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
+from tau_emotion.tracer.world import unread_output, world_problems
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,7 +74,7 @@ if TYPE_CHECKING:
     from tau_emotion.tracer.grounding import Candidate, DeadEnd
 
 CHECKS = ("ungroundable", "length", "refine", "replay", "provenance", "ambiguous", "policy", "trivial", "leak",
-          "consistency", "situation", "duplicate", "split", "rollout", "feelings", "balance")
+          "consistency", "situation", "world", "unread", "duplicate", "split", "rollout", "feelings", "balance")
 _ID = re.compile(r"^[A-Za-z0-9_\-]{5,}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]")
@@ -175,7 +180,9 @@ class Validator:
     def __init__(self, domain: Domain, existing: Iterable[Task] = (), hints: TracerHints | None = None):
         """`hints`: the pack's (their `situation` check); default `load_hints(domain)`."""
         self.domain = domain
-        self.situation = (hints if hints is not None else load_hints(domain)).situation
+        hints = hints if hints is not None else load_hints(domain)
+        self.situation = hints.situation
+        self.world = hints.world
         self.tools = domain.toolset
         self.base = Knowledge()
         self.base.add_policy(domain.policy)
@@ -197,6 +204,7 @@ class Validator:
         self.check_leak(cand, knowledge)
         self.check_consistency(cand)
         self.check_situation(cand)
+        self.check_world(cand)
         self.check_one_answer(cand)
         self.check_duplicate(cand)
 
@@ -368,6 +376,15 @@ class Validator:
         judge = self.situation
         if judge is not None and (why := judge(self.domain.database.state(), cand)):
             raise Reject("situation", why)
+
+    def check_world(self, cand: Candidate) -> None:
+        """Requests true of the world (issue 34 item 5) and figures read before they are told (item 6)."""
+        why = world_problems(self.domain, cand, self.world)
+        if why:
+            raise Reject("world", why)
+        why = unread_output(cand, self.domain.policy)
+        if why:
+            raise Reject("unread", why)
 
     def check_one_answer(self, cand: Candidate) -> None:
         """One right answer (issue 21): no other row of the user's that their words fit and on which the gold write

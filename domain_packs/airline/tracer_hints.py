@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 from tau_emotion.domain_packs.airline.tools import BAG_FEE, FLOWN, FREE_BAGS, INSURANCE_PER_PASSENGER, NOW
-from tau_emotion.domain_packs.airline.tracer_situation import situation
+from tau_emotion.domain_packs.airline.tracer_situation import birth_records, situation, world
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -70,7 +70,7 @@ class AirlineRates(Rates):
     #: a passenger change corrects a date of birth (else it replaces the passenger)
     fix_birth_date: Rate = 0.5
     #: a refused cancellation is of a trip not yet flown that no grounds cover (else of one partly flown)
-    uncovered_cancellation: Rate = 0.75
+    uncovered_cancellation: Rate = 0.6
     #: an insured cancellation is for a storm at home (else at the destination)
     storm_at_home: Rate = 0.4
     #: a booking takes a companion, one of the user's saved passengers; a round trip; a nonstop flight when there is
@@ -287,23 +287,33 @@ def persona(ctx: GroundingContext) -> Persona | None:
 # --------------------------------------------------------------------------- change flights
 
 def _flight_choice(ctx: GroundingContext, search: dict, cabin: str, n: int) -> tuple[dict, Choice, list[str]] | None:
-    """One of the bookable results of a direct-flight search and the preference that picks it (none needed when it
-    is the only one)."""
+    """One of the bookable results of a direct-flight search and the preference that picks it among every itinerary
+    the policy allows, one-stop ones included (airline-test-041: a direct flight at $368 was gold while SKY742+SKY760
+    at $352 was cheaper); when no preference picks it among them all, the user wants a direct flight and the choice
+    is among the direct ones."""
     found = ctx.call("search_direct_flight", search)
-    options = [Option(f["flight_number"], {"price": f["prices"][cabin], "period": day_period(f["scheduled_departure_time_est"])})
-               for f in found if f["available_seats"][cabin] >= n]
-    pick = ctx.choose(options)
+    direct = [Option(f["flight_number"], {"price": f["prices"][cabin],
+                                          "period": day_period(f["scheduled_departure_time_est"])})
+              for f in found if f["available_seats"][cabin] >= n]
+    pick = ctx.choose(direct)
     flight = next(f for f in found if f["flight_number"] == pick.value)
-    if len(options) == 1:
-        return flight, Choice("flight", pick.value, options), []
-    cheapest = Choice("flight", pick.value, options, order=("price", "min"))
-    if cheapest.resolve() == [pick.value] and ctx.chance("cheapest_flight"):
-        return flight, cheapest, ["take the cheapest option"]
-    by_period = Choice("flight", pick.value, options, {"period": pick.attrs["period"]})
-    if by_period.resolve() == [pick.value]:
-        return flight, by_period, [f"take the {pick.attrs['period']} flight"]
-    if cheapest.resolve() == [pick.value]:
-        return flight, cheapest, ["take the cheapest option"]
+    onestop = [Option("+".join(f["flight_number"] for f in pair),
+                      {"price": sum(f["prices"][cabin] for f in pair),
+                       "period": day_period(pair[0]["scheduled_departure_time_est"])})
+               for pair in ctx.call("search_onestop_flight", search)
+               if all(f["available_seats"][cabin] >= n for f in pair)]
+    for options, kind in ((direct + onestop, ""), (direct, "direct ")):
+        if len(options) == 1:
+            return flight, Choice("flight", pick.value, options), ["take a direct flight"] if kind else []
+        cheapest = Choice("flight", pick.value, options, order=("price", "min"))
+        by_period = Choice("flight", pick.value, options, {"period": pick.attrs["period"]})
+        ways = [(cheapest, [f"take the cheapest {kind}option" if not kind else "take the cheapest direct flight"]),
+                (by_period, [f"take the {pick.attrs['period']} {kind}flight"])]
+        if not ctx.chance("cheapest_flight"):
+            ways.reverse()
+        for choice, said in ways:
+            if choice.resolve() == [pick.value]:
+                return flight, choice, said
     return None
 
 def _change_date(ctx: GroundingContext) -> IntentDraft | None:
@@ -451,8 +461,15 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
     # the caller speaks of themself in the first person ("my date of birth", "my seat"), never by their own name
     me = (passengers[k]["first_name"], passengers[k]["last_name"]) == (ctx.persona.facts.get("first_name"),
                                                                        ctx.persona.facts.get("last_name"))
-    if ctx.chance("fix_birth_date"):
-        shifted = shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
+    # a correction agrees with the database's other records of that person (their profile, saved passengers, other
+    # bookings): one that records another date is corrected to it; one the records agree with is no error to fix
+    records = birth_records(ctx.state, res["user_id"], passengers[k]["first_name"], passengers[k]["last_name"],
+                            skip=res["reservation_id"]) - {passengers[k]["dob"]}
+    elsewhere = birth_records(ctx.state, res["user_id"], passengers[k]["first_name"], passengers[k]["last_name"],
+                              skip=res["reservation_id"])
+    if ctx.chance("fix_birth_date") and (len(records) == 1 or not elsewhere):
+        shifted = next(iter(records)) if records else \
+            shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
         passengers[k] = {**passengers[k], "dob": shifted}
         kind, facts = "fix_passenger", {"passenger_to_correct": name, "correct_dob": shifted}
         request = [f"correct {{{{my}}}} date of birth on {ref.phrase} to {shifted}" if me else
@@ -501,9 +518,14 @@ def ground_cancel_reservation(ctx: GroundingContext) -> IntentDraft | None:
     unflown = [r for r in active if not _leg(ctx, r, FLOWN)]
     if ctx.want_challenge:
         # partly flown: "the rest of my trip" needs a leg still ahead (a trip flown in full has no rest to cancel)
-        flown = [r for r in active if _leg(ctx, r, FLOWN) and any(leg["date"] >= TODAY for leg in r["flights"])]
+        # and a ground for a refund were it not flown: else the refusal has two grounds and the gold names one
+        # (airline-test-058: partly flown and basic economy booked weeks ago, uninsured)
+        flown = [r for r in active if _leg(ctx, r, FLOWN) and any(leg["date"] >= TODAY for leg in r["flights"])
+                 and _cancel_grounds(ctx, r) is not None]
         stuck = [r for r in unflown if _cancel_grounds(ctx, r) is None]
-        res = _pick(ctx, stuck if stuck and (not flown or ctx.chance("uncovered_cancellation")) else flown)
+        # the branch is drawn first: with few partly flown trips left that have a ground for a refund, "the rest of
+        # the trip" is rarer, and an uncovered cancellation must not take its share of the challenges instead
+        res = _pick(ctx, stuck if ctx.chance("uncovered_cancellation") else flown)
         ref = _ref(ctx, res)
         # "would rather not travel" is a traveller's words: a caller who booked for others says their plans changed
         reason, said = _REASONS["flown" if res in flown else "none" if _flies(ctx, res) else "recent"]
@@ -732,5 +754,6 @@ HINTS = TracerHints(
     # a customer knows their user id and reservation codes; payment records (gift_card_6014963) are internal
     visible_ids=frozenset({"user_id", "reservation_id"}),
     situation=situation,
+    world=world,
     rates=AirlineRates(),
 )

@@ -22,7 +22,7 @@ from tau_emotion.domain_packs.basketball.tools import (
     days_until,
     ticket_price,
 )
-from tau_emotion.domain_packs.basketball.tracer_situation import situation
+from tau_emotion.domain_packs.basketball.tracer_situation import refund_words, situation, world
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -435,7 +435,8 @@ def ground_cancel_registration(ctx: GroundingContext) -> IntentDraft | None:
     refund = reg["fee_paid"] * (1 if days >= FULL_REFUND_DAYS else 0.5)
     return draft("cancel_reg", "cancel_registration", args, request, facts=facts, reads=reads,
                  evidence=["list_youth_programs"], mood=mood,
-                 outputs=[Output(money(refund), "how much comes back to {{my}} card", from_goal=True)])
+                 outputs=[Output(money(refund), "how much comes back to " +
+                                 refund_words(ctx.state, _fan(ctx)["fan_id"], reg["payment_id"]), from_goal=True)])
 
 # --------------------------------------------------------------------------- shop
 def ground_return_merch_order(ctx: GroundingContext) -> IntentDraft | None:
@@ -477,5 +478,6 @@ HINTS = TracerHints(
     fact_phrase=fact_phrase,
     visible_ids=frozenset(),
     situation=situation,
+    world=world,
     rates=BasketballRates(),
 )

@@ -68,3 +68,24 @@ def situation(state: Any, cand: Any) -> str | None:
         if any(n is not None and n < fewest for n in counts):
             return f"occasion '{occasion}' on tickets for fewer than {fewest}"
     return None
+
+
+def refund_words(state: Any, fan_id: str, payment_id: str) -> str:
+    """Where a refund is said to go: "{{my}} card" when the card that paid is the caller's, else the card that paid
+    (a guardian's, when a contact who is not the guardian calls)."""
+    fan = state["fans"].peek(fan_id) or {}
+    return "{{my}} card" if payment_id in fan.get("payment_methods", {}) else "the card that paid for it"
+
+
+def world(before: Any, after: Any, cand: Any) -> str | None:
+    """Why a request is not true of the fan's records (`TracerHints.world`), or None: a refund told to come back to
+    the caller's card while it goes to the card that paid, someone else's."""
+    for draft in cand.drafts:
+        if draft.goal != "cancel_registration":
+            continue
+        reg = before["registrations"].peek(draft.arguments.get("registration_id")) or {}
+        mine = reg.get("payment_id") in (before["fans"].peek(cand.persona.entity) or {}).get("payment_methods", {})
+        if not mine and any("{{my}} card" in (o.ask or "") for o in draft.outputs):
+            return (f"{draft.kind}: the refund is said to come back to the caller's card, but it goes to "
+                    f"{reg.get('payment_id')}, which is not theirs")
+    return None

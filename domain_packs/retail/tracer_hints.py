@@ -52,8 +52,6 @@ class RetailRates(Rates):
     not_pending_held_back: Rate = 0.85
     #: an exchange or return takes two items at once (the policy wants every item collected before the one call)
     two_items: Rate = 0.6
-    #: an exchange challenge asks to exchange again; else, asks for another product
-    exchange_again: Rate = 0.5
     other_product: Rate = 0.4
 
 OCCASIONS = [
@@ -293,21 +291,6 @@ def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | No
 
 # --------------------------------------------------------------------------- delivered orders
 
-def _again(ctx: GroundingContext, kind: str, goal: str, verb: str) -> IntentDraft | None:
-    """A second return or exchange on an order that already has one."""
-    order = _pick(ctx, "return requested", "exchange requested")
-    done = order.get("return") or order.get("exchange")
-    item = need(next((i for i in order["items"] if i["item_id"] not in done["item_ids"]), None))
-    need(item in _once(order))
-    again = {"new_item_ids": [item["item_id"]]} if goal == "exchange_delivered_order_items" else {}
-    args = {"order_id": order["order_id"], "item_ids": [item["item_id"]], **again,
-            "payment_method_id": order["payment_history"][0]["payment_id"]}
-    return draft(kind, goal, args, [f"{verb} the {item['name']} from order {order['order_id']} as well"], _order(order),
-                 # no "because I already sent other items back": that is no reason for this request, and it hands
-                 # the agent the refusal; "as well" is what a customer says, the order's status tells the rest
-                 refusal=Refusal("one_return_or_exchange", "one return"),
-                 mood=Mood(f"the {item['name']} is not what {{{{I}}}} hoped for", "negative", 1))
-
 def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
     """A return refunded to a card or PayPal account that did not pay for the order."""
     order = _pick(ctx, "delivered")
@@ -325,9 +308,11 @@ def _wrong_refund(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
-        kind = ctx.rng.choice(["early", "again", "wrong"])
+        # no second return on an order that has one: its status has left 'delivered' too, so the refusal has two
+        # policy grounds (one_return_or_exchange, order_status_allows) while the gold names one (issue 34)
+        kind = ctx.rng.choice(["early", "wrong"])
         if kind != "early":
-            return _again(ctx, "return_again", "return_delivered_order_items", "return") if kind == "again" else _wrong_refund(ctx)
+            return _wrong_refund(ctx)
         order = _pick(ctx, "pending", "processed")
         item = ctx.choose(_once(order))
         return draft("return_not_delivered", "return_delivered_order_items",
@@ -358,8 +343,7 @@ def ground_return_delivered_order_items(ctx: GroundingContext) -> IntentDraft | 
                  mood=Mood(f"the {what} did not work out", "negative", 1))
 
 def ground_exchange_delivered_order_items(ctx: GroundingContext) -> IntentDraft | None:
-    if ctx.want_challenge and ctx.chance("exchange_again"):
-        return _again(ctx, "exchange_again", "exchange_delivered_order_items", "exchange")
+    # no second exchange on an order that has a request: two policy grounds (see ground_return_delivered_order_items)
     if ctx.want_challenge:
         # most exchanges are possible; asking for another product is one challenge among several
         return _other_product(ctx) if ctx.chance("other_product") else None

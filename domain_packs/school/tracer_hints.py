@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from tau_emotion.domain_packs.school.rules import ABSENCE_DAYS_AHEAD, ABSENCE_DAYS_BACK, ADULT_AGE
+from tau_emotion.domain_packs.school.rules import ABSENCE_DAYS_AHEAD, ABSENCE_DAYS_BACK, ADULT_AGE, PLAN_MINIMUM
 from tau_emotion.domain_packs.school.tools import (
     PLAN_FEE,
     TODAY,
@@ -30,7 +30,7 @@ from tau_emotion.domain_packs.school.tools import (
     current_enrollments,
     refund_share,
 )
-from tau_emotion.domain_packs.school.tracer_situation import situation
+from tau_emotion.domain_packs.school.tracer_situation import excused_already, situation, world
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -362,12 +362,17 @@ def ground_enroll_payment_plan(ctx: GroundingContext) -> IntentDraft | None:
     student, sid = _student(ctx), _sid(ctx)
     # a balance just paid in full leaves nothing to split (school-test-011 paid $2,750, then asked for 4 payments)
     need("make_payment" not in {d.goal for d in ctx.history})
+    # a plan splits a balance: a student who owes nothing has nothing to split (school-test payment_plan_ineligible
+    # tasks asked it for $0 balances, "I cannot pay the whole tuition at once")
+    due = balance(ctx.state, student)
+    need(due > 0)
     installments = ctx.rng.choice([2, 3, 4])
     args = {"student_id": sid, "installments": installments}
     ref = _student_ref(ctx, "get_billing")
     request = [f"split {_my(ctx)} balance into {installments} monthly payments",
                f"set up a payment plan with {installments} installments for {_my(ctx)} balance"]
-    mood = Mood("{{I}} cannot pay the whole tuition at once", "negative", 2, None)
+    mood = Mood("{{I}} cannot pay the whole tuition at once", "negative", 2, None) if due >= PLAN_MINIMUM else \
+        Mood(f"{{{{I}}}} would rather spread the ${money(due)} balance over a few months", "neutral", 1, None)
     facts = {"installments": installments}
     if ctx.want_challenge:
         _, args, refusal = _refusal(ctx, "enroll_payment_plan", [(None, args)], _PLAN)
@@ -408,8 +413,10 @@ def ground_report_absence(ctx: GroundingContext) -> IntentDraft | None:
     else:
         window = list(range(-ABSENCE_DAYS_BACK, ABSENCE_DAYS_AHEAD + 1))
     days = [shift_date(TODAY, k) for k in window]
+    # an absence the record already excuses (under any reason) is no absence to report (issue 34)
     days = [d for d in days if WEEKDAYS[_dt.date.fromisoformat(d).weekday()] in section["days"]
-            and section["start_date"] <= d <= section["end_date"]]
+            and section["start_date"] <= d <= section["end_date"]
+            and excused_already(ctx.state, sid, enrollment["crn"], d) is None]
     date = ctx.choose(days)
     reason = ctx.rng.choice(sorted(REASONS))
     args = {"student_id": sid, "crn": enrollment["crn"], "date": date, "reason": reason}
@@ -443,5 +450,6 @@ HINTS = TracerHints(
                       "section_full", "credit_limit", "transcript_hold"],
     fact_phrase=fact_phrase,
     situation=situation,
+    world=world,
     rates=SchoolRates(),
 )

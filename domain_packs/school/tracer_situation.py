@@ -27,3 +27,35 @@ def situation(state: Any, cand: Any) -> str | None:
     if caller_kind(cand) == "guardian" and any(p in occasion for p in STUDENT_ONLY):
         return f"occasion '{occasion}' is the student's own, but the caller is their guardian"
     return None
+
+
+def excused_already(state: Any, student_id: str, crn: str, date: str) -> dict | None:
+    """The student's absence from that section's class on that date when it is excused already, else None."""
+    student = state["students"].peek(student_id) or {}
+    for aid in student.get("absence_ids", []):
+        row = state["absences"].peek(aid)
+        if row and row["crn"] == crn and row["date"] == date and row["excused"]:
+            return row
+    return None
+
+
+def world(before: Any, after: Any, cand: Any) -> str | None:
+    """Why a request is not true of the student's records (`TracerHints.world`), or None: a payment plan asked for a
+    balance of nothing, an absence reported that the record shows excused already (under another reason or the
+    same, the gold would only overwrite it)."""
+    from tau_emotion.domain_packs.school.tools import balance
+
+    for draft in cand.drafts:
+        args = draft.arguments
+        if draft.goal == "enroll_payment_plan":
+            # owed before the task, or after an earlier intent of it added a charge (a section enrolled in)
+            owed = [balance(state, row) for state in (before, after)
+                    if (row := state["students"].peek(args.get("student_id"))) is not None]
+            if owed and max(owed) <= 0:
+                return f"{draft.kind}: asks to split a balance into installments, but the student owes {max(owed)}"
+        if draft.goal == "report_absence":
+            row = excused_already(before, args.get("student_id"), args.get("crn"), args.get("date"))
+            if row is not None:
+                return (f"{draft.kind}: reports an absence on {row['date']} that the record already excuses "
+                        f"({row['reason']})")
+    return None

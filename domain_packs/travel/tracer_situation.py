@@ -58,3 +58,57 @@ def situation(state: Any, cand: Any) -> str | None:
             return (f"occasion '{occasion}' for trip {trip['trip_number']} ({trip['start_date']} to "
                     f"{trip['end_date']}), which the traveller's birthday ({traveller['dob'][5:]}) is not in")
     return None
+
+
+def overlap(one: tuple[str, str], other: tuple[str, str]) -> bool:
+    """Whether two (first day, last day) spans share a day."""
+    return one[0] <= other[1] and other[0] <= one[1]
+
+
+def stay_cities(state: Any, trip: dict) -> set[str]:
+    """The cities the trip's confirmed stays are in (empty for a trip with none)."""
+    return {state["stays"].peek(s)["city"] for s in trip["stay_ids"] if state["stays"].peek(s)["status"] == "confirmed"}
+
+
+def _confirmed(state: Any, table: str, ids: list[str]) -> list[dict]:
+    return [row for i in ids if (row := state[table].peek(i)) is not None and row["status"] == "confirmed"]
+
+
+def world(before: Any, after: Any, cand: Any) -> str | None:
+    """Why the task's itinerary does not hold together (`TracerHints.world`), or None: a tour departure or a car for
+    days the trip already holds; a car cancelled as no longer needed and another rented for the same days; a car
+    picked up in a city where the trip has no stay (a tour is a day out, from any city of the trip)."""
+    booked_cars = [d for d in cand.drafts if d.goal == "book_car_rental"]
+    for draft in cand.drafts:
+        args = draft.arguments
+        if draft.goal == "cancel_car_rental":
+            old = before["car_rentals"].peek(args.get("car_rental_id"))
+            for other in booked_cars:
+                if old and other.arguments.get("itinerary_id") == old["itinerary_id"] and overlap(
+                        (old["pickup_date"], old["dropoff_date"]),
+                        (other.arguments["pickup_date"], other.arguments["dropoff_date"])):
+                    return (f"cancels the car from {old['pickup_date']} since it is no longer needed, and rents "
+                            f"another for {other.arguments['pickup_date']} to {other.arguments['dropoff_date']}")
+        trip = trip_of(after, args)
+        if trip is None or draft.goal not in ("book_tour", "book_car_rental"):
+            continue
+        cities = stay_cities(after, trip)
+        if draft.goal == "book_tour":
+            dep = before["departures"].peek(args.get("departure_id")) or {}
+            held = [b for b in _confirmed(before, "tour_bookings", before["itineraries"].peek(trip["itinerary_id"])
+                                          ["tour_booking_ids"])
+                    if b["tour_code"] == dep.get("tour_code") and b["date"] == dep.get("date")]
+            if held:
+                return (f"books the {held[0]['tour']} on {held[0]['date']}, which trip {trip['trip_number']} already "
+                        f"holds ({held[0]['tour_booking_id']})")
+        else:
+            span = (args.get("pickup_date"), args.get("dropoff_date"))
+            for row in _confirmed(before, "car_rentals", before["itineraries"].peek(trip["itinerary_id"])
+                                  ["car_rental_ids"]):
+                if overlap(span, (row["pickup_date"], row["dropoff_date"])):
+                    return (f"rents a car for {span[0]} to {span[1]}, while trip {trip['trip_number']} already has "
+                            f"one then ({row['car_rental_id']})")
+            if cities and args.get("pickup_city") not in cities:
+                return (f"picks a car up in {args.get('pickup_city')}, but trip {trip['trip_number']} stays only in "
+                        f"{', '.join(sorted(cities))}")
+    return None
