@@ -12,6 +12,7 @@ ends in a `DeadEnd`, which the validator turns into the rejection `ungroundable`
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -256,6 +257,9 @@ class Grounder:
                evidence: list[str], done: Any) -> str | None:
         """Draw useful legal reads until `done(prev)` holds and the walk stops; returns the last tool called."""
         toolset = self.domain.toolset
+        # a read changes nothing, so within this walk the same read gives the same text: an option tried and passed
+        # over is not run again at the next step (writes and handovers are never kept)
+        results: dict[tuple[str, str], tuple[str, bool]] = {}
         while True:
             ready = done(prev)
             if ready and rng.random() < self.profile.stop:
@@ -271,7 +275,13 @@ class Grounder:
             picked = None
             for tool, j in options:
                 args = available[tool][j]
-                text, is_error = toolset.call(state, tool, args)
+                key = (tool, json.dumps(args, sort_keys=True, default=str))
+                if key in results:
+                    text, is_error = results[key]
+                else:
+                    text, is_error = toolset.call(state, tool, args)
+                    if not (is_error or toolset[tool].writes or toolset[tool].terminal):  # an error may be a timeout
+                        results[key] = (text, is_error)
                 if is_error:
                     continue
                 if tool in evidence or knowledge.gains_text(text, needed, told_from_reads(draft) & needed):

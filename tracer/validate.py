@@ -42,6 +42,7 @@ The other stages report what went wrong as their own outcome, and the validator 
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -154,6 +155,21 @@ def written_entities(domain: Domain, task: Task) -> set[tuple[str, str]]:
     return {pair for name, ids in writes(domain, task) if not domain.toolset.is_terminal(name) for pair in ids}
 
 
+def initial_ids(database: Any) -> frozenset[str]:
+    """`existing_ids` of a database snapshot, walked once per snapshot (it never changes) and kept while it lives."""
+    try:
+        ids = _INITIAL_IDS.get(database)
+    except TypeError:  # a database that cannot be weakly referenced is walked every time
+        return frozenset(existing_ids(database.tables))
+    if ids is None:
+        ids = _INITIAL_IDS[database] = frozenset(existing_ids(database.tables))
+    return ids
+
+
+#: database snapshot -> its `existing_ids` (a cache of what a frozen snapshot holds: no order of calls changes it)
+_INITIAL_IDS: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
 class DuplicateIndex:
     """Accepted tasks by signature; a candidate sharing at least half its goal calls with one is a duplicate."""
 
@@ -187,7 +203,7 @@ class Validator:
         self.base = Knowledge()
         self.base.add_policy(domain.policy)
         self.initial_hash = domain.database.content_hash
-        self.initial_ids = existing_ids(domain.database.tables)
+        self.initial_ids = initial_ids(domain.database)
         self.index = DuplicateIndex()
         for task in existing:
             sig = task_signature(domain, task)
