@@ -259,9 +259,7 @@ def ground_book_table(ctx: GroundingContext) -> IntentDraft | None:
     return draft("book", "book_table", args, request, facts=facts, choices=choices,
                  reads={"get_restaurants": [{}], "check_availability": [{"restaurant_code": code, "date": date,
                                                                           "party_size": size}]},
-                 # a deposit told is the restaurant's per-guest deposit, read, times the party (issue 34)
-                 evidence=["check_availability", *(["get_restaurants"] if deposit else [])],
-                 policy_values=[deposit] if deposit else [],
+                 evidence=["check_availability"], policy_values=[deposit] if deposit else [],
                  outputs=[Output(money(deposit), "the deposit {{I}} pay now")] if deposit else [],
                  preferences=[f"guarantee it with {{{{my}}}} {words}"], decline="not book the table after all",
                  mood=mood)
@@ -382,11 +380,9 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
         return draft("preorder_closed", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
                      refused=True, outputs=[Output("24 hours", reason="preorder_closed")], mood=mood)
     total = menu["price_per_guest"] * booking["party_size"]
-    # the menu's price is read before the party's total is told (get_restaurants is evidence): 4 of 28 set-menu totals
-    # were told with no gold read showing the price; the pack has no calculator, so the total is a derived figure
     return draft("set_menu", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
-                 reads={"get_restaurants": [{}]}, evidence=["get_restaurants"], choices=[_menu_choice(restaurant, menu)],
-                 policy_values=[total], outputs=[Output(money(total), "what the set menu costs for the whole party")],
+                 reads={"get_restaurants": [{}]}, choices=[_menu_choice(restaurant, menu)], policy_values=[total],
+                 outputs=[Output(money(total), "what the set menu costs for the whole party")],
                  decline="keep the set menu {{I}} chose before" if booking["set_menu_code"] else
                  "leave the booking without a set menu", mood=mood)
 

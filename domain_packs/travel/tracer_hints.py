@@ -26,7 +26,7 @@ from tau_emotion.domain_packs.travel.tools import (
     nightly_rate,
     rooms_free,
 )
-from tau_emotion.domain_packs.travel.tracer_situation import overlap, situation, stay_cities, world
+from tau_emotion.domain_packs.travel.tracer_situation import situation, world
 from tau_emotion.tracer.hints import (
     Choice,
     GroundingContext,
@@ -108,20 +108,6 @@ def _parts(ctx: GroundingContext, table: str) -> list[tuple[dict, dict]]:
 def _cities(ctx: GroundingContext, trip: dict) -> list[str]:
     """The trip's cities, as its name says them ("Madrid and Seville honeymoon")."""
     return [c for c, _ in ctx.state["cities"].scan() if c in trip["name"]]
-
-def _base_cities(ctx: GroundingContext, trip: dict) -> list[str]:
-    """Where the trip's tours and cars can be: the cities of its confirmed stays, or of its name when it has none (a
-    van picked up in Seville while the only stay is in Barcelona does not hold together)."""
-    stays = stay_cities(ctx.state, trip)
-    return [c for c in _cities(ctx, trip) if c in stays] if stays else _cities(ctx, trip)
-
-def _car_days(ctx: GroundingContext, trip: dict) -> list[tuple[str, str]]:
-    """The spans a car of the trip already takes: its confirmed rentals and any an earlier intent cancels ("since I no
-    longer need the car" and another car for the same days do not hold together)."""
-    cancelled = {d.arguments.get("car_rental_id") for d in ctx.history if d.goal == "cancel_car_rental"}
-    rows = [r for r in ctx.rows("car_rentals", trip["car_rental_ids"])
-            if r["status"] == "confirmed" or r["car_rental_id"] in cancelled]
-    return [(r["pickup_date"], r["dropoff_date"]) for r in rows]
 
 def _days(trip: dict) -> list[str]:
     """The trip's days from tomorrow on (a booking is never for the past)."""
@@ -346,14 +332,10 @@ def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
 # --------------------------------------------------------------------------- tours
 def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
     kind = ctx.rng.choice(["points_limit", "points_blocks"]) if ctx.want_challenge else None
-    # a tour is a day out from any city of the trip's name (a car is picked up where the trip stays: `_base_cities`)
     trip = ctx.choose([t for t in _trips(ctx) if _cities(ctx, t)])
     party, days, cities = trip["travellers"], _days(trip), _cities(ctx, trip)
-    held = {(b["tour_code"], b["date"]) for b in ctx.rows("tour_bookings", trip["tour_booking_ids"])
-            if b["status"] == "confirmed"}  # a departure the trip holds already is no booking to make (travel-test-045)
     dep = ctx.choose([d for _, d in ctx.state["departures"].scan() if d["date"] in days and d["places_left"] >= party
-                      and ctx.state["tours"].peek(d["tour_code"])["city"] in cities
-                      and (d["tour_code"], d["date"]) not in held])
+                      and ctx.state["tours"].peek(d["tour_code"])["city"] in cities])
     tour = ctx.state["tours"].peek(dep["tour_code"])
     found = ctx.call("search_tours", {"city": tour["city"], "date": dep["date"]})
     pick = next(d for d in found if d["departure_id"] == dep["departure_id"])
@@ -407,14 +389,13 @@ _CAR_REFUSALS = {"driver_age": Refusal("driver_age", "age limits", "car_driver_t
                  "points_not_for_cars": Refusal("points_not_for_cars", "never for car rentals", "car_points")}
 
 def ground_book_car_rental(ctx: GroundingContext) -> IntentDraft | None:
-    trip = ctx.choose([t for t in _trips(ctx) if _base_cities(ctx, t) and len(_days(t)) >= 2])
+    trip = ctx.choose([t for t in _trips(ctx) if _cities(ctx, t) and len(_days(t)) >= 2])
     days, traveller = _days(trip), _traveller(ctx)
     start = ctx.rng.randint(0, len(days) - 2)
     pickup_date, dropoff_date = days[start], days[ctx.rng.randint(start + 1, len(days) - 1)]
-    need(not any(overlap((pickup_date, dropoff_date), span) for span in _car_days(ctx, trip)))
     n = days_until(dropoff_date) - days_until(pickup_date)
     cars = [c for _, c in ctx.state["car_classes"].scan()]
-    home = ctx.rng.choice(_base_cities(ctx, trip))
+    home = ctx.rng.choice(_cities(ctx, trip))
     if ctx.want_challenge:
         drops = [home, *(c for c, _ in ctx.state["cities"].scan() if c != home)]
         points = [0, POINTS_BLOCK] if traveller["loyalty"]["points"] >= POINTS_BLOCK else [0]
@@ -425,7 +406,7 @@ def ground_book_car_rental(ctx: GroundingContext) -> IntentDraft | None:
         (car, drop, name), args, refusal = _refused(ctx, "book_car_rental", calls, _CAR_REFUSALS)
     else:
         country = ctx.state["cities"].peek(home)["country"]
-        drop = ctx.rng.choice([c for c in _base_cities(ctx, trip) if ctx.state["cities"].peek(c)["country"] == country])
+        drop = ctx.rng.choice([c for c in _cities(ctx, trip) if ctx.state["cities"].peek(c)["country"] == country])
         car, name = ctx.choose([(car, name) for car in cars for name, dob in _people(traveller)
                                 if age_on(dob, pickup_date) >= car["min_driver_age"]
                                 and (drop == home or car["one_way_allowed"])])
@@ -465,14 +446,9 @@ def ground_book_car_rental(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     started = ctx.want_challenge
-    booked = [(d.arguments["itinerary_id"], (d.arguments["pickup_date"], d.arguments["dropoff_date"]))
-              for d in ctx.history if d.goal == "book_car_rental"]
     trip, rental = ctx.choose([(t, r) for t, r in _parts(ctx, "car_rentals")
                                if ((days_until(r["pickup_date"]) <= 0 < days_until(r["dropoff_date"])) if started
-                                   else days_until(r["pickup_date"]) > 0)
-                               and not any(trip_id == t["itinerary_id"] and overlap(span, (r["pickup_date"],
-                                                                                          r["dropoff_date"]))
-                                           for trip_id, span in booked)])
+                                   else days_until(r["pickup_date"]) > 0)])
     ref = _part_ref(ctx, trip, rental, "car_rentals")
     args = {"car_rental_id": rental["car_rental_id"]}
     ctx.challenged("cancel_car_rental", args)
@@ -494,6 +470,9 @@ HINTS = TracerHints(
                       "trip_closed"],
     fact_phrase=fact_phrase,
     situation=situation,
+    # the judge rejects a tour or a car the trip already holds, a car cancelled then rented again for the same days,
+    # a car picked up where the trip has no stay; the grounders' own fixes starved the split (55-57 of 58 at the
+    # README's seed), so here the check alone guards (49 rejections of 3,272 candidates, measured)
     world=world,
     rates=TravelRates(),
 )
