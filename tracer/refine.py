@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from tau_emotion.core.facts import is_plural_key, plural_key
+from tau_emotion.core.facts import is_plural_key, plural_key, singular
 from tau_emotion.tracer.decisions import rule_text
 from tau_emotion.tracer.grounders import join_and, month_day
 from tau_emotion.tracer.grounding import Candidate, Reject
@@ -272,6 +272,53 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
         for i in by_request:
             owners[i].append(key)
     return parts, owners
+
+
+_FILLER = frozenset({"the", "a", "an", "my", "your", "his", "her", "their"})
+
+
+def _key_words(key: str) -> set[str]:
+    return {singular(w) for w in key.lower().split("_") if w and w not in _FILLER}
+
+
+def _said_words(value: Any) -> set[str]:
+    return {singular(w) for w in re.findall(r"[a-z0-9]+", str(value).lower()) if w not in _FILLER}
+
+
+def _scalars(value: Any) -> list[str]:
+    """A known value's parts as compared text: the items of a list, the fields of a dict, else the value itself."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+    return [json.dumps(v, sort_keys=True, default=str) for v in items if not isinstance(v, bool)]
+
+
+def known_defects(known: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """What a task's `user.known` should not hold: (one fact under two keys, placeholder values).
+
+    A fact is duplicated when two keys hold the same value (or one key's value is an item or a field of another's)
+    and one key's words are among the other's (`date` beside `travel_date`, `city` beside `new_address_city`,
+    `check_out` beside `check_outs`) or one holds the other whole; two facts that merely share a value
+    (`pickup_city` and `dropoff_city`, both "Florence") are two facts. A placeholder is a value that only repeats
+    its key's words (`"card": "card"`): it tells the user nothing.
+    """
+    keys = [k for k in known if k != "preferences"]
+    dups, holders = [], []
+    for k in keys:
+        v = known[k]
+        if isinstance(v, str) and _said_words(v) and _said_words(v) <= _key_words(k):
+            holders.append(f"{k}={v!r}")
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            va, vb = known[a], known[b]
+            if isinstance(va, bool) or isinstance(vb, bool) or va in ("", None):
+                continue
+            same = json.dumps(va, sort_keys=True, default=str) == json.dumps(vb, sort_keys=True, default=str)
+            inside = (not isinstance(va, (dict, list)) and json.dumps(va, default=str) in _scalars(vb)) or \
+                     (not isinstance(vb, (dict, list)) and json.dumps(vb, default=str) in _scalars(va))
+            wa, wb = _key_words(a), _key_words(b)
+            if (same and (wa <= wb or wb <= wa)) or (inside and (wa <= wb or wb <= wa or a.startswith(f"{b}_")
+                                                                   or b.startswith(f"{a}_"))):
+                dups.append(f"{a} and {b} both hold {va if not isinstance(va, (dict, list)) else vb!r}")
+    return dups, holders
 
 
 @dataclass
