@@ -317,7 +317,7 @@ class ScriptedUser:
             name = via.rpartition(".")[2]
             if via in fact.names and words & _ID_WORDS:
                 return f"I don't have the {name.replace('_', ' ')}; {fact.words or f'it is {format_value(fact.value)}'}."
-            return state_fact(name, fact.value)
+            return state_fact(name, fact.value.get(name, fact.value) if isinstance(fact.value, dict) else fact.value)
         key = fact.key if isinstance(fact.value, list) or fact.value == self.task.user.known.get(fact.key) \
             else singular_key(fact.key)
         if not named_by(key, words):  # asked by its head noun alone ("which cabin?"): said so ("My cabin is ...")
