@@ -119,6 +119,7 @@ def fact_phrase(key: str, value: Any) -> str:
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 #: a value said in words: letters and spaces, 4 or more, some lower case (not a code, id or yes/no)
 _WORDS = re.compile(r"^(?=.*[a-z])(?!(?:yes|no|none|true|false)$)[A-Za-z][A-Za-z _'-]{3,}$")
+_WISH = re.compile(r"^(?:you|i) (?:want|prefer|would like|need|would rather)(?: to)? ")
 _DETERMINERS = re.compile(r"^(?:you |your |the |a |an |my |no )+", re.I)
 
 
@@ -168,7 +169,13 @@ def already_said(key: str, value: Any, phrase: str, text: str) -> bool:
     lowered = text.lower()
     body = phrase.strip().lower()
     clauses = [body] + [body.split(sep, 1)[1] for sep in (" because ", " is that ") if sep in body]
-    if any(len(c) >= 8 and c in lowered for c in (_DETERMINERS.sub("", c) for c in clauses)):
+    # a wish the request already says ("... with express delivery", "a transcript of your record, sent by email"):
+    # "you want express delivery", "you want the transcript sent by email" would restate it
+    wishes = [_WISH.sub("", c) for c in clauses if _WISH.match(c)]
+    if any(len(c) >= 8 and c in lowered for c in (_DETERMINERS.sub("", c).rstrip(".") for c in clauses + wishes)):
+        return True
+    words = set(re.findall(r"[a-z]+", lowered))
+    if any(len(w := {x for x in re.findall(r"[a-z]+", c) if len(x) >= 4}) >= 2 and w <= words for c in wishes):
         return True
     values = [v for _, v in leaves({"v": value})] if isinstance(value, (dict, list)) else [value]
     usable = [v for v in values if str(v).isdigit() or len(str(v)) >= 3]

@@ -184,7 +184,7 @@ def _flight_days(days: list[str]) -> str:
 #: since the values need not line up with the intents (each intent's own line names its trip, date or card). A card's
 #: last four digits go unsaid: the payment method's words say them ("gift card ending in 2799").
 fact_phrase = fact_wording({
-    "reservation_id": ("your reservation number is {}", "your reservation numbers are {}"),
+    "reservation_id": ("you have the reservation number to hand: {}", "you have the reservation numbers to hand: {}"),
     "trip_origin": ("the trip starts in {}", "the trips start in {}"),
     "trip_destination": ("the trip goes to {}", "the trips go to {}"),
     "trip_date": ("the trip is on {}", "the trips are on {}", month_day),
