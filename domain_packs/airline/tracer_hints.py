@@ -179,7 +179,7 @@ def _flight_days(days: list[str]) -> str:
         return ""
     return f"the flight is on {later[0]}" if len(later) == 1 else f"the flights are on {join_and(later)}"
 
-#: the instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift
+#: the instruction's wording of a known fact ("you have the reservation numbers to hand: UN9DQT and 0NDGD6", "you use your gift
 #: card ending in 2799"). A plural key is several intents' facts merged, each value once: said without "respectively",
 #: since the values need not line up with the intents (each intent's own line names its trip, date or card). A card's
 #: last four digits go unsaid: the payment method's words say them ("gift card ending in 2799").
