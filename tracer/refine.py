@@ -206,7 +206,7 @@ def _arg_leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:
 
 
 def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]],
-                 tools: Any = None, texts: list[str] | None = None) -> tuple[dict[str, Any], list[list[str]]]:
+                 texts: list[str] | None = None) -> tuple[dict[str, Any], list[list[str]]]:
     """The parts of the user's words an agent may ask for that no known fact holds, as keys of their own, and which
     request owns each.
 
@@ -216,7 +216,7 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
     merged list, a fact under another name (`travel_date`) would then be one fact under two keys; the plan's `answers`
     tie that fact to the argument, so the user answers "which city?" or "the date?" from it. A part two requests give
     different values is known under its plural (`dates`: both), owned by both; the scripted user answers each request
-    with its own (the one its words or calls name). `tools` is accepted for callers that pass the toolset.
+    with its own (the one its words or calls name).
     Returns the new keys with their values and, per request, the keys it owns.
     """
     said: dict[str, dict[int, Any]] = {}  # part -> request -> its value
@@ -438,7 +438,7 @@ class TemplateRefiner:
                              occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
                              closing=rng.randrange(720))
         parts, owners = answer_parts(cand, known, [[k for k in intent_fact_keys(cand, d) if k in known] for d in cand.drafts],
-                                     self.domain.toolset, said_by)
+                                     said_by)
         known.update(parts)
         return Refined(instruction=instruction, known=known, intents=lines, parts=owners)
 
