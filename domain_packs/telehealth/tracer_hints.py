@@ -214,7 +214,7 @@ fact_phrase = fact_wording({
     "visit_mode": ("you want {}", "you want {} respectively",
                    lambda v: "a video visit" if v == "video" else "an in-person visit"),
     "medication": ("the medication is {}", "the medications are {} respectively"),
-    "family_member": lambda said: " and ".join(f"{n.split()[0]}'s full name is {n}" for n in said),
+    "family_member": lambda said: " and ".join(f"{n.split(' ', 1)[0]}'s surname is {n.split(' ', 1)[-1]}" for n in said),
     "family_member_relationship": _calling_for,
     "new_phone": ("your new phone number is {}", "the new phone numbers are {} respectively"),
     "new_email": ("your new email address is {}", "the new email addresses are {} respectively"),

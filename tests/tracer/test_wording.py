@@ -124,3 +124,18 @@ def test_a_caller_for_someone_says_whom_in_the_request():
         first = task.user.known["family_member"].split()[0]
         assert "The patient is" not in task.user.instruction, task.id
         assert re.search(rf"your (?:child|parent|spouse|friend) {first}\b", task.user.instruction), task.user.instruction
+        # the whole name is said once, with the request ("for your parent Viktor Novak") or after it
+        name = task.user.known["family_member"]
+        assert name in task.user.instruction or f"{first}'s surname is {name.split(' ', 1)[1]}" in task.user.instruction
+
+
+@pytest.mark.slow
+def test_a_reservation_number_is_said_as_a_customer_has_it():
+    from tests.plugins.test_scripted_user_knows import _built
+
+    _, _, tasks = _built("airline", 30, 5)
+    told = [t for t in tasks if "reservation_id" in t.user.known]
+    assert told
+    for task in told:
+        assert "Your reservation number is" not in task.user.instruction, task.user.instruction
+        assert task.user.known["reservation_id"] in task.user.instruction
