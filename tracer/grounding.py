@@ -156,6 +156,7 @@ class Grounder:
         self.retries = 3  # goals tried per intent before the candidate is given up
         self.walks = 3  # read walks tried per intent before it is given up
         self.evidence_first = 0.8  # chance that a walk step tries the pending evidence reads first
+        self.relaxed = False  # the walk may go on from any read since the last write (`_legal`)
         self.indexes: dict[Any, Any] = {}  # the pack's lookups over the initial data (`per_database`), for this build
 
     def ground(self, rng: random.Random, index: int, split: str) -> Candidate:
@@ -245,6 +246,7 @@ class Grounder:
                evidence: list[str], done: Any) -> str | None:
         """Draw useful legal reads until `done(prev)` holds and the walk stops; returns the last tool called."""
         toolset = self.domain.toolset
+        self.relaxed = False
         while True:
             # a read made again with no write between returns what it returned: the fact it would check is read
             for tool in [t for t in evidence if available.get(t)]:
@@ -271,6 +273,10 @@ class Grounder:
                 if tool in evidence or knowledge.gains(parse_result(text), needed):
                     picked = (tool, j, text)
                     break
+            if picked is None and not ready and not self.relaxed:
+                # where the walk would have read something again only to go on, it goes on from an earlier read
+                self.relaxed = True
+                continue
             if picked is None:
                 if ready:
                     return prev
@@ -278,6 +284,7 @@ class Grounder:
                 raise Reject("ungroundable", f"{draft.goal}: no legal useful read after {prev or 'the start'}"
                              + (f" (missing {', '.join(missing)})" if missing else ""))
             tool, j, text = picked
+            self.relaxed = False
             args = available[tool].pop(j)
             if tool in evidence:
                 evidence.remove(tool)
@@ -357,11 +364,12 @@ class Grounder:
         return prev
 
     def _legal(self, cand: Candidate, prev: str | None, tool: str) -> bool:
-        """`tool` may come next: it follows the previous call in the graph, or any call made since the last write
-        (what that call read still holds, so reading it again only to reach `tool` would be a needless repeat)."""
+        """`tool` may come next: it follows the previous call in the graph or, once the walk found no useful read that
+        does (`self.relaxed`), any call made since the last write (what that call read still holds, so reading it
+        again only to reach `tool` would be a needless repeat)."""
         if legal_next(self.graph, prev, tool):
             return True
-        if prev is None:
+        if prev is None or not self.relaxed:
             return False
         for step in reversed(cand.steps):
             if self.graph.has_edge(step.name, tool):
