@@ -156,7 +156,8 @@ class Grounder:
         self.retries = 3  # goals tried per intent before the candidate is given up
         self.walks = 3  # read walks tried per intent before it is given up
         self.evidence_first = 0.8  # chance that a walk step tries the pending evidence reads first
-        self.relaxed = False  # the walk may go on from any read since the last write (`_legal`)
+        #: the pack's `TracerHints.reads_once`: no identical read twice with no write between (`_legal`)
+        self.reads_once = hints.reads_once
         self.indexes: dict[Any, Any] = {}  # the pack's lookups over the initial data (`per_database`), for this build
 
     def ground(self, rng: random.Random, index: int, split: str) -> Candidate:
@@ -246,10 +247,9 @@ class Grounder:
                evidence: list[str], done: Any) -> str | None:
         """Draw useful legal reads until `done(prev)` holds and the walk stops; returns the last tool called."""
         toolset = self.domain.toolset
-        self.relaxed = False
         while True:
             # a read made again with no write between returns what it returned: the fact it would check is read
-            for tool in [t for t in evidence if available.get(t)]:
+            for tool in [t for t in evidence if available.get(t) and self.reads_once]:
                 if all(self._read_since_write(cand, tool, args) for args in available[tool]):
                     evidence.remove(tool)
             ready = done(prev)
@@ -259,7 +259,7 @@ class Grounder:
                 raise Reject("length", f"more than {self.profile.max_calls} gold calls")
             options = [(tool, j) for tool, sets in available.items() for j in range(len(sets))
                        if self._legal(cand, prev, tool) and not knowledge.missing(sets[j])
-                       and not self._read_since_write(cand, tool, sets[j])]
+                       and not (self.reads_once and self._read_since_write(cand, tool, sets[j]))]
             rng.shuffle(options)
             if rng.random() < self.evidence_first:
                 # facts the decision rests on are usually looked up first
@@ -273,10 +273,6 @@ class Grounder:
                 if tool in evidence or knowledge.gains(parse_result(text), needed):
                     picked = (tool, j, text)
                     break
-            if picked is None and not ready and not self.relaxed:
-                # where the walk would have read something again only to go on, it goes on from an earlier read
-                self.relaxed = True
-                continue
             if picked is None:
                 if ready:
                     return prev
@@ -284,7 +280,6 @@ class Grounder:
                 raise Reject("ungroundable", f"{draft.goal}: no legal useful read after {prev or 'the start'}"
                              + (f" (missing {', '.join(missing)})" if missing else ""))
             tool, j, text = picked
-            self.relaxed = False
             args = available[tool].pop(j)
             if tool in evidence:
                 evidence.remove(tool)
@@ -364,12 +359,12 @@ class Grounder:
         return prev
 
     def _legal(self, cand: Candidate, prev: str | None, tool: str) -> bool:
-        """`tool` may come next: it follows the previous call in the graph or, once the walk found no useful read that
-        does (`self.relaxed`), any call made since the last write (what that call read still holds, so reading it
-        again only to reach `tool` would be a needless repeat)."""
+        """`tool` may come next: it follows the previous call in the graph or, for a pack whose hints ask that the
+        gold read nothing twice (`reads_once`), any call made since the last write (what that call read still holds,
+        so reading it again only to reach `tool` would be a needless repeat)."""
         if legal_next(self.graph, prev, tool):
             return True
-        if prev is None or not self.relaxed:
+        if prev is None or not self.reads_once:
             return False
         for step in reversed(cand.steps):
             if self.graph.has_edge(step.name, tool):

@@ -433,6 +433,7 @@ def ground_report_absence(ctx: GroundingContext) -> IntentDraft | None:
     return draft("absence", "report_absence", args, request, ref, facts=facts, mood=mood)
 
 HINTS = TracerHints(
+    reads_once=True,  # its walks read a record again with no write between (issue 34)
     persona=persona,
     goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     # registration goals reach the most reads; the money goals are short and need a partner intent to be long enough

@@ -461,6 +461,7 @@ def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     return _cancel("cancel_car", "cancel_car_rental", "car_rentals", rental, ref, mood)
 
 HINTS = TracerHints(
+    reads_once=True,  # its walks read a record again with no write between (issue 34)
     persona=persona,
     goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     goal_weights={"change_hotel_stay_dates": 1.5, "book_car_rental": 1.3, "book_tour": 1.2, "cancel_tour_booking": 0.8},
