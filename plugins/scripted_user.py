@@ -312,12 +312,13 @@ class ScriptedUser:
         return not found and any(not f.key.endswith("name") and set(f.answers) & args for f in facts)
 
     def _answer(self, fact: PlanFact, via: str | None, words: set[str]) -> str:
-        """A fact said under the name it was asked by; asked for the id of a thing it names, the thing."""
+        """A fact said under the name it was asked by (a field of a whole: both names); asked for its id, the thing."""
         if via is not None:
             name = via.rpartition(".")[2]
             if via in fact.names and words & _ID_WORDS:
                 return f"I don't have the {name.replace('_', ' ')}; {fact.words or f'it is {format_value(fact.value)}'}."
-            return state_fact(name, fact.value)
+            part = isinstance(fact.value, dict) and name in fact.value  # "My new address zip is 85701."
+            return state_fact(f"{fact.key}_{name}", fact.value[name]) if part else state_fact(name, fact.value)
         key = fact.key if isinstance(fact.value, list) or fact.value == self.task.user.known.get(fact.key) \
             else singular_key(fact.key)
         if not named_by(key, words):  # asked by its head noun alone ("which cabin?"): said so ("My cabin is ...")

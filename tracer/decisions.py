@@ -7,6 +7,10 @@ Tracer attaches such a rule to some intents whose request costs money the agent 
 from the actual amount, so the data decides the branch: above it the user declines (the goal call
 is left out of the gold, the agent must still tell the figure), below it the request goes ahead.
 Packs need nothing for it beyond an `IntentDraft.decline` phrase ("keep {{my}} flight as it is").
+
+The rule's subject is a noun phrase for the figure: the `Output.noun` the pack declares ("the ticket total"), else
+the `ask` when it is one ("the fare difference"); an ask worded as a question ("what the tickets cost {{me}}") makes
+no subject ("if what the tickets cost you is more than $50"), so without a declared noun the rule says "the amount".
 """
 
 from __future__ import annotations
@@ -25,6 +29,16 @@ DECLINE_SHARE = 0.5
 #: amounts below this are not worth a rule
 MIN_AMOUNT = 20
 _AMOUNT = re.compile(r"^\d+(\.\d+)?$")
+#: an ask worded as an embedded question, which cannot be a sentence's subject
+_QUESTION = re.compile(r"^(?:what|how|whether|which|who|when|where|if)\b", re.I)
+DEFAULT_NOUN = "the amount"
+
+
+def rule_noun(ask: str, noun: str | None = None) -> str:
+    """The subject of a rule on the figure `ask` asks for: the declared `noun`, else `ask` unless it is a question."""
+    if noun:
+        return noun
+    return DEFAULT_NOUN if _QUESTION.match(ask.strip()) else ask
 
 
 def _round(value: float, down: bool) -> int:
@@ -50,8 +64,8 @@ def attach_decision(draft: IntentDraft, rng: random.Random, rate: float | None =
         branch = "proceed"
     if threshold <= 0 or threshold == amount:
         return
-    draft.decision = {"ask": money.ask, "threshold": threshold, "amount": money.text, "branch": branch,
-                      "decline": draft.decline}
+    draft.decision = {"ask": money.ask, "noun": rule_noun(money.ask, money.noun), "threshold": threshold,
+                      "amount": money.text, "branch": branch, "decline": draft.decline}
     if branch == "decline":  # the write does not happen: nothing it would return can be asked for afterwards
         draft.outputs = [o for o in draft.outputs if not o.from_goal]
 
@@ -59,10 +73,12 @@ def attach_decision(draft: IntentDraft, rng: random.Random, rate: float | None =
 def rule_text(decision: dict[str, Any], person: dict[str, str], say: Any, frame: int = 0) -> str:
     """'if the fare difference is more than $100, you would rather keep your flight as it is; otherwise go ahead', or
     (frame 1) 'should the fare difference come to more than $100, ...; if not, go ahead': two frames, so that no rule
-    sentence is the frame of most of a split's instructions (the audit's sentence-template check)."""
+    sentence is the frame of most of a split's instructions (the audit's sentence-template check). The subject is the
+    rule's noun phrase (`rule_noun`), never the question that asks for the figure."""
     rather = "you would rather" if person.get("I") == "you" else "I'd rather"
     ahead = "go ahead" if person.get("I") == "you" else "please go ahead"
-    ask, limit, decline = say(decision["ask"], person), decision["threshold"], say(decision["decline"], person)
+    noun = say(decision.get("noun") or rule_noun(decision["ask"]), person)
+    limit, decline = decision["threshold"], say(decision["decline"], person)
     if frame % 2:
-        return f"should {ask} come to more than ${limit}, {rather} {decline}; if not, {ahead}"
-    return f"if {ask} is more than ${limit}, {rather} {decline}; otherwise {ahead}"
+        return f"should {noun} come to more than ${limit}, {rather} {decline}; if not, {ahead}"
+    return f"if {noun} is more than ${limit}, {rather} {decline}; otherwise {ahead}"

@@ -169,6 +169,9 @@ class Output:
     #: a refusal's policy reason (declared in the pack's data/refusals.json): the task's gold names
     #: the reason (`gold.reasons`) instead of the keyword `text`, and any declared phrasing explains it
     reason: str | None = None
+    #: the figure as the subject of a decision rule, a noun phrase ("the ticket total" where `ask` is "what the
+    #: tickets cost {{me}}"); None: `ask` itself when it is a noun phrase, else "the amount" (`decisions.rule_noun`)
+    noun: str | None = None
 
 
 @dataclass(frozen=True)

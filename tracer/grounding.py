@@ -168,6 +168,8 @@ class Grounder:
         self.retries = 3  # goals tried per intent before the candidate is given up
         self.walks = 3  # read walks tried per intent before it is given up
         self.evidence_first = 0.8  # chance that a walk step tries the pending evidence reads first
+        #: the pack's `TracerHints.reads_once`: no identical read twice with no write between (`_legal`)
+        self.reads_once = hints.reads_once
         self.indexes: dict[Any, Any] = {}  # the pack's lookups over the initial data (`per_database`), for this build
 
     def ground(self, rng: random.Random, index: int, split: str) -> Candidate:
@@ -261,13 +263,18 @@ class Grounder:
         # over is not run again at the next step (writes and handovers are never kept)
         results: dict[tuple[str, str], tuple[str, bool]] = {}
         while True:
+            # a read made again with no write between returns what it returned: the fact it would check is read
+            for tool in [t for t in evidence if available.get(t) and self.reads_once]:
+                if all(self._read_since_write(cand, tool, args) for args in available[tool]):
+                    evidence.remove(tool)
             ready = done(prev)
             if ready and rng.random() < self.profile.stop:
                 return prev
             if len(cand.steps) >= self.profile.max_calls:
                 raise DeadEnd(f"more than {self.profile.max_calls} gold calls", too_long=True)
             options = [(tool, j) for tool, sets in available.items() for j in range(len(sets))
-                       if legal_next(self.graph, prev, tool) and not knowledge.missing(sets[j])]
+                       if self._legal(cand, prev, tool) and not knowledge.missing(sets[j])
+                       and not (self.reads_once and self._read_since_write(cand, tool, sets[j]))]
             rng.shuffle(options)
             if rng.random() < self.evidence_first:
                 # facts the decision rests on are usually looked up first
@@ -318,7 +325,7 @@ class Grounder:
         asked = told_from_reads(draft)
 
         def goal_ready(p: str | None) -> bool:
-            if p is None or not legal_next(self.graph, p, draft.goal) or any(t in evidence for t in pending):
+            if p is None or not self._legal(cand, p, draft.goal) or any(t in evidence for t in pending):
                 return False
             if any(k not in knowledge.sources or (k in asked and k not in knowledge.results) for k in before):
                 return False
@@ -367,13 +374,37 @@ class Grounder:
             prev = self._reads(cand, i, draft, state, knowledge, prev, rng, available, missing_outputs, evidence,
                                outputs_known)
         if draft.refused and draft.on_refusal == "transfer":
-            if self.handoff is None or not legal_next(self.graph, prev, self.handoff):
+            if self.handoff is None or not self._legal(cand, prev, self.handoff):
                 raise DeadEnd(f"no legal handover after {prev}")
             tool = self.domain.toolset[self.handoff]
             args = {p: draft.handoff_summary or draft.kind for p in tool.parameters.get("required", [])}
             self._run(cand, state, self.handoff, args, i, "handoff", knowledge)
             prev = self.handoff
         return prev
+
+    def _legal(self, cand: Candidate, prev: str | None, tool: str) -> bool:
+        """`tool` may come next: it follows the previous call in the graph or, for a pack whose hints ask that the
+        gold read nothing twice (`reads_once`), any call made since the last write (what that call read still holds,
+        so reading it again only to reach `tool` would be a needless repeat)."""
+        if legal_next(self.graph, prev, tool):
+            return True
+        if prev is None or not self.reads_once:
+            return False
+        for step in reversed(cand.steps):
+            if self.graph.has_edge(step.name, tool):
+                return True
+            if self.domain.toolset[step.name].writes:
+                return False
+        return False
+
+    def _read_since_write(self, cand: Candidate, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether the gold already made this very call after its last write (the state it reads is unchanged)."""
+        for step in reversed(cand.steps):
+            if self.domain.toolset[step.name].writes:
+                return False
+            if step.name == tool and step.arguments == arguments:
+                return True
+        return False
 
     def _free_params(self, name: str) -> tuple[str, ...]:
         """Free-text parameters of a terminal tool (a handover summary) need no provenance."""

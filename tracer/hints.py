@@ -154,6 +154,10 @@ class TracerHints(BaseModel):
     #: None: the Tracer's default (`decisions.DECISION_RATE`). A pack with few such requests raises it so that its
     #: splits reach the audit's floor of tasks with a rule
     decision_rate: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: the gold reads nothing twice with no write between: a read may follow any call made since the last write,
+    #: and an identical read is not made again (issue 34; off: every read follows the one before it in the graph,
+    #: and a walk may repeat a read to get on). On for the packs whose walks repeated reads (school, travel)
+    reads_once: bool = False
     #: the probabilities the pack's grounders tune their draws with (`ctx.chance("name")`), each a named field of a
     #: `Rates` subclass the pack defines, so that the knobs shaping a split are data in one place, not literals
     #: spread through grounder code

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from tau_emotion.core.facts import is_plural_key, plural_key
+from tau_emotion.core.facts import is_plural_key, plural_key, singular
 from tau_emotion.tracer.decisions import rule_text
 from tau_emotion.tracer.grounders import join_and, month_day
 from tau_emotion.tracer.hints import TracerHints, load_hints
@@ -119,6 +119,7 @@ def fact_phrase(key: str, value: Any) -> str:
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 #: a value said in words: letters and spaces, 4 or more, some lower case (not a code, id or yes/no)
 _WORDS = re.compile(r"^(?=.*[a-z])(?!(?:yes|no|none|true|false)$)[A-Za-z][A-Za-z _'-]{3,}$")
+_WISH = re.compile(r"^(?:you|i) (?:want|prefer|would like|need|would rather)(?: to)? ")
 _DETERMINERS = re.compile(r"^(?:you |your |the |a |an |my |no )+", re.I)
 
 
@@ -168,7 +169,13 @@ def already_said(key: str, value: Any, phrase: str, text: str) -> bool:
     lowered = text.lower()
     body = phrase.strip().lower()
     clauses = [body] + [body.split(sep, 1)[1] for sep in (" because ", " is that ") if sep in body]
-    if any(len(c) >= 8 and c in lowered for c in (_DETERMINERS.sub("", c) for c in clauses)):
+    # a wish the request already says ("... with express delivery", "a transcript of your record, sent by email"):
+    # "you want express delivery", "you want the transcript sent by email" would restate it
+    wishes = [_WISH.sub("", c) for c in clauses if _WISH.match(c)]
+    if any(len(c) >= 8 and c in lowered for c in (_DETERMINERS.sub("", c).rstrip(".") for c in clauses + wishes)):
+        return True
+    words = set(re.findall(r"[a-z]+", lowered))
+    if any(len(w := {x for x in re.findall(r"[a-z]+", c) if len(x) >= 4}) >= 2 and w <= words for c in wishes):
         return True
     values = [v for _, v in leaves({"v": value})] if isinstance(value, (dict, list)) else [value]
     usable = [v for v in values if str(v).isdigit() or len(str(v)) >= 3]
@@ -199,60 +206,45 @@ def _arg_leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:
 
 
 def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]],
-                 tools: Any = None, texts: list[str] | None = None) -> tuple[dict[str, Any], list[list[str]]]:
-    """The parts of the user's facts an agent may ask for, as keys of their own, and which request owns each.
+                 texts: list[str] | None = None) -> tuple[dict[str, Any], list[list[str]]]:
+    """The parts of the user's words an agent may ask for that no known fact holds, as keys of their own, and which
+    request owns each.
 
-    A fact given whole (an address, a passenger) is also known field by field (`new_address_city`,
-    `companion_dob`); a value the instruction states that a write of the request takes under another name (the
-    `total_baggages` of a booking the user wants '3 bags' on) is also known under that argument's name, and so is
-    a date or a word a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19'
-    for a `date` of 2024-05-19, 'your stay on the Florence city break' for a hotel search's `city`). A part two requests give different values is known under its plural (`dates`: both),
-    owned by both; the scripted user answers each request with its own (the one its words or calls name).
+    A date or a word a call of the request takes that the request's own words (`texts[i]`) say ('your trip on May 19'
+    for a `date` of 2024-05-19, 'your stay on the Florence city break' for a hotel search's `city`) is known under the
+    argument's name, unless one of the request's facts already holds that value: a field of an address, an item of a
+    merged list, a fact under another name (`travel_date`) would then be one fact under two keys; the plan's `answers`
+    tie that fact to the argument, so the user answers "which city?" or "the date?" from it. A part two requests give
+    different values is known under its plural (`dates`: both), owned by both; the scripted user answers each request
+    with its own (the one its words or calls name).
     Returns the new keys with their values and, per request, the keys it owns.
     """
     said: dict[str, dict[int, Any]] = {}  # part -> request -> its value
     torn: set[str] = set()  # parts one request gives two values (two dates its words say): left out
+    held = [{norm(v) for k in group for _, v in leaves({k: known.get(k)}) if norm(v) is not None} for group in groups]
 
     def add(i: int, key: str, value: Any) -> None:
-        if key in known:
+        if key in known or norm(value) in held[i]:
             return
         mine = said.setdefault(key, {})
         if i in mine and mine[i] != value:
             torn.add(key)
         mine.setdefault(i, value)
 
-    for i, group in enumerate(groups):
-        for key in group:
-            value = known.get(key)
-            if isinstance(value, dict):
-                for field, v in value.items():
-                    if isinstance(v, (str, int, float)) and not isinstance(v, bool) and v not in ("", None):
-                        add(i, f"{key}_{field}", v)
-        values = {}
-        for key in group:
-            for _, v in leaves({key: known.get(key)}):
-                if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip():
-                    values.setdefault(str(v), v)
+    for i in range(len(groups)):
+        if texts is None:
+            continue
+        lowered = texts[i].lower()
         for step in cand.steps:
-            if step.intent != i or step.role != "goal" or (tools is not None and step.name in tools
-                                                            and not tools[step.name].writes):
+            if step.intent != i:
                 continue
             for name, v in _arg_leaves(step.arguments):
-                if name.endswith("_id") or isinstance(v, bool) or str(v) not in values:
+                # dates and words ('Florence' for a hotel search's city): not codes or ids (a leg's airport
+                # code, 'JFK', is not the trip's origin or destination even where 'New York JFK' is said)
+                if name.endswith("_id") or not isinstance(v, str) or not (_ISO_DATE.match(v) or _WORDS.match(v)):
                     continue
-                add(i, name, values[str(v)])
-        if texts is not None:
-            lowered = texts[i].lower()
-            for step in cand.steps:
-                if step.intent != i:
-                    continue
-                for name, v in _arg_leaves(step.arguments):
-                    # dates and words ('Florence' for a hotel search's city): not codes or ids (a leg's airport
-                    # code, 'JFK', is not the trip's origin or destination even where 'New York JFK' is said)
-                    if name.endswith("_id") or not isinstance(v, str) or not (_ISO_DATE.match(v) or _WORDS.match(v)):
-                        continue
-                    if any(_said_in(f, lowered) for f in surfaces(v)):
-                        add(i, name, v)
+                if any(_said_in(f, lowered) for f in surfaces(v)):
+                    add(i, name, v)
     parts: dict[str, Any] = {}
     owners: list[list[str]] = [[] for _ in cand.drafts]
     for key, by_request in said.items():
@@ -272,6 +264,55 @@ def answer_parts(cand: Candidate, known: dict[str, Any], groups: list[list[str]]
         for i in by_request:
             owners[i].append(key)
     return parts, owners
+
+
+_FILLER = frozenset({"the", "a", "an", "my", "your", "his", "her", "their"})
+
+
+def _key_words(key: str) -> set[str]:
+    return {singular(w) for w in key.lower().split("_") if w and w not in _FILLER}
+
+
+def _said_words(value: Any) -> set[str]:
+    return {singular(w) for w in re.findall(r"[a-z0-9]+", str(value).lower()) if w not in _FILLER}
+
+
+def _scalars(value: Any) -> list[str]:
+    """A known value's parts as compared text: the items of a list, the fields of a dict, else the value itself."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+    return [json.dumps(v, sort_keys=True, default=str) for v in items if not isinstance(v, bool)]
+
+
+def placeholder(key: str, value: Any) -> bool:
+    """A value that only repeats its key's words (`"card": "card"`, a lone card named by its kind): no fact."""
+    return isinstance(value, str) and bool(_said_words(value)) and _said_words(value) <= _key_words(key)
+
+
+def known_defects(known: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """What a task's `user.known` should not hold: (one fact under two keys, placeholder values).
+
+    A fact is duplicated when two keys hold the same value (or one key's value is an item or a field of another's)
+    and one key's words are among the other's (`date` beside `travel_date`, `city` beside `new_address_city`,
+    `check_out` beside `check_outs`) or one holds the other whole; two facts that merely share a value
+    (`pickup_city` and `dropoff_city`, both "Florence") are two facts. A placeholder is a value that only repeats
+    its key's words (`"card": "card"`): it tells the user nothing.
+    """
+    keys = [k for k in known if k != "preferences"]
+    dups = []
+    holders = [f"{k}={known[k]!r}" for k in keys if placeholder(k, known[k])]
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            va, vb = known[a], known[b]
+            if isinstance(va, bool) or isinstance(vb, bool) or va in ("", None):
+                continue
+            same = json.dumps(va, sort_keys=True, default=str) == json.dumps(vb, sort_keys=True, default=str)
+            inside = (not isinstance(va, (dict, list)) and json.dumps(va, default=str) in _scalars(vb)) or \
+                     (not isinstance(vb, (dict, list)) and json.dumps(vb, default=str) in _scalars(va))
+            wa, wb = _key_words(a), _key_words(b)
+            if (same and (wa <= wb or wb <= wa)) or (inside and (wa <= wb or wb <= wa or a.startswith(f"{b}_")
+                                                                   or b.startswith(f"{a}_"))):
+                dups.append(f"{a} and {b} both hold {va if not isinstance(va, (dict, list)) else vb!r}")
+    return dups, holders
 
 
 @dataclass
@@ -351,14 +392,15 @@ class TemplateRefiner:
                     if k not in IDENTITY_SKIP and not k.endswith("_first_name")]
         # a relative the caller acts for is its own sentence: "You are calling for your child Kira."
         calling_for = [identity_phrase(k, v) for k, v in persona.facts.items() if k.endswith("_first_name")]
-        known = dict(cand.known)
+        # a value that only repeats its key ("card": "card") tells the user nothing: the request's words say it
+        known = {k: v for k, v in cand.known.items() if not placeholder(k, v)}
         prefs = list(dict.fromkeys(say(p, FIRST) for d in cand.drafts for p in d.preferences))
         if prefs:
             known.setdefault("preferences", "; ".join(prefs))
         # Facts grouped by the intent that needs them; one several intents need with the same value is said
         # once, marked shared. When their values differ (two bag requests paid with two cards), each intent
         # says its own: a merged list ("your cards ending in 5667 and 2863") would not say which is whose.
-        groups = [[k for k in intent_fact_keys(cand, d) if k not in persona.facts] for d in cand.drafts]
+        groups = [[k for k in intent_fact_keys(cand, d) if k not in persona.facts and k in known] for d in cand.drafts]
         owners = Counter(k for g in groups for k in g)
         own = [{k: own_fact(d, k) for k in g} for d, g in zip(cand.drafts, groups, strict=True)]
         alike = {k for k in owners if owners[k] > 1 and len({json.dumps(o[k][1], sort_keys=True, default=str)
@@ -395,8 +437,8 @@ class TemplateRefiner:
         instruction = render("instruction.j2", name=persona.name, identity=identity, calling_for=calling_for,
                              occasion=say(cand.occasion, SECOND), intents=intents, shared=shared, facts=rest,
                              closing=rng.randrange(720))
-        parts, owners = answer_parts(cand, known, [intent_fact_keys(cand, d) for d in cand.drafts],
-                                     self.domain.toolset, said_by)
+        parts, owners = answer_parts(cand, known, [[k for k in intent_fact_keys(cand, d) if k in known] for d in cand.drafts],
+                                     said_by)
         known.update(parts)
         return Refined(instruction=instruction, known=known, intents=lines, parts=owners)
 

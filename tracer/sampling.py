@@ -1,10 +1,11 @@
 """Seeded sampling of legal workflows from a tool graph.
 
 A workflow is a walk in the dependency graph: it starts at an entry tool and every call may
-legally follow the one before it. A task composes one to three intents, each ending in a goal
-tool (a write, a terminal tool or an answered read); the goals are drawn as a walk over goal
-reachability, and the reads before each goal are drawn one call at a time among the graph
-successors of the previous call (`legal_next`), so every gold trajectory is a path of the graph.
+legally follow the one before it (or, for a pack with `TracerHints.reads_once`, any call made since
+the last write: what that call read still holds, so the gold never reads it again only to go on). A task composes one to three
+intents, each ending in a goal tool (a write, a terminal tool or an answered read); the goals are
+drawn as a walk over goal reachability, and the reads before each goal are drawn one call at a time
+among the graph successors of those calls (`legal_next`, `Grounder._legal`).
 
 `check_lengths` answers, before any grounding, whether the graph has a workflow of the requested
 number of calls at all, and names the longest one it found when it does not.

@@ -179,12 +179,12 @@ def _flight_days(days: list[str]) -> str:
         return ""
     return f"the flight is on {later[0]}" if len(later) == 1 else f"the flights are on {join_and(later)}"
 
-#: the instruction's wording of a known fact ("your reservation numbers are UN9DQT and 0NDGD6", "you use your gift
+#: the instruction's wording of a known fact ("you have the reservation numbers to hand: UN9DQT and 0NDGD6", "you use your gift
 #: card ending in 2799"). A plural key is several intents' facts merged, each value once: said without "respectively",
 #: since the values need not line up with the intents (each intent's own line names its trip, date or card). A card's
 #: last four digits go unsaid: the payment method's words say them ("gift card ending in 2799").
 fact_phrase = fact_wording({
-    "reservation_id": ("your reservation number is {}", "your reservation numbers are {}"),
+    "reservation_id": ("you have the reservation number to hand: {}", "you have the reservation numbers to hand: {}"),
     "trip_origin": ("the trip starts in {}", "the trips start in {}"),
     "trip_destination": ("the trip goes to {}", "the trips go to {}"),
     "trip_date": ("the trip is on {}", "the trips are on {}", month_day),
@@ -573,8 +573,9 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     event = "was cancelled by the airline" if status == "cancelled" else "is delayed"
     context = f"{{{{my}}}} flight from {_place(ctx, leg['origin'])} to {_place(ctx, leg['destination'])} on {month_day(leg['date'])} {event}"
     mood = Mood(context, "negative", 3 if status == "cancelled" else 2, days_between(TODAY, leg["date"]))
-    request = ["get some compensation for the " + ("cancellation" if status == "cancelled" else "delay"),
-               "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay")]
+    on = f" on reservation {res['reservation_id']}" if "reservation_id" in ref.facts else ""  # as the caller has it
+    request = ["get some compensation for the " + ("cancellation" if status == "cancelled" else "delay") + on,
+               "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay") + on]
     if ctx.want_challenge:
         return draft("compensation_not_eligible", "send_certificate",
                      {"user_id": user["user_id"], "amount": _COMPENSATION[status] * n, "reservation_id": res["reservation_id"]},
@@ -730,8 +731,10 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.chance("flight_number"):
         facts["flight_number"] = leg["flight_number"]
         flight += f" ({leg['flight_number']})"
+    # a reservation number the caller gives is said with the flight, as a customer reads it off the booking
+    asked = flight + (f" on reservation {res['reservation_id']}" if "reservation_id" in ref.facts else "")
     return draft("flight_status", "get_flight_status", {"flight_number": leg["flight_number"], "date": leg["date"]},
-                 [f"check whether {flight} is on schedule", f"find out the status of {flight}"], ref, facts=facts,
+                 [f"check whether {asked} is on schedule", f"find out the status of {asked}"], ref, facts=facts,
                  outputs=[Output(status)],
                  mood=Mood("{{I}} {{am}} not sure " + flight + " is going as planned", "negative", 2,
                            days_between(TODAY, leg["date"])))

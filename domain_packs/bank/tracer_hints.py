@@ -235,7 +235,7 @@ def ground_transfer_between_accounts(ctx: GroundingContext) -> IntentDraft | Non
     what = ("pay off" if payoff else "make next month's payment on") if loan else f"move ${money(amount)} to"
     request = [f"{what} {dst.phrase} from {src.phrase}", f"use {src.phrase} to {what} {dst.phrase}"]
     ask = "what is left to pay on {{my}} loan" if payoff else "the monthly payment on {{my}} loan"
-    outputs, facts = ([Output(money(amount), ask)], {}) if loan else ([], {"amount": money(amount)})
+    outputs, facts = ([Output(money(amount), ask, noun="the amount left on {{my}} loan" if payoff else None)], {}) if loan else ([], {"amount": money(amount)})
     mood = Mood("{{I}} want to " + ("be free of {{my}} loan" if payoff else "get ahead on {{my}} loan"), "positive",
                 2 if payoff else 1, None) if loan else Mood("{{I}} need to move some money around", "neutral", 1, None)
     if refusal:
@@ -368,7 +368,7 @@ def ground_replace_card(ctx: GroundingContext) -> IntentDraft | None:
                  [f"replace {ref.phrase}, which was {reason}, with {how} delivery",
                   f"have {ref.phrase} replaced because it was {reason}, with the new one sent by {how} delivery"], ref,
                  facts={"card_problem": reason, "delivery": express}, policy_values=[fee] if express else [],
-                 outputs=[Output(money(fee), "what express delivery costs")] if express else [],
+                 outputs=[Output(money(fee), "what express delivery costs", noun="the express delivery fee")] if express else [],
                  mood=Mood(_LOST[reason][0], "negative", _LOST[reason][1], 0))
 
 def ground_set_card_limit(ctx: GroundingContext) -> IntentDraft | None:

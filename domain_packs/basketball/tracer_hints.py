@@ -231,7 +231,7 @@ def ground_buy_tickets(ctx: GroundingContext) -> IntentDraft | None:
     return draft("buy", "buy_tickets", args, request, facts=facts, choices=choices,
                  reads={**reads, "calculate": [{"expression": f"{price} * {qty}"}]},
                  evidence=["get_seat_availability"], preferences=[f"pay with {{{{my}}}} {words}"],
-                 outputs=[Output(money(price * qty), "what the tickets cost {{me}} in all")],
+                 outputs=[Output(money(price * qty), "what the tickets cost {{me}} in all", noun="the ticket total")],
                  decline="not buy the tickets after all", mood=mood)
 
 def _ticket_orders(ctx: GroundingContext, goal: str, statuses: tuple[str, ...] = ("active",)) -> list[dict]:
@@ -276,7 +276,8 @@ def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     return draft("upgrade", "upgrade_tickets", args, request, ref, facts=facts, choices=choices,
                  reads={**reads, "calculate": [{"expression": f"({new} - {order['face_value']} + {fee}) * {n}"}]},
                  evidence=["get_seat_availability"], policy_values=[UPGRADE_FEE] if fee else [],
-                 outputs=[Output(cost, "what the upgrade costs {{me}} in all, fee included")],
+                 outputs=[Output(cost, "what the upgrade costs {{me}} in all, fee included",
+                                noun="the cost of the upgrade, fee included")],
                  decline="keep {{my}} seats as they are", mood=mood)
 
 def ground_transfer_tickets(ctx: GroundingContext) -> IntentDraft | None:
@@ -323,7 +324,8 @@ def ground_list_tickets_for_resale(ctx: GroundingContext) -> IntentDraft | None:
     need(not ctx.violations("list_tickets_for_resale", args))
     return draft("resell", "list_tickets_for_resale", args, request, ref, facts=facts, mood=mood,
                  reads={"calculate": [{"expression": f"{price} * {n}"}]},
-                 outputs=[Output(money(price * n), "what {{I}} get if all the tickets sell")])
+                 outputs=[Output(money(price * n), "what {{I}} get if all the tickets sell",
+                                noun="the payout if all the tickets sell")])
 
 # --------------------------------------------------------------------------- season memberships
 def ground_relocate_membership_seat(ctx: GroundingContext) -> IntentDraft | None:
@@ -407,7 +409,8 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
                      **ctx.handoff("registration_insists", f"fan wants {player['name']} registered for {program['name']}"))
     return draft("register", "register_player", args, request, facts=facts, choices=choices, reads=reads,
                  evidence=["get_player_details", "list_youth_programs"], preferences=[f"pay with {{{{my}}}} {words}"],
-                 outputs=[Output(money(program["fee"]), "what the " + program["name"] + " costs")],
+                 outputs=[Output(money(program["fee"]), "what the " + program["name"] + " costs",
+                                noun="the fee for the " + program["name"])],
                  decline=f"not sign {first} up after all", mood=mood)
 
 def ground_cancel_registration(ctx: GroundingContext) -> IntentDraft | None:

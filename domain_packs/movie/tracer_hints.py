@@ -311,7 +311,7 @@ def ground_book_tickets(ctx: GroundingContext) -> IntentDraft | None:
                      mood=mood)
     need(not ctx.violations("book_tickets", args))
     return draft("book", "book_tickets", args, request, facts=facts, choices=choices, reads=reads,
-                 evidence=["list_showtimes", "get_seat_map"], policy_values=[total] if len(paid) > 1 else [], outputs=[Output(money(total), "what the tickets cost {{me}}")] if paid else [],
+                 evidence=["list_showtimes", "get_seat_map"], policy_values=[total] if len(paid) > 1 else [], outputs=[Output(money(total), "what the tickets cost {{me}}", noun="the ticket total")] if paid else [],
                  preferences=[f"pay with {{{{my}}}} {pay.words}"], decline="not book the tickets after all" if paid else None,
                  mood=mood)
 
@@ -366,7 +366,7 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
     cost = sum(new_prices[t["type"]] - t["price"] for t in paid) + fee * n
     outputs, decline = [], None
     if cost > 0:
-        outputs, decline = [Output(money(cost), "what the exchange costs {{me}} in all")], "keep {{my}} booking as it is"
+        outputs, decline = [Output(money(cost), "what the exchange costs {{me}} in all", noun="the cost of the exchange")], "keep {{my}} booking as it is"
     elif cost < 0:
         outputs = [Output(money(-cost), "how much comes back to {{me}}")]
     return draft("exchange", "exchange_tickets", args, request, ref, facts=facts, choices=_catalogue_choices(ctx, show),
@@ -440,7 +440,7 @@ def ground_add_concessions(ctx: GroundingContext) -> IntentDraft | None:
         reads["calculate"] = [{"expression": expression}]
     return draft("snacks", "add_concessions", args, request, ref, facts=facts, choices=choices, reads=reads,
                  evidence=["get_membership_details"] if discount else [],
-                 outputs=[Output(money(price), "what the snacks cost")], decline="skip the snacks", mood=mood)
+                 outputs=[Output(money(price), "what the snacks cost", noun="the price of the snacks")], decline="skip the snacks", mood=mood)
 
 def ground_change_membership_tier(ctx: GroundingContext) -> IntentDraft | None:
     member = need(_membership(ctx))

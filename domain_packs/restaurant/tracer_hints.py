@@ -382,7 +382,8 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     total = menu["price_per_guest"] * booking["party_size"]
     return draft("set_menu", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
                  reads={"get_restaurants": [{}]}, choices=[_menu_choice(restaurant, menu)], policy_values=[total],
-                 outputs=[Output(money(total), "what the set menu costs for the whole party")],
+                 outputs=[Output(money(total), "what the set menu costs for the whole party",
+                                noun="the set menu's total for the whole party")],
                  decline="keep the set menu {{I}} chose before" if booking["set_menu_code"] else
                  "leave the booking without a set menu", mood=mood)
 

@@ -304,7 +304,8 @@ def ground_drop_section(ctx: GroundingContext) -> IntentDraft | None:
     tuition = enrollment["credits"] * TUITION_PER_CREDIT
     refund = tuition * share
     after, billing = _after(ctx, -refund)
-    told = [Output(money(tuition - refund), "how much of the tuition is not refunded")] if share < 1 else []
+    told = [Output(money(tuition - refund), "how much of the tuition is not refunded",
+                     noun="the tuition that is not refunded")] if share < 1 else []
     return draft("drop" if status == "dropped" else "withdraw", "drop_section", args, request, ref, facts=facts,
                  reads={**reads, **billing}, evidence=["search_sections"], policy_values=[money(tuition - refund)],
                  outputs=[*told, Output(money(refund), "how much tuition is refunded", from_goal=True), *after],
@@ -439,6 +440,7 @@ def ground_report_absence(ctx: GroundingContext) -> IntentDraft | None:
     return draft("absence", "report_absence", args, request, ref, facts=facts, mood=mood)
 
 HINTS = TracerHints(
+    reads_once=True,  # its walks read a record again with no write between (issue 34)
     persona=persona,
     goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     # registration goals reach the most reads; the money goals are short and need a partner intent to be long enough

@@ -268,7 +268,7 @@ def ground_replace_device(ctx: GroundingContext) -> IntentDraft | None:
                  facts={"new_phone_model": model["name"], **pay.facts("payment_last_four_digits")}, reads={"get_catalogue": [{}]},
                  choices=[_catalogue_choice(ctx, "device_models", "model_id", model["model_id"], "device model"),
                           pay.choice],
-                 outputs=[Output(money(charge), "what the new phone costs {{me}}")],
+                 outputs=[Output(money(charge), "what the new phone costs {{me}}", noun="the price of the new phone")],
                  policy_values=[DEDUCTIBLE] if protected and charge == DEDUCTIBLE else [],
                  preferences=[f"pay with {{{{my}}}} {pay.words}"], decline="keep {{my}} current phone",
                  mood=Mood("{{my}} phone broke", "negative", 2, None))

@@ -146,7 +146,10 @@ class _Who(Reference):
         if not any(args.get("patient_id") == self.pid for d in ctx.history for args in d.reads.get("get_patient_details", [])):
             self.reads, self.evidence = {"get_patient_details": [{"patient_id": self.pid}]}, ["get_patient_details"]
         first = patient["name"]["first_name"]
-        self.me, self.my, self.for_ = f"{{{{my}}}} {relation} {first}", f"{first}'s", f" for {{{{my}}}} {relation} {name}"
+        # "your parent Hiro's appointment": the request says whom the caller acts for, so no form-like sentence
+        # ("The patient is Hiro Walsh and you are calling for your parent.") has to
+        self.me, self.my = f"{{{{my}}}} {relation} {first}", f"{{{{my}}}} {relation} {first}'s"
+        self.for_ = f" for {{{{my}}}} {relation} {name}"
 
 def _family(ctx: GroundingContext, scope: str, valid: bool = True) -> list[_Who]:
     """Family members the caller holds a consent for: valid for `scope`, or (valid=False) not valid for it."""
@@ -211,7 +214,7 @@ fact_phrase = fact_wording({
     "visit_mode": ("you want {}", "you want {} respectively",
                    lambda v: "a video visit" if v == "video" else "an in-person visit"),
     "medication": ("the medication is {}", "the medications are {} respectively"),
-    "family_member": ("the patient is {}", "the patients are {} respectively"),
+    "family_member": lambda said: " and ".join(f"{n.split(' ', 1)[0]}'s surname is {n.split(' ', 1)[-1]}" for n in said),
     "family_member_relationship": _calling_for,
     "new_phone": ("your new phone number is {}", "the new phone numbers are {} respectively"),
     "new_email": ("your new email address is {}", "the new email addresses are {} respectively"),

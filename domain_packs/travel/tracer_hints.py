@@ -278,7 +278,7 @@ def ground_book_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
         reads["calculate"] = [{"expression": f"{total} - {points} * 0.01"}]
     return draft("book_stay", "book_hotel_stay", args, request, ref, facts=facts, choices=choices, reads=reads,
                  evidence=["search_hotels"], preferences=[f"pay with {{{{my}}}} {words}"],
-                 outputs=[Output(money(charged), "what {{I}} pay by card for the stay")],
+                 outputs=[Output(money(charged), "what {{I}} pay by card for the stay", noun="the card charge for the stay")],
                  decline="not book the extra nights", mood=mood)
 
 def _stay_challenge(ctx: GroundingContext, goal: str) -> tuple[dict, dict, dict, Refusal]:
@@ -314,7 +314,8 @@ def ground_change_hotel_stay_dates(ctx: GroundingContext) -> IntentDraft | None:
                  facts={"check_in": new_in, "check_out": new_out},
                  reads={"search_hotels": [{"city": stay["city"], "check_in": new_in, "check_out": new_out}],
                         "calculate": [{"expression": f"{new} - {stay['price']} + {CHANGE_FEE}"}]},
-                 outputs=[Output(money(cost), "what the change costs {{me}} in all, fee included")],
+                 outputs=[Output(money(cost), "what the change costs {{me}} in all, fee included",
+                                noun="the cost of the change, fee included")],
                  policy_values=[CHANGE_FEE], decline="keep {{my}} stay's dates as they are", mood=mood)
 
 def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
@@ -365,7 +366,7 @@ def ground_book_tour(ctx: GroundingContext) -> IntentDraft | None:
     expression = f"{tour['price_per_person']} * {party}" + (f" - {points} * 0.01" if points else "")
     return draft("book_tour", "book_tour", args, request, ref, facts=facts, choices=[choice, card_choice],
                  reads={**reads, "calculate": [{"expression": expression}]}, evidence=["search_tours"],
-                 outputs=[Output(money(round(price - points / 100, 2)), "what {{I}} pay by card for the tour")],
+                 outputs=[Output(money(round(price - points / 100, 2)), "what {{I}} pay by card for the tour", noun="the card charge for the tour")],
                  preferences=[f"pay with {{{{my}}}} {words}"], decline="skip the tour", mood=mood)
 
 def ground_cancel_tour_booking(ctx: GroundingContext) -> IntentDraft | None:
@@ -460,6 +461,7 @@ def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
     return _cancel("cancel_car", "cancel_car_rental", "car_rentals", rental, ref, mood)
 
 HINTS = TracerHints(
+    reads_once=True,  # its walks read a record again with no write between (issue 34)
     persona=persona,
     goals=goals_in(globals()),  # each ground_<tool> function above grounds <tool>
     goal_weights={"change_hotel_stay_dates": 1.5, "book_car_rental": 1.3, "book_tour": 1.2, "cancel_tour_booking": 0.8},

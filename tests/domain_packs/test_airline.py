@@ -391,7 +391,9 @@ def test_instructions_are_worded_as_a_traveller_would(domain):
 
     from tau_emotion.domain_packs.airline.tracer_hints import fact_phrase
 
-    assert fact_phrase("reservation_ids", ["UN9DQT", "0NDGD6"]) == "your reservation numbers are UN9DQT and 0NDGD6"
+    # as a customer has it, not a form's "Your reservation number is ..." (issue 34 item 7)
+    assert fact_phrase("reservation_ids", ["UN9DQT", "0NDGD6"]) == "you have the reservation numbers to hand: UN9DQT and 0NDGD6"
+    assert fact_phrase("reservation_id", "UN9DQT") == "you have the reservation number to hand: UN9DQT"
     assert fact_phrase("payment_method", "gift card ending in 2799") == "you use your gift card ending in 2799"
     assert fact_phrase("card_last_four_digits", "2799") == ""  # the payment method's words say it
     assert fact_phrase("payment", "the Visa credit card") == "you pay with your Visa credit card"

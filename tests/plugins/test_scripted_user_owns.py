@@ -33,13 +33,16 @@ def test_date_of_birth_is_the_callers_not_the_appointment_date():
 
 def test_zip_while_finding_the_caller_is_the_callers_own():
     pm, domain, tasks = _built("retail", 40, 0)
-    moving = [t for t in tasks if any(f.key == "new_address_zip" for f in t.plan.requests[0].facts)
-              and "zip" in t.user.known
+    def new_zip(task):  # the zip of the new address the first request gives whole (known once, issue 34)
+        return next((f.value["zip"] for f in task.plan.requests[0].facts
+                     if isinstance(f.value, dict) and "zip" in f.value), None)
+
+    moving = [t for t in tasks if new_zip(t) not in (None, t.user.known.get("zip")) and "zip" in t.user.known
               and f"zip {t.user.known['zip']}" in t.user.instruction.split(")")[0]]
     assert moving
     for task in moving:
         reply = _answer(pm, domain, task, "Could you tell me the zip?")
-        assert task.user.known["zip"] in reply and task.user.known["new_address_zip"] not in reply, (task.id, reply)
+        assert task.user.known["zip"] in reply and new_zip(task) not in reply, (task.id, reply)
 
 
 def test_another_requests_value_is_not_given_as_the_firsts():

@@ -263,35 +263,36 @@ def test_llm_feelings_and_labeler(airline, candidate, openai_server, space):
     assert block["family"] == "fear" and block["urgency"] == "high" and block["anchor"].startswith("anxiety anchor")
 
 
-def test_known_holds_the_parts_an_agent_asks_for(airline):
-    """Issue 21 item 5: a fact given whole (a companion, a new passenger) is known field by field, and a value the
-    instruction states that a write takes under another name is known under that name (a booking's
-    `total_baggages`); each part belongs to the request that states it (`meta.intent_gold[i].facts`)."""
+def test_known_holds_each_fact_once_and_the_plan_ties_its_parts_to_the_arguments(airline):
+    """Issue 34 item 7 (replacing issue 21's parts): a fact given whole (a companion, a new passenger) is known once,
+    not also field by field (`new_passenger_first_name`), and a value a write takes under another name is not known
+    again under that name (`total_baggages` beside `checked_bags`); the plan's facts name the arguments they answer,
+    so the scripted user still answers "the first name?" or "how many bags?" from them."""
+    from tau_emotion.tracer.plan import build_plan
+
     def whole(c):
         return any(isinstance(c.known.get(k), dict) for d in c.drafts for k in d.facts)
 
     cand = _grounded(airline, whole)
     refined = TemplateRefiner(airline).refine(cand, random.Random(3))
-    checked = 0
-    for i, draft in enumerate(cand.drafts):
-        for key in draft.facts:
-            if isinstance(cand.known.get(key), dict):
-                for field, value in cand.known[key].items():
-                    assert refined.known[f"{key}_{field}"] == value
-                    assert f"{key}_{field}" in refined.parts[i]
-                    checked += 1
-    assert checked
+    dicts = [k for d in cand.drafts for k in d.facts if isinstance(cand.known.get(k), dict)]
+    assert dicts
+    for key in dicts:
+        assert not [k for k in refined.known if k.startswith(f"{key}_")], refined.known
     cand.task = make_task(cand, refined, "template", 0)
-    facts = [set(g["facts"]) for g in cand.task.meta["intent_gold"]]
-    assert all(set(p) <= f for p, f in zip(refined.parts, facts, strict=False))
     Validator(airline).check(cand)
+    plan = build_plan(airline, cand.task)
+    facts = {f.key: f for r in plan.requests for f in r.facts}
+    for key in dicts:
+        fields = {p.rpartition(".")[2] for p in facts[key].answers}
+        assert fields & set(cand.known[key]), (key, facts[key].answers)
 
     booking = _grounded(airline, lambda c: any(d.goal == "book_reservation" and not d.refused for d in c.drafts))
     known = TemplateRefiner(airline).refine(booking, random.Random(3)).known
     book = next(s for s in booking.steps if s.name == "book_reservation")
     bags = book.arguments["total_baggages"]
     if any(str(v) == str(bags) for v in booking.known.values() if not isinstance(v, (dict, list))):
-        assert known["total_baggages"] == bags
+        assert "total_baggages" not in known
     assert not any(k.endswith("_id") and k not in booking.known for k in known)  # no internal id becomes a fact
 
 
@@ -307,14 +308,17 @@ def test_a_part_two_requests_disagree_on_is_known_under_its_plural_by_both():
              Step("update_address", {"address": {"city": "Tucson", "zip": "85701"}}, "{}", 1, "goal")]
     cand = SimpleNamespace(drafts=drafts, steps=steps)
     known = {"bags_a": 3, "bags_b": 1, "new_address": {"city": "Tucson", "zip": "85701"}}
-    parts, owners = answer_parts(cand, known, [["bags_a"], ["bags_b", "new_address"]])
-    # 3 for one request, 1 for the other: both, each request owning them (the scripted user picks its own)
-    assert parts == {"total_baggages": [3, 1], "new_address_city": "Tucson", "new_address_zip": "85701",
-                     "city": "Tucson", "zip": "85701"}
-    assert owners == [["total_baggages"], ["total_baggages", "new_address_city", "new_address_zip", "city", "zip"]]
+    # what the requests' own facts hold is known once: no 'total_baggages' beside 'bags_a', no 'new_address_city'
+    # or 'city' beside 'new_address' (the plan's answers tie those facts to the arguments; issue 34 item 7)
+    parts, owners = answer_parts(cand, known, [["bags_a"], ["bags_b", "new_address"]],
+                                 texts=["3 bags in all", "1 bag, and my new address is in Tucson 85701"])
+    assert parts == {} and owners == [[], []]
     steps[:] = [Step("search", {"date": "2024-05-19"}, "[]", 0, "read"), Step("search", {"date": "2024-05-22"}, "[]", 1, "read")]
     parts, owners = answer_parts(cand, {}, [[], []], texts=["move my trip to May 19", "move my other trip to May 22"])
     assert parts == {"dates": ["2024-05-19", "2024-05-22"]} and owners == [["dates"], ["dates"]]  # 'date' -> 'dates'
+    parts, _ = answer_parts(cand, {"travel_date": "2024-05-19"}, [["travel_date"], []],
+                            texts=["move my trip to May 19", "move my other trip to May 22"])
+    assert parts == {"date": "2024-05-22"}  # May 19 is the first request's 'travel_date' already
     steps.append(Step("search", {"date": "2024-05-20"}, "[]", 0, "read"))
     parts, _ = answer_parts(cand, {}, [[], []], texts=["move my trip from May 20 to May 19", "move it to May 22"])
     assert parts == {}  # one request says two dates for it: it could not say which one is asked
