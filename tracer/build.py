@@ -25,6 +25,8 @@ from tau_emotion.tracer.design import (
     CHALLENGE_SLACK,
     INTENT_STRATA,
     KIND_SLACK,
+    KIND_SLACK,
+    condition_id,
     design_conditions,
     kinds_fit,
     length_bin,
@@ -34,7 +36,8 @@ from tau_emotion.tracer.design import (
     pick_occasion,
     share_fits,
 )
-from tau_emotion.tracer.feelings import feelings_misfit, situation
+from tau_emotion.tracer.coherence import check_text
+from tau_emotion.tracer.feelings import feelings_misfit, recorded_situation, situation
 from tau_emotion.tracer.graph import ToolGraph, build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
 from tau_emotion.tracer.hints import TracerHints, load_hints
@@ -61,6 +64,9 @@ FEELINGS_TRIES = 8
 #: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed);
 #: challenges and intents per task, which the audit holds to 1.5 tasks, at most STALL_CAP
 STALL_CANDIDATES = 1000
+#: candidates without an accepted task after which the appraisal accepts a cause one step weaker (two steps after twice
+#: as many): a pack whose situations rarely give an emotion its full cause still completes its design
+RELAX_CANDIDATES = 250
 #: the most a stall relaxes the challenge and intents strata (the audit holds them to 1.5 tasks at the end)
 STALL_CAP = 1.25
 
@@ -212,10 +218,11 @@ def build_tasks(
             if (cand.persona.entity or cand.persona.name) in reserved_users:
                 raise Reject("split", f"user {cand.persona.entity or cand.persona.name} belongs to another split")
             allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
-            condition = take_condition(design, len(accepted), cand, strata, occasions, allowed,
-                                       slack=1 + (index - 1 - last_accept) // STALL_CANDIDATES)
-            occasion = pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
-                                     feelings_misfit(k, situation(c, o)) is None)
+            stall = (index - 1 - last_accept) // STALL_CANDIDATES
+            # stalled: an emotion may rest on a weaker cause (`appraisal.cause`)
+            cand.relax = min(2, (index - 1 - last_accept) // RELAX_CANDIDATES)
+            condition = take_condition(design, len(accepted), cand, strata, occasions, allowed, slack=1 + stall)
+            occasion = occasion_for(occasions, condition, cand, rng, allowed)
             if occasion is not None:
                 cand.occasion, cand.occasion_stakes, cand.occasion_valence = occasion
             refined = refiner.refine(cand, rng)
@@ -266,8 +273,10 @@ def build_tasks(
     for k, (cand, (condition, reading, tries)) in enumerate(zip(accepted, readings, strict=True), start=1):
         assert cand.task is not None
         anchor_rng = random.Random(f"tracer/{domain.name}/{split}/{seed}/{cand.index}/anchor")
-        emotion = labeler.block(condition, anchor_rng) if labeler is not None else None
-        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template")}
+        recorded = recorded_situation(cand, condition)
+        emotion = labeler.block(condition, anchor_rng, fits=lambda a, r=recorded: not check_text(a, r, "anchor")) \
+            if labeler is not None else None
+        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template"), "situation": recorded}
         if labeler is not None:
             extra |= {"emotion_reading": reading, "feelings_tries": tries}
         cand.task = with_plan(domain, cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
@@ -291,15 +300,10 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
     """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
     emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
     policy challenges, or tasks of its number of intents (`design.share_fits`)."""
-    if needs_occasion(condition):
-        fitting = [o for o in occasions if occasion_fits(o[2], condition)
-                   and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
-        if not fitting:
-            return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
-    else:
-        why = feelings_misfit(condition, situation(cand))
-        if why is not None:
-            return Reject("feelings", why)
+    why = None if needs_occasion(condition) else feelings_misfit(condition, situation(cand))
+    if needs_occasion(condition) or why is not None:  # the appraisal may find the cause in an occasion instead
+        if not _fitting_occasions(occasions, condition, cand, allowed):
+            return Reject("feelings", why or f"{condition['emotion']} needs an occasion that gives reason for it")
     for name, value in stratum(cand).items():
         room = CHALLENGE_SLACK * slack if name in ("length", "rule") else min(CHALLENGE_SLACK * slack, STALL_CAP)
         if not share_fits(strata[name], condition["family"], value, room):
@@ -316,26 +320,75 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
     return None
 
 
+def _fitting_occasions(occasions: list[tuple[str, int, str]], condition: dict[str, str], cand: Candidate,
+                       allowed: bool) -> list[tuple[str, int, str]]:
+    return [o for o in occasions if occasion_fits(o[2], condition)
+            and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
+
+
+def occasion_for(occasions: list[tuple[str, int, str]], condition: dict[str, str], cand: Candidate,
+                 rng: random.Random, allowed: bool) -> tuple[str, int, str] | None:
+    """The occasion the task gets: one that gives the condition its cause when the candidate's own events do not
+    (`feelings.feelings_misfit`), else, half the time, one its feelings can still be said beside."""
+    if not needs_occasion(condition) and feelings_misfit(condition, situation(cand)) is not None:
+        fitting = _fitting_occasions(occasions, condition, cand, allowed)
+        return rng.choice(fitting) if fitting else None
+    return pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
+                         feelings_misfit(k, situation(c, o)) is None)
+
+
 def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
                    occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> dict[str, str]:
     """The condition task `k` gets: a later condition whose emotion needs an occasion when the candidate can take
     one, else the design's condition `k` when the candidate can take it, else the first later one it can take,
     swapped into place (the design keeps every condition once; a condition the candidate
-    cannot take waits for a candidate that can); a Reject when none fits."""
+    cannot take waits for a candidate that can), else a later one whose urgency, traded with another later
+    condition's, fits the candidate's dates and stakes (`_retarget`); a Reject when none fits."""
     # an emotion that needs an occasion (sorrow) fits few candidates: take it whenever one can, so it does not
     # drift to the end of the design and wait there for a candidate that may never come
     for j in range(k, len(design)):
-        if needs_occasion(design[j]) and condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None:
+        if needs_occasion(design[j]) and (condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None
+                                          or _retarget(design, k, j, cand, strata, occasions, allowed, slack)):
             design[k], design[j] = design[j], design[k]
             return design[k]
     first = condition_misfit(design[k], cand, strata, occasions, allowed, slack)
     if first is None:
+        _retarget(design, k, k, cand, strata, occasions, allowed, slack, only=SCARCE_URGENCY)
         return design[k]
     for j in range(k + 1, len(design)):
         if condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None:
             design[k], design[j] = design[j], design[k]
+            _retarget(design, k, k, cand, strata, occasions, allowed, slack, only=SCARCE_URGENCY)
+            return design[k]
+    for j in range(k, len(design)):
+        if _retarget(design, k, j, cand, strata, occasions, allowed, slack):
+            design[k], design[j] = design[j], design[k]
             return design[k]
     raise first
+
+
+#: the urgency few situations allow ("no rush" needs no near date and no misfortune): a candidate that can take it
+#: takes it, so the split's low-urgency tasks do not run out of situations before the design does
+SCARCE_URGENCY = "low"
+
+
+def _retarget(design: list[dict[str, str]], k: int, j: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
+              occasions: list[tuple[str, int, str]], allowed: bool, slack: float, only: str | None = None) -> bool:
+    """Give design row `j` an urgency the candidate's situation allows (`appraisal.urgency_misfit`: no "no rush"
+    beside a date tomorrow), trading it with a later row's, so the split keeps its count of each urgency and no
+    condition comes twice; whether it could. `only`: try that urgency alone."""
+    taken = Counter(condition_id(row) for row in design)
+    wanted = {row["urgency"] for row in design[k:]} if only is None else {only}
+    for urgency in sorted(wanted - {design[j]["urgency"]}):
+        mine = {**design[j], "urgency": urgency}
+        if taken[condition_id(mine)] or condition_misfit(mine, cand, strata, occasions, allowed, slack) is not None:
+            continue
+        for i in range(k, len(design)):
+            theirs = {**design[i], "urgency": design[j]["urgency"]}
+            if i != j and design[i]["urgency"] == urgency and not taken[condition_id(theirs)]:
+                design[j], design[i] = mine, theirs
+                return True
+    return False
 
 
 def write_feelings(feelings: Any, labeler: EmotionLabeler | None, cand: Candidate, condition: dict[str, str],
@@ -352,10 +405,14 @@ def write_feelings(feelings: Any, labeler: EmotionLabeler | None, cand: Candidat
         text = feelings.describe(cand, rng, condition)
         if labeler is None:
             return text, None, tries
+        if check_text(text, recorded_situation(cand, condition)):  # the coherence audit would fail it
+            continue
         reading = labeler.read(text)
         if agrees(condition, reading):
             return text, reading, tries
-    assert reading is not None
+    if reading is None:
+        raise Reject("feelings", f"{FEELINGS_TRIES} feelings texts for {condition['family']}.{condition['emotion']} "
+                                 f"fail the coherence audit")
     raise Reject("feelings", f"{FEELINGS_TRIES} feelings texts for {condition['family']}.{condition['emotion']} "
                              f"were read as {reading['family']}.{reading['emotion']}")
 
