@@ -18,7 +18,6 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-
 #: the causes of anger and disgust a twice-stalled build may replace by any setback (`cause`)
 FALLBACK = frozenset({"obstacle", "fault", "offence", "contested"})
 

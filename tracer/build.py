@@ -21,10 +21,10 @@ from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.core.state import write_text_atomic
 from tau_emotion.tracer.audit import task_user, writes, written_entities
+from tau_emotion.tracer.coherence import check_text
 from tau_emotion.tracer.design import (
     CHALLENGE_SLACK,
     INTENT_STRATA,
-    KIND_SLACK,
     KIND_SLACK,
     condition_id,
     design_conditions,
@@ -36,7 +36,6 @@ from tau_emotion.tracer.design import (
     pick_occasion,
     share_fits,
 )
-from tau_emotion.tracer.coherence import check_text
 from tau_emotion.tracer.feelings import feelings_misfit, recorded_situation, situation
 from tau_emotion.tracer.graph import ToolGraph, build_graph
 from tau_emotion.tracer.grounding import Candidate, Grounder, Reject
@@ -207,7 +206,7 @@ def build_tasks(
     readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
     # per stratified variable, family -> Counter of the accepted tasks' values
     strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}}
-    limit = max_candidates or max(500, 100 * n)  # the design's last, pickiest conditions may need many draws
+    limit = max_candidates or max(500, 200 * n)  # the design's last conditions (a rare cause) may need many draws
     index = 0
     last_accept = 0  # the candidate index after the last accepted task (stall relaxes the balance strata)
     while len(accepted) < n and index < limit:
