@@ -67,6 +67,7 @@ def grounds(facts: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
         "good": None if misfortune or negative else first(positive or [c for c in causes if c["valence"] != "negative"]),
         "upcoming": None if misfortune or negative else first(positive),
         "calm": None if misfortune or pressing or negative else first(any_cause),
+        "any": first(any_cause),
     }
 
 
@@ -89,6 +90,9 @@ def cause(condition: Mapping[str, str], facts: Mapping[str, Any]) -> dict[str, A
         # stalled twice over: anger or disgust may rest on any setback or refusal the situation states
         ways = grounds(facts)
         found = ways["setback"] or ways["obstacle"]
+    if found is None and int(facts.get("relax") or 0) >= 3:
+        # stalled three times over: the strongest event the situation states (the coherence audit still reads it)
+        found = grounds(facts)["any"]
     # a build that stalls on a condition lets it rest on a cause one intensity step weaker (`facts["relax"]`)
     need = appraisal_data()["min_stakes"][str(max(1, entry["intensity"] - int(facts.get("relax") or 0)))]
     # the stakes of the whole situation (its strongest event, raised by a weighty occasion) carry the intensity

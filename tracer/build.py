@@ -56,15 +56,16 @@ SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 #: the `Task.meta` keys the Tracer writes and only `tracer/` reads (`tests/test_plan_contract.py` checks); what another
 #: plugin needs of them is in the task's `IntentPlan`
 TRACER_META = ("source", "user", "graph_path", "seed", "candidate", "refiner", "feelings", "emotion_reading",
-               "feelings_tries", *PLAN_META)
+               "feelings_tries", "appraisal_relax", *PLAN_META)
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
 #: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
 #: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed);
 #: challenges and intents per task, which the audit holds to 1.5 tasks, at most STALL_CAP
 STALL_CANDIDATES = 1000
-#: candidates without an accepted task after which the appraisal accepts a cause one step weaker (two steps after twice
-#: as many): a pack whose situations rarely give an emotion its full cause still completes its design
+#: candidates without an accepted task after which the appraisal accepts a cause one step weaker (after twice as many any
+#: setback for anger and disgust, after three times any event): a pack whose situations rarely give an emotion its full
+#: cause still completes its design, and the task says so (`meta.appraisal_relax`)
 RELAX_CANDIDATES = 250
 #: the most a stall relaxes the challenge and intents strata (the audit holds them to 1.5 tasks at the end)
 STALL_CAP = 1.25
@@ -219,7 +220,7 @@ def build_tasks(
             allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
             stall = (index - 1 - last_accept) // STALL_CANDIDATES
             # stalled: an emotion may rest on a weaker cause (`appraisal.cause`)
-            cand.relax = min(2, (index - 1 - last_accept) // RELAX_CANDIDATES)
+            cand.relax = min(3, (index - 1 - last_accept) // RELAX_CANDIDATES)
             condition = take_condition(design, len(accepted), cand, strata, occasions, allowed, slack=1 + stall)
             occasion = occasion_for(occasions, condition, cand, rng, allowed)
             if occasion is not None:
@@ -275,7 +276,8 @@ def build_tasks(
         recorded = recorded_situation(cand, condition)
         emotion = labeler.block(condition, anchor_rng, fits=lambda a, r=recorded: not check_text(a, r, "anchor")) \
             if labeler is not None else None
-        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template"), "situation": recorded}
+        extra = {"feeling": cand.feeling, "feelings": getattr(feelings, "name", "template"), "situation": recorded,
+                 **({"appraisal_relax": cand.relax} if cand.relax else {})}
         if labeler is not None:
             extra |= {"emotion_reading": reading, "feelings_tries": tries}
         cand.task = with_plan(domain, cand.task.with_block("emotion", emotion, id=task_id(domain.name, split, k, n),
