@@ -74,7 +74,8 @@ def grounds(situation: Mapping[str, Any]) -> dict[str, bool]:
         "contested": (refused or disputed) and not situation.get("accepts_refusal"),
         "no_near_date": days is None or days > CLOSE_DAYS,
         "close_date": days is not None and days <= CLOSE_DAYS,
-        "pressing": pressing or (days is not None and days <= CLOSE_DAYS),
+        # a real setback (a broken phone) gives "it's urgent" its reason without forbidding a patient customer
+        "pressing": pressing or bool(situation.get("setback")) or (days is not None and days <= CLOSE_DAYS),
         "not_pressing": not pressing,
         "obstacle": negative or refused,
         "loss": bool(situation.get("loss", misfortune and negative)),

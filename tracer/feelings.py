@@ -286,15 +286,20 @@ class EmotionLabeler:
         """The task's `emotion` block (the emotion plugin's `EmotionBlock` fields) for an assigned condition.
 
         `fits`: whether an anchor fits the task's situation (no deadline, history or loss the task does not have);
-        the anchor is the first of ANCHOR_DRAWS draws that fits, else the fitting sentences of the first draw (an
-        anchor is a few sentences, each about one label: the emotion's comes first and is kept)."""
+        the anchor is the first of ANCHOR_DRAWS draws that fits, else the fitting sentences of the draw whose first
+        sentence (the emotion's) fits and that keeps the most (an anchor is a few sentences, each about one label)."""
         drawn = [self.anchor_for(condition, rng) for _ in range(ANCHOR_DRAWS if fits is not None else 1)]
         if fits is None:
             return {**condition, "anchor": drawn[0]}
         good = next((a for a in drawn if fits(a)), None)
-        if good is None:
-            sentences = _SENTENCE.split(drawn[0])
-            good = " ".join([sentences[0], *(x for x in sentences[1:] if fits(x))])
+        if good is None:  # the draw whose emotion sentence fits and that keeps the most fitting sentences
+            def kept(anchor: str) -> list[str]:
+                return [x for x in _SENTENCE.split(anchor) if fits(x)]
+            best = max(drawn, key=lambda a: (fits(_SENTENCE.split(a)[0]), len(kept(a))))
+            sentences = kept(best)
+            while len(sentences) > 1 and not fits(" ".join(sentences)):
+                sentences.pop()
+            good = " ".join(sentences)
         return {**condition, "anchor": good}
 
 
