@@ -56,13 +56,13 @@ def grounds(facts: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
         "obstacle": first(blocked + refusal),
         "setback": first(negative),
         "fault": first(fault + refusal),
-        "offence": first(fault + refusal),
+        "offence": first([c for c in fault if c["stakes"] >= 2] + refusal),
         # a request the user will insist on when refused (told so by the instruction), or an event they blame
         "contested": ({"text": insisted, "valence": "negative", "stakes": stakes, "source": "refusal"}
                       if insisted and not facts.get("accepts_refusal") else first(fault)),
         "threat": first([c for c in negative if c["stakes"] >= 2 or pressing]),
-        "loss": first([c for c in negative if c["source"] == "occasion"
-                       or (c["stakes"] >= 3 and _says(c["text"], "loss_words"))]),
+        "loss": first([c for c in negative if _says(c["text"], "loss_words")
+                       and (c["source"] == "occasion" or c["stakes"] >= 3)]),
         "stake": first([c for c in any_cause if c["stakes"] >= 1 or near]),
         "good": None if misfortune or negative else first(positive or [c for c in causes if c["valence"] != "negative"]),
         "upcoming": None if misfortune or negative else first(positive),
