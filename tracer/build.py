@@ -66,7 +66,7 @@ STALL_CANDIDATES = 1000
 #: candidates without an accepted task after which the appraisal accepts a cause one step weaker (after twice as many any
 #: setback for anger and disgust, after three times any event): a pack whose situations rarely give an emotion its full
 #: cause still completes its design, and the task says so (`meta.appraisal_relax`)
-RELAX_CANDIDATES = 250
+RELAX_CANDIDATES = 200
 #: the most a stall relaxes the challenge and intents strata (the audit holds them to 1.5 tasks at the end)
 STALL_CAP = 1.25
 
@@ -207,7 +207,7 @@ def build_tasks(
     readings: list[tuple[dict[str, str], dict[str, str] | None, int]] = []
     # per stratified variable, family -> Counter of the accepted tasks' values
     strata: dict[str, dict[str, Counter]] = {"challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}}
-    limit = max_candidates or max(500, 200 * n)  # the design's last conditions (a rare cause) may need many draws
+    limit = max_candidates or max(500, 300 * n)  # the design's last conditions (a rare cause) may need many draws
     index = 0
     last_accept = 0  # the candidate index after the last accepted task (stall relaxes the balance strata)
     while len(accepted) < n and index < limit:
