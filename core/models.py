@@ -125,11 +125,36 @@ class RequestPlan(StrictModel):
 
 
 class Situation(StrictModel):
-    """What the customer's feeling rests on, in their words (events and occasion where the builder knows them)."""
+    """What the customer's feeling rests on, in their words (events and occasion where the builder knows them), and
+    what an audit reads a feeling against: how good or bad it is, how much is at stake, how near its date is, whether
+    something presses, whether a request will be refused, whether an earlier contact is stated, and the cause the
+    feeling names."""
 
     feeling: str = ""
     events: list[str] = Field(default_factory=list)
     occasion: str | None = None
+    #: negative | neutral | positive: the worst of the events and occasion
+    valence: str = "neutral"
+    #: 0 (trivial) .. 3 (life-changing)
+    stakes: int = 1
+    #: days to the nearest date the request is about; None when none
+    days_left: int | None = None
+    #: a date within a few days or a misfortune: "no rush" would contradict it
+    pressing: bool = False
+    #: a negative event of real stakes (a broken phone): "it's urgent" has a reason
+    setback: bool = False
+    #: a negative event of the highest stakes or a sad occasion
+    misfortune: bool = False
+    #: something good to look forward to
+    upcoming: bool = False
+    #: a request the policy refuses
+    refused: bool = False
+    #: the user is told to accept a refusal (so does not announce it will dispute)
+    accepts_refusal: bool = False
+    #: an earlier contact, promise or try is part of the situation
+    history: bool = False
+    #: the event or occasion the feeling names as its cause (the appraisal's), in the customer's words
+    cause: str | None = None
 
 
 class IntentPlan(StrictModel):

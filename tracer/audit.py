@@ -214,6 +214,23 @@ def leaked_ids(task: Task, visible: frozenset[str]) -> list[str]:
 
 
 
+def coherence_findings(tasks: list[Task]) -> dict[str, list[Any]]:
+    """Task id -> the coherence audit's findings (`coherence.check_task_feelings`) on its feelings text and anchor,
+    read against the situation its plan records; tasks with nothing to read (no feelings) are left out."""
+    from tau_emotion.tracer.coherence import check_task_feelings
+
+    out = {}
+    for t in tasks:
+        situation = t.plan.situation if t.plan is not None else None
+        if situation is None:
+            continue
+        block = t.blocks.get("emotion") or {}
+        found = check_task_feelings(situation.feeling, block.get("anchor"), situation.model_dump())
+        if found:
+            out[t.id] = found
+    return out
+
+
 def _bounds(n: int, k: int, low: float, high: float) -> tuple[int, int]:
     mean = n / k
     return max(1, math.floor(mean * low + 0.5)), math.floor(mean * high + 0.5)
@@ -284,6 +301,9 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     dims_agree = sum(1 for b, r in readings if b and r and all(b[d] == r[d] for d in DIMENSIONS))
     result.tables["label agreement"] = {"family": f"{family_agree}/{n}", "family+emotion": f"{agree}/{n}",
                                         "dimensions (info)": f"{dims_agree}/{n}"}
+    incoherent = coherence_findings(tasks)
+    result.tables["coherence"] = {"tasks clean": f"{n - len(incoherent)}/{n}",
+                                  **Counter(f.rule for found in incoherent.values() for f in found)}
     users = {task_user(t) for t in tasks} - {None}
     overlap = {s: len(users & {task_user(t) for t in others if t.split == s})
                for s in sorted({t.split for t in others})}
@@ -347,6 +367,10 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     five = sum(1 for b, r in readings if b and r and all(b[k] == r[k] for k in ("family", "emotion", *DIMENSIONS)))
     result.check("five-label agreement", five == n,
                  f"{five}/{n} feelings read back as the assigned family, emotion, politeness, urgency and trust")
+    result.check("coherence", not incoherent,
+                 f"{n - len(incoherent)}/{n} tasks' feelings and anchors have their cause, tempo and history in the "
+                 f"task's situation (tracer/coherence.py)"
+                 + ("; e.g. " + "; ".join(f"{k}: {v[0]}" for k, v in list(incoherent.items())[:3]) if incoherent else ""))
     if split != "train":  # train is built for volume (600 tasks from the users test left): the tables say it
         result.check("distinct users", not findings["distinct users"],
                      f"{len(users)} distinct users in {n} tasks (one task per user)"

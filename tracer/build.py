@@ -24,8 +24,15 @@ from typing import TYPE_CHECKING, Any
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.core.state import write_text_atomic
-from tau_emotion.tracer.design import design_conditions, needs_occasion, normalise_occasions, pick_occasion
-from tau_emotion.tracer.feelings import feelings_misfit, situation
+from tau_emotion.tracer.coherence import check_text
+from tau_emotion.tracer.design import (
+    condition_id,
+    design_conditions,
+    needs_occasion,
+    normalise_occasions,
+    pick_occasion,
+)
+from tau_emotion.tracer.feelings import feelings_misfit, recorded_situation, situation
 from tau_emotion.tracer.graph import ToolGraph, build_graph
 from tau_emotion.tracer.grounding import Candidate, DeadEnd, Grounder
 from tau_emotion.tracer.hints import TracerHints, load_hints
@@ -38,6 +45,8 @@ from tau_emotion.tracer.validate import (
     SplitChecks,
     Validator,
     condition_misfit,
+    fitting_occasions,
+    incoherent,
     misread,
     stratum,
 )
@@ -53,13 +62,17 @@ SPLIT_ORDER = {"hand": 0, "test": 1, "train": 2}
 #: the `Task.meta` keys the Tracer writes and only `tracer/` reads (`tests/test_plan_contract.py` checks); what another
 #: plugin needs of them is in the task's `IntentPlan`
 TRACER_META = ("source", "user", "graph_path", "seed", "candidate", "refiner", "feelings", "emotion_reading",
-               "feelings_tries", "review", *PLAN_META)
+               "feelings_tries", "appraisal_relax", "review", *PLAN_META)
 #: feelings texts tried per candidate before it is rejected for disagreeing with its condition
 FEELINGS_TRIES = 8
 #: after this many candidates in a row without an accepted task, the balance strata get one more unit of slack (the
 #: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed);
 #: challenges and intents per task, which the audit holds to 1.5 tasks, at most STALL_CAP (`validate.py`)
 STALL_CANDIDATES = 1000
+#: candidates without an accepted task after which the appraisal accepts a cause one step weaker (after twice as many any
+#: setback for anger and disgust, after three times any event): a pack whose situations rarely give an emotion its full
+#: cause still completes its design, and the task says so (`meta.appraisal_relax`)
+RELAX_CANDIDATES = 200
 
 
 class TracerError(TauError):
@@ -299,7 +312,7 @@ def prepare(domain: Domain, split: str, n: int, seed: int, space: ConditionSpace
                  feelings=options.feelings or _template_feelings(), labeler=options.labeler,
                  validator=Validator(domain, options.avoid or [], hints),
                  split_checks=SplitChecks(domain, split, options.avoid or [], options.keep_apart or []),
-                 rollout=options.rollout, report=report, limit=options.max_candidates or max(500, 100 * n),
+                 rollout=options.rollout, report=report, limit=options.max_candidates or max(500, 300 * n),
                  on_accept=options.on_accept, skip=options.skip)
 
 
@@ -318,10 +331,11 @@ def design(build: Build, grounded: Grounded) -> Designed:
     """The condition the candidate takes (`take_condition`) and an occasion that fits it (`design.pick_occasion`)."""
     cand, rng, hints = grounded.cand, grounded.rng, build.hints
     allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
+    # stalled: an emotion may rest on a weaker cause (`appraisal.cause`)
+    cand.relax = min(3, (cand.index - build.last_accept) // RELAX_CANDIDATES)
     condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions, allowed,
                                slack=1 + (cand.index - build.last_accept) // STALL_CANDIDATES)
-    occasion = pick_occasion(build.occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
-                             feelings_misfit(k, situation(c, o)) is None)
+    occasion = occasion_for(build.occasions, condition, cand, rng, allowed)
     if occasion is not None:
         cand.occasion, cand.occasion_stakes, cand.occasion_valence = occasion
     return Designed(cand, rng, condition)
@@ -403,8 +417,11 @@ def finish_one(build: Build, felt: Felt, k: int) -> Task:
     intent plan."""
     cand, labeler = felt.cand, build.labeler
     assert cand.task is not None
-    emotion = labeler.block(felt.condition, build.rng(cand.index, "anchor")) if labeler is not None else None
-    extra = {"feeling": cand.feeling, "feelings": getattr(build.feelings, "name", "template")}
+    recorded = recorded_situation(cand, felt.condition)
+    emotion = labeler.block(felt.condition, build.rng(cand.index, "anchor"),
+                            fits=lambda a, r=recorded: not check_text(a, r, "anchor")) if labeler is not None else None
+    extra = {"feeling": cand.feeling, "feelings": getattr(build.feelings, "name", "template"), "situation": recorded,
+             **({"appraisal_relax": cand.relax} if cand.relax else {})}
     if labeler is not None:
         extra |= {"emotion_reading": felt.reading, "feelings_tries": felt.tries}
     return with_plan(build.domain, cand.task.with_block(
@@ -416,26 +433,69 @@ def finish(build: Build) -> list[Task]:
     return [task for _, task in sorted(zip(build.slots, build.tasks, strict=True), key=lambda pair: pair[0])]
 
 
+def occasion_for(occasions: list[tuple[str, int, str]], condition: dict[str, str], cand: Candidate,
+                 rng: random.Random, allowed: bool) -> tuple[str, int, str] | None:
+    """The occasion the task gets: one that gives the condition its cause when the candidate's own events do not
+    (`feelings.feelings_misfit`), else, half the time, one its feelings can still be said beside."""
+    if not needs_occasion(condition) and feelings_misfit(condition, situation(cand)) is not None:
+        fitting = fitting_occasions(occasions, condition, cand, allowed)
+        return rng.choice(fitting) if fitting else None
+    return pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
+                         feelings_misfit(k, situation(c, o)) is None)
+
+
 def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
                    occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> dict[str, str]:
     """The condition task `k` gets: a later condition whose emotion needs an occasion when the candidate can take
     one, else the design's condition `k` when the candidate can take it, else the first later one it can take,
     swapped into place (the design keeps every condition once; a condition the candidate
-    cannot take waits for a candidate that can); a Reject when none fits."""
+    cannot take waits for a candidate that can), else a later one whose urgency, traded with another later
+    condition's, fits the candidate's dates and stakes (`_retarget`); a Reject when none fits."""
     # an emotion that needs an occasion (sorrow) fits few candidates: take it whenever one can, so it does not
     # drift to the end of the design and wait there for a candidate that may never come
     for j in range(k, len(design)):
-        if needs_occasion(design[j]) and condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None:
+        if needs_occasion(design[j]) and (condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None
+                                          or _retarget(design, k, j, cand, strata, occasions, allowed, slack)):
             design[k], design[j] = design[j], design[k]
             return design[k]
     first = condition_misfit(design[k], cand, strata, occasions, allowed, slack)
     if first is None:
+        _retarget(design, k, k, cand, strata, occasions, allowed, slack, only=SCARCE_URGENCY)
         return design[k]
     for j in range(k + 1, len(design)):
         if condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None:
             design[k], design[j] = design[j], design[k]
+            _retarget(design, k, k, cand, strata, occasions, allowed, slack, only=SCARCE_URGENCY)
+            return design[k]
+    for j in range(k, len(design)):
+        if _retarget(design, k, j, cand, strata, occasions, allowed, slack):
+            design[k], design[j] = design[j], design[k]
             return design[k]
     raise first
+
+
+#: the urgency few situations allow ("no rush" needs no near date and no misfortune): a candidate that can take it
+#: takes it, so the split's low-urgency tasks do not run out of situations before the design does
+SCARCE_URGENCY = "low"
+
+
+def _retarget(design: list[dict[str, str]], k: int, j: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
+              occasions: list[tuple[str, int, str]], allowed: bool, slack: float, only: str | None = None) -> bool:
+    """Give design row `j` an urgency the candidate's situation allows (`appraisal.urgency_misfit`: no "no rush"
+    beside a date tomorrow), trading it with a later row's, so the split keeps its count of each urgency and no
+    condition comes twice; whether it could. `only`: try that urgency alone."""
+    taken = Counter(condition_id(row) for row in design)
+    wanted = {row["urgency"] for row in design[k:]} if only is None else {only}
+    for urgency in sorted(wanted - {design[j]["urgency"]}):
+        mine = {**design[j], "urgency": urgency}
+        if taken[condition_id(mine)] or condition_misfit(mine, cand, strata, occasions, allowed, slack) is not None:
+            continue
+        for i in range(k, len(design)):
+            theirs = {**design[i], "urgency": design[j]["urgency"]}
+            if i != j and design[i]["urgency"] == urgency and not taken[condition_id(theirs)]:
+                design[j], design[i] = mine, theirs
+                return True
+    return False
 
 
 def write_feelings(feelings: Any, labeler: EmotionLabeler | None, cand: Candidate, condition: dict[str, str],
@@ -452,10 +512,13 @@ def write_feelings(feelings: Any, labeler: EmotionLabeler | None, cand: Candidat
         text = feelings.describe(cand, rng, condition)
         if labeler is None:
             return text, None, tries
+        if check_text(text, recorded_situation(cand, condition)):  # the coherence audit would fail it
+            continue
         reading = labeler.read(text)
         if agrees(condition, reading):
             return text, reading, tries
-    assert reading is not None
+    if reading is None:
+        raise incoherent(condition, FEELINGS_TRIES)
     raise misread(condition, reading, FEELINGS_TRIES)
 
 

@@ -55,6 +55,7 @@ def lexicon() -> dict[str, Any]:
     out["openers"] = tuple(raw["dangling_openers"])
     out["pronoun"] = re.compile(raw["pronoun_object"], re.I)
     out["exclusive"] = [tuple(re.compile(p, re.I) for p in pair) for pair in raw["exclusive"]]
+    out["disputes"] = re.compile("|".join(f"(?:{p})" for p in raw["dispute_events"]), re.I)
     return out
 
 
@@ -67,11 +68,14 @@ def grounds(situation: Mapping[str, Any]) -> dict[str, bool]:
     misfortune = bool(situation.get("misfortune"))
     negative = valence == "negative"
     pressing = bool(situation.get("pressing"))
+    disputed = any(lexicon()["disputes"].search(e) for e in [*(situation.get("events") or []), situation.get("occasion") or ""])
     return {
         "history": bool(situation.get("history")),
-        "contested": refused and not situation.get("accepts_refusal"),
+        "contested": (refused or disputed) and not situation.get("accepts_refusal"),
+        "no_near_date": days is None or days > CLOSE_DAYS,
         "close_date": days is not None and days <= CLOSE_DAYS,
-        "pressing": pressing or (days is not None and days <= CLOSE_DAYS),
+        # a real setback (a broken phone) gives "it's urgent" its reason without forbidding a patient customer
+        "pressing": pressing or bool(situation.get("setback")) or (days is not None and days <= CLOSE_DAYS),
         "not_pressing": not pressing,
         "obstacle": negative or refused,
         "loss": bool(situation.get("loss", misfortune and negative)),
@@ -98,7 +102,7 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
         return []
     lex, have = lexicon(), grounds(situation)
     found: list[Finding] = []
-    for name in ("presupposition", "insistence", "deadline", "pressing", "calm", "obstacle", "loss", "threat",
+    for name in ("presupposition", "insistence", "deadline", "pressing", "calm", "ahead", "obstacle", "loss", "threat",
                  "offence", "good_fortune", "extreme"):
         rule = lex[name]
         match = rule["regex"].search(text)
@@ -117,7 +121,7 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
 
 
 _RULE_NAMES = {"presupposition": "presupposition", "insistence": "presupposition", "deadline": "urgency against situation",
-               "pressing": "urgency against situation", "calm": "urgency against situation",
+               "pressing": "urgency against situation", "calm": "urgency against situation", "ahead": "urgency against situation",
                "obstacle": "missing cause", "loss": "missing cause", "threat": "missing cause", "offence": "missing cause",
                "good_fortune": "contradiction", "extreme": "intensity against stakes"}
 

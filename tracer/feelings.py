@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 from collections.abc import Callable
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from tau_emotion.core.errors import TauError
-from tau_emotion.tracer.refine import FIRST, render, say
+from tau_emotion.tracer.refine import FIRST, capfirst, render, say
 
 if TYPE_CHECKING:
     from tau_emotion.core.conditions import ConditionSpace
@@ -52,17 +53,29 @@ PRESSING_STAKES = 2
 DEADLINE_DAYS = 7
 #: a negative event this serious is a misfortune (design.MISFORTUNE_STAKES)
 MISFORTUNE_STAKES = 3
-#: the labels of a condition, the slots of a feelings text
-SLOTS = ("emotion", "urgency", "politeness", "trust")
+#: the parts of a feelings text: the emotion's line (with its cause), the urgency line, the politeness/trust line
+SLOTS = ("emotion", "urgency", "voice")
+
+
+def _clause(text: str) -> str:
+    """A first-person sentence as a clause inside another ("My card was blocked" -> "my card was blocked")."""
+    text = text.strip().rstrip(".")
+    if text[:2] in ("I ", "I'") or not text:
+        return text
+    return text[:1].lower() + text[1:]
 
 
 def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> dict[str, Any]:
-    """What the feelings rest on: events, occasion, valence, stakes and time pressure.
+    """What the feelings rest on: events, occasion, valence, stakes, time pressure, refusals and the causes.
 
     `occasion` (text, stakes, valence) stands in for the candidate's own (`cand.occasion`) when the build asks
-    whether an occasion would fit before it picks one. `pressing`: a date within PRESSING_DAYS, a misfortune, a sad
-    occasion or a setback of PRESSING_STAKES (a broken phone; no "no rush" beside them); `misfortune`: a negative
-    event of MISFORTUNE_STAKES or a negative occasion; `upcoming`: a positive event or occasion to look forward to.
+    whether an occasion would fit before it picks one. `pressing`: a date within PRESSING_DAYS, a misfortune or a sad
+    occasion (no "no rush" beside them); `setback`: a negative event of PRESSING_STAKES (a broken phone), which lets a
+    high urgency say "it's urgent" but does not forbid a patient customer; `misfortune`: a negative
+    event of MISFORTUNE_STAKES or a negative occasion; `upcoming`: a positive event or occasion to look forward to;
+    `causes`: each event and the occasion with its valence and stakes (what `appraisal` gives an emotion as its
+    cause); `refused`: a request the policy refuses; `insisted`: the event of a refused request the user insists on;
+    `history`: whether the situation states an earlier contact (no pack's situation does yet: always False).
     """
     moods = [d.mood for d in cand.drafts]
     if occasion is None and cand.occasion:
@@ -71,38 +84,64 @@ def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> 
     valences = [m.valence for m in moods] + ([o_valence] if text else [])
     valence = max(valences, key=lambda v: _VALENCE_ORDER.get(v, 1), default="neutral")
     stakes = max((m.stakes for m in moods), default=1) + o_stakes // 2
-    days = [m.days_left for m in moods if m.days_left is not None]
+    days = [m.days_left for m in moods if m.days_left is not None and m.days_left >= 0]
     days_left = min(days) if days else None
     misfortune = (any(m.valence == "negative" and m.stakes >= MISFORTUNE_STAKES for m in moods)
                   or (bool(text) and o_valence == "negative"))
     # a real setback (a broken phone, a flight that may not go) presses too: "no rush" would not be said beside it
     setback = any(m.valence == "negative" and m.stakes >= PRESSING_STAKES for m in moods)
     events: list[str] = []
+    causes: list[dict[str, Any]] = []
     for m in moods:
         said = say(m.event, FIRST)
         if said not in events:
             events.append(said)
+            causes.append({"text": said, "valence": m.valence, "stakes": m.stakes, "source": "event"})
+    if text:
+        causes.append({"text": say(text, FIRST), "valence": o_valence, "stakes": o_stakes, "source": "occasion"})
+    insisted = next((say(d.mood.event, FIRST) for d in cand.drafts if d.refused and d.on_refusal == "transfer"), None)
+    refusals = list(dict.fromkeys(say(d.mood.event, FIRST) for d in cand.drafts if d.refused))
     return {"events": events, "occasion": say(text, FIRST) if text else None,
             "valence": valence, "stakes": min(stakes, 3), "days_left": days_left,
-            "pressing": misfortune or setback or (days_left is not None and days_left <= PRESSING_DAYS),
+            "pressing": misfortune or (days_left is not None and days_left <= PRESSING_DAYS), "setback": setback,
             "misfortune": misfortune, "upcoming": "positive" in valences,
+            "refused": bool(refusals), "refusals": refusals, "insisted": insisted, "history": False,
             # a user told to accept a refusal does not announce that it will dispute every point
             "accepts_refusal": any(d.refused and d.on_refusal != "transfer" for d in cand.drafts),
-            "requests": [say(d.request[0], FIRST) for d in cand.drafts]}
+            "causes": causes, "requests": [say(d.request[0], FIRST) for d in cand.drafts],
+            "relax": int(getattr(cand, "relax", 0))}
 
 
-#: when a cue fits the situation (`feeling_cues.json`, field `when`)
+#: the situation's fields the task's plan keeps (`core.models.Situation`), for the coherence audit to read
+RECORDED = ("events", "occasion", "valence", "stakes", "days_left", "pressing", "setback", "misfortune", "upcoming",
+            "refused", "accepts_refusal", "history")
+
+
+def recorded_situation(cand: Candidate, condition: dict[str, str] | None = None) -> dict[str, Any]:
+    """The situation as the task's plan records it (`RECORDED`), with the cause the appraisal gave `condition`."""
+    from tau_emotion.tracer.appraisal import cause
+
+    facts = situation(cand)
+    found = cause(condition, facts) if condition is not None else None
+    return {**{k: facts[k] for k in RECORDED}, "cause": found["text"] if found else None}
+
+
+#: when a line fits the situation (`feeling_cues.json`, field `when`)
 WHEN: dict[str, Callable[[dict[str, Any]], bool]] = {
     "any": lambda f: True,
-    "trouble": lambda f: f["valence"] == "negative",
     "calm": lambda f: not f["pressing"],
-    "upbeat": lambda f: not f["misfortune"],
-    "positive": lambda f: f["upcoming"] and not f["misfortune"],
-    "deadline": lambda f: f["days_left"] is not None and f["days_left"] <= DEADLINE_DAYS,
-    "later": lambda f: f["days_left"] is None or f["days_left"] > PRESSING_DAYS - 1,
-    "pressing": lambda f: f["pressing"],
+    "pressing": lambda f: f["pressing"] or f["setback"],
+    "near": lambda f: f["days_left"] is not None and f["days_left"] <= DEADLINE_DAYS,
+    "soon": lambda f: f["days_left"] is not None and 2 <= f["days_left"] <= DEADLINE_DAYS,
+    "later": lambda f: f["days_left"] is None or f["days_left"] > DEADLINE_DAYS,
+    "far": lambda f: f["days_left"] is not None and f["days_left"] > DEADLINE_DAYS,
     "insists": lambda f: not f.get("accepts_refusal"),
 }
+
+
+def when_words(days_left: int | None) -> str:
+    """A date `days_left` days away, as the customer says it ('today', 'tomorrow', 'in 5 days')."""
+    return {None: "", 0: "today", 1: "tomorrow"}.get(days_left, f"in {days_left} days")
 
 
 def _cue(entry: str | dict[str, Any]) -> dict[str, Any]:
@@ -110,43 +149,67 @@ def _cue(entry: str | dict[str, Any]) -> dict[str, Any]:
 
 
 def cue_fits(cue: dict[str, Any], condition: dict[str, str], facts: dict[str, Any]) -> bool:
-    """Whether a cue can be said in this situation by a user of this condition: its `when` holds, the situation's
-    stakes reach its `min_stakes`, and no label of `not_with` is the condition's."""
+    """Whether a line can be said in this situation by a user of this condition: its `when` holds and no label of
+    `not_with` is the condition's."""
     clash = any(condition.get(label) == value for label, value in (x.split(":", 1) for x in cue.get("not_with", ())))
-    return not clash and facts["stakes"] >= cue.get("min_stakes", 0) and WHEN[cue.get("when", "any")](facts)
+    return not clash and WHEN[cue.get("when", "any")](facts)
 
 
 def cue_options(condition: dict[str, str], facts: dict[str, Any]) -> dict[str, list[str]]:
-    """Per slot (the emotion, then urgency, politeness and trust), the cue sentences that fit."""
+    """Per part (the emotion's line with its cause, the urgency line, the politeness/trust line), the lines that
+    fit, rendered; no emotion line when the situation gives the emotion no cause (`appraisal.cause`)."""
+    from tau_emotion.tracer.appraisal import cause
+
     bank = cue_bank()
-    rows = {"emotion": bank["emotion"][condition["emotion"]], **{d: bank[d][condition[d]] for d in SLOTS[1:]}}
-    return {slot: [c["text"] for c in map(_cue, cues) if cue_fits(c, condition, facts)] for slot, cues in rows.items()}
+    found = cause(condition, facts)
+    lines = [] if found is None else bank["if_refused" if found["source"] == "refusal" else "emotion"][condition["emotion"]]
+    emotion = [] if found is None else [
+        c["text"].replace("{cause}", _clause(found["text"])).replace("{Cause}", capfirst(_clause(found["text"])))
+        for c in map(_cue, lines) if cue_fits(c, condition, facts)]
+    when = when_words(facts["days_left"])
+    urgency = [c["text"].replace("{when}", when) for c in map(_cue, bank["urgency"][condition["urgency"]])
+               if cue_fits(c, condition, facts)]
+    voice = [c["text"] for c in map(_cue, bank["voice"][f"{condition['politeness']}/{condition['trust']}"])
+             if cue_fits(c, condition, facts)]
+    return {"emotion": emotion, "urgency": urgency, "voice": voice}
 
 
 def feelings_misfit(condition: dict[str, str], facts: dict[str, Any]) -> str | None:
-    """Why no coherent feelings text of `condition` fits this situation (None when one does): a slot without a
-    cue that fits (excitement beside a misfortune, desperation over a trivial request without a way to say it)."""
+    """Why no coherent feelings text of `condition` fits this situation (None when one does): the appraisal finds no
+    cause for the emotion at its intensity, or an urgency the dates contradict (`appraisal.misfit`), or a part
+    without a line that fits."""
+    from tau_emotion.tracer.appraisal import misfit
+
+    why = misfit(condition, facts)
+    if why is not None:
+        return why
     empty = [slot for slot, cues in cue_options(condition, facts).items() if not cues]
     if not empty:
         return None
-    return f"no {' or '.join(empty)} cue of {condition['emotion']}/{condition['urgency']} fits the situation " \
+    return f"no {' or '.join(empty)} line of {condition['emotion']}/{condition['urgency']} fits the situation " \
            f"({'; '.join(facts['events'][:2]) or 'no event'})"
 
 
 class TemplateFeelings:
-    """Feelings text for an assigned condition: the situation, then one cue sentence per label (`feeling.j2`)."""
+    """Feelings text for an assigned condition: the situation's other events, the emotion's line stating its cause,
+    then an urgency line and a politeness/trust line (`feeling.j2`)."""
 
     name = "template"
 
     def describe(self, cand: Candidate, rng: random.Random, condition: dict[str, str]) -> str:
+        from tau_emotion.tracer.appraisal import cause
+
         facts = situation(cand)
         options = cue_options(condition, facts)
         if not all(options.values()):  # the build asks `feelings_misfit` first; a direct caller gets the reason
-            raise EmotionUnavailable(feelings_misfit(condition, facts) or "no cue fits")
-        dims = [rng.choice(options[d]) for d in SLOTS[1:]]
-        rng.shuffle(dims)
-        return render("feeling.j2", events=facts["events"], occasion=facts["occasion"],
-                      cue=rng.choice(options["emotion"]), dimension_cues=dims)
+            raise EmotionUnavailable(feelings_misfit(condition, facts) or "no line fits")
+        said = cause(condition, facts)
+        assert said is not None
+        others = [e for e in [*facts["events"], *([facts["occasion"]] if facts["occasion"] else [])]
+                  if e != said["text"]]
+        tail = [rng.choice(options["urgency"]), rng.choice(options["voice"])]
+        rng.shuffle(tail)
+        return render("feeling.j2", events=others, cue=rng.choice(options["emotion"]), dimension_cues=tail)
 
 
 class LLMFeelings:
@@ -192,6 +255,11 @@ def condition_space(pm: Any) -> ConditionSpace:
     return space
 
 
+#: anchors drawn for a task before the build settles for the fitting sentences of the first
+ANCHOR_DRAWS = 20
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
 class EmotionLabeler:
     """The emotion plugin's classifier (feelings text -> its reading) and anchor bank (condition -> anchor),
     reached through the core's condition-space contract."""
@@ -213,9 +281,26 @@ class EmotionLabeler:
         """The classifier's reading of a feelings text: the five condition fields."""
         return dict(self.classify(text))
 
-    def block(self, condition: dict[str, str], rng: random.Random) -> dict[str, Any]:
-        """The task's `emotion` block (the emotion plugin's `EmotionBlock` fields) for an assigned condition."""
-        return {**condition, "anchor": self.anchor_for(condition, rng)}
+    def block(self, condition: dict[str, str], rng: random.Random,
+              fits: Callable[[str], bool] | None = None) -> dict[str, Any]:
+        """The task's `emotion` block (the emotion plugin's `EmotionBlock` fields) for an assigned condition.
+
+        `fits`: whether an anchor fits the task's situation (no deadline, history or loss the task does not have);
+        the anchor is the first of ANCHOR_DRAWS draws that fits, else the fitting sentences of the draw whose first
+        sentence (the emotion's) fits and that keeps the most (an anchor is a few sentences, each about one label)."""
+        drawn = [self.anchor_for(condition, rng) for _ in range(ANCHOR_DRAWS if fits is not None else 1)]
+        if fits is None:
+            return {**condition, "anchor": drawn[0]}
+        good = next((a for a in drawn if fits(a)), None)
+        if good is None:  # the draw whose emotion sentence fits and that keeps the most fitting sentences
+            def kept(anchor: str) -> list[str]:
+                return [x for x in _SENTENCE.split(anchor) if fits(x)]
+            best = max(drawn, key=lambda a: (fits(_SENTENCE.split(a)[0]), len(kept(a))))
+            sentences = kept(best)
+            while len(sentences) > 1 and not fits(" ".join(sentences)):
+                sentences.pop()
+            good = " ".join(sentences)
+        return {**condition, "anchor": good}
 
 
 #: the labels a feelings text must be read back as: family and emotion, and (issue 21) the three dimensions

@@ -100,6 +100,8 @@ class Candidate:
     occasion_valence: str = "neutral"
     task: Task | None = None
     feeling: str | None = None
+    #: set by the build when it stalls (0-3): how much weaker a cause the appraisal accepts (`tracer.appraisal.cause`)
+    relax: int = 0
     emotion: dict[str, Any] | None = None
 
     @property

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from tau_emotion.core.domain import Domain
 
 #: the `meta` keys the build writes for the plan; `with_plan` moves them into it
-PLAN_META = ("policy_challenge", "intents", "refused", "intent_gold", "decisions", "feeling")
+PLAN_META = ("policy_challenge", "intents", "refused", "intent_gold", "decisions", "feeling", "situation")
 _SECOND_PERSON = re.compile(r"\b(you are|you're|you were|yourself|yours|your|you)\b", re.I)
 _FIRST = {"you are": "I am", "you're": "I'm", "you were": "I was", "yourself": "myself", "yours": "mine",
           "your": "my", "you": "I"}
@@ -247,7 +247,9 @@ def build_plan(domain: Domain, task: Task) -> IntentPlan:
     caller = [_fact(domain, phrase, task, k, task.user.instruction, every)
               for k in task.user.known if k not in owned and k != "preferences"]
     feeling = meta.get("feeling")
-    situation = Situation(feeling=feeling) if isinstance(feeling, str) and feeling.strip() else None
+    facts = meta.get("situation") if isinstance(meta.get("situation"), dict) else {}
+    situation = Situation(feeling=feeling, **{k: v for k, v in facts.items() if k in Situation.model_fields}) \
+        if isinstance(feeling, str) and feeling.strip() else None
     return IntentPlan(requests=requests, caller=caller, situation=situation)
 
 

@@ -526,15 +526,10 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
     """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
     emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
     policy challenges, or tasks of its number of intents (`design.share_fits`)."""
-    if needs_occasion(condition):
-        fitting = [o for o in occasions if occasion_fits(o[2], condition)
-                   and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
-        if not fitting:
-            return Reject("feelings", f"{condition['emotion']} needs an occasion that gives reason for it")
-    else:
-        why = feelings_misfit(condition, situation(cand))
-        if why is not None:
-            return Reject("feelings", why)
+    why = None if needs_occasion(condition) else feelings_misfit(condition, situation(cand))
+    if needs_occasion(condition) or why is not None:  # the appraisal may find the cause in an occasion instead
+        if not fitting_occasions(occasions, condition, cand, allowed):
+            return Reject("feelings", why or f"{condition['emotion']} needs an occasion that gives reason for it")
     for name, value in stratum(cand).items():
         room = CHALLENGE_SLACK * slack if name in ("length", "rule") else min(CHALLENGE_SLACK * slack, STALL_CAP)
         if not share_fits(strata[name], condition["family"], value, room):
@@ -549,6 +544,19 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
         return Reject("balance", f"{condition['family']} has enough {'/'.join(d.kind for d in cand.drafts)} "
                                  f"requests for the split's running share")
     return None
+
+
+def fitting_occasions(occasions: list[tuple[str, int, str]], condition: dict[str, str], cand: Candidate,
+                      allowed: bool) -> list[tuple[str, int, str]]:
+    """The occasions that give `condition` its cause beside the candidate's events (none when it may have none)."""
+    return [o for o in occasions if occasion_fits(o[2], condition)
+            and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
+
+
+def incoherent(condition: dict[str, str], tries: int) -> Reject:
+    """The rejection of a candidate whose `tries` feelings texts all failed the coherence audit."""
+    return Reject("feelings", f"{tries} feelings texts for {condition['family']}.{condition['emotion']} "
+                              f"fail the coherence audit")
 
 
 def misread(condition: dict[str, str], reading: dict[str, str], tries: int) -> Reject:

@@ -64,7 +64,12 @@ def test_feelings_fit_a_stated_misfortune(domains, pack):
 
 #: (split, check) pairs a committed split may fail: none since the Tracer part 3 rebuild (airline train's request kind
 #: balance, p ~ 0.003, went when the situation was chosen to fit the condition and request kinds became a stratum)
-KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {}
+#: issue 34's coherence check reads the situation a task's plan records (valence, stakes, dates, refusals), which the
+#: committed splits predate: every split fails it until the lead rebuilds them all with the appraisal (issue 34 item 9);
+#: then this entry goes
+KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {
+    (pack, split): {"coherence"} for pack in ("airline", "retail", "telecom", "telehealth", "restaurant", "bank",
+                                              "school", "movie", "travel", "basketball") for split in ("test", "train")}
 
 
 @pytest.mark.slow
@@ -412,3 +417,29 @@ def test_id_leak_catches_an_internal_ids_tail(airline, monkeypatch, space):
     assert task.id in failed["id leak"]
     _, failed = _failed(airline, space)  # undeclared: not checked
     assert "id leak" not in failed
+
+
+def test_coherence_check_fails_a_feeling_without_its_cause_and_passes_one_with_it(airline, monkeypatch, space):
+    """Issue 34: the audit reads each task's feeling and anchor against the situation its plan records."""
+    from tau_emotion.core.models import Situation
+
+    def with_feeling(t, feeling, anchor, **facts):
+        if t.split != "test" or t.plan is None:
+            return t
+        situation = Situation(feeling=feeling, events=["I want to swap the notebook"], **facts)
+        emotion = {**t.blocks["emotion"], "anchor": anchor}
+        return t.model_copy(update={"plan": t.plan.model_copy(update={"situation": situation})}).with_block(
+            "emotion", emotion)
+
+    bad = [with_feeling(t, "I want to swap the notebook. I'm begging you, I'm desperate.",
+                        "You have a deadline within the next hour or two.") for t in airline.tasks(None)]
+    _patched(monkeypatch, airline, bad)
+    result, failed = _failed(airline, space)
+    assert "coherence" in failed and "begging" in failed["coherence"]
+    assert result.tables["coherence"]["intensity against stakes"] == result.tables["tasks"]["n"]
+    good = [with_feeling(t, "I want to swap the notebook, and it's a bit annoying. There's no rush at all.",
+                         "You are mildly irritated and patient.", valence="negative") for t in airline.tasks(None)]
+    _patched(monkeypatch, airline, good)
+    result, failed = _failed(airline, space)
+    assert "coherence" not in failed and result.tables["coherence"]["tasks clean"].startswith(
+        f"{result.tables['tasks']['n']}/")
