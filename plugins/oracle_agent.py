@@ -100,6 +100,7 @@ class OracleAgent:
         self.position = -1  # the request being served
         self.steps: list[str] = []  # what is left to do for it
         self.acks = 0
+        self.n_calls = 0
 
     def _words(self, request: Request) -> str:
         parts = [request.figure] if request.figure and not request.proceeds else []
@@ -109,8 +110,9 @@ class OracleAgent:
         return " ".join(parts) or "That is taken care of."
 
     def _calls(self, actions: list[Action], content: str | None = None) -> Message:
-        calls = [ToolCall(id=f"oracle-{self.position}-{i}-{len(self.view.messages)}", name=a.name,
-                          arguments=dict(a.arguments)) for i, a in enumerate(actions)]
+        calls = [ToolCall(id=f"oracle-{self.n_calls + i}", name=a.name, arguments=dict(a.arguments))
+                 for i, a in enumerate(actions)]
+        self.n_calls += len(calls)
         return Message(role="assistant", content=content, tool_calls=calls)
 
     def ask(self, request: Request) -> str:
@@ -127,7 +129,8 @@ class OracleAgent:
         return True
 
     async def act(self, messages: list[Message]) -> Message:
-        if messages and messages[-1].role == "user" and not self.steps and not self.next_request():
+        # a turn ends on words (a question, the outputs): with no step left, the user has made their next request
+        if not self.steps and not self.next_request():
             self.acks += 1
             return Message(role="assistant", content=f"That is taken care of as well (item {self.acks}).")
         request = self.requests[self.position]
@@ -137,7 +140,8 @@ class OracleAgent:
         if step == "ask":
             return Message(role="assistant", content=self.ask(request))
         if step == "writes":
-            if affirmative(messages[-1].content if messages else None):
+            reply = next((m for m in reversed(messages) if m.role == "user"), None)
+            if reply is None or affirmative(reply.content):  # handed no transcript (a bare driver): the yes is given
                 return self._calls(request.asks)
             step = self.steps.pop(0)  # no yes: nothing is changed
         words = self._words(request)

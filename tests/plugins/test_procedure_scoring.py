@@ -67,12 +67,14 @@ def test_compare_and_gate_refuse_to_mix_scorings_silently(runs, tau):
         refused = tau(command, paper, strict)
         assert refused.exit_code != 0 and "pass --scoring paper or --scoring strict" in refused.output
     under_strict = json.loads(tau("compare", paper, strict, "--scoring", "strict", "--json").output)
-    assert under_strict["scoring"] == "strict" and under_strict["overall"]["avg_at_k"]["baseline"] == 0.3333  # read-only
+    # the oracle follows the procedure: its strict reward is its paper reward; hasty's is 0
+    assert under_strict["scoring"] == "strict" and under_strict["overall"]["avg_at_k"]["baseline"] == 1.0
+    assert under_strict["overall"]["avg_at_k"]["candidate"] == 0.0
     under_paper = json.loads(tau("compare", paper, strict, "--scoring", "paper", "--json").output)
     assert under_paper["overall"]["avg_at_k"]["baseline"] == 1.0  # the oracle under the paper's reward
-    # the oracle (paper 1.0) as the baseline: hasty drops under paper scoring; under strict both are 0
+    # the oracle as the baseline: under strict scoring hasty (which never asks) drops to 0 and the gate fails
     gated = tau("gate", paper, runs["hasty_paper"]["run_id"], "--scoring", "strict")
-    assert gated.exit_code == 0, gated.output
+    assert gated.exit_code == 1, gated.output
 
 
 def test_resume_cannot_change_the_scoring(runs, tau):
