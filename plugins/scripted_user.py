@@ -368,13 +368,15 @@ class ScriptedUser:
         repeated = text == self.last_agent_text
         self.last_agent_text = text
         handled, missing = self._handled(text)
-        if handled and text:
+        if handled and text:  # asked to go ahead with what its rule declines (the figure told): "No, ..." first
+            rule = self.request.decision if self.per_request and _CONFIRM.search(text.lower()) else None
+            no = decision_words(rule, "no") if rule and decide(rule, self.view.messages[self.since:]) == "no" else ""
             self.position, self.since = self.position + 1, len(self.view.messages)
             if self.position >= len(self.lines):
                 done = self.view.end_tokens.done
-                return Message(role="user", content=f"{self.style.done()} {done}" if done else self.style.done())
+                return Message(role="user", content=" ".join(x for x in (no, self.style.done(), done) if x))
             line = self._with_volunteered(self.lines[self.position])
-            return Message(role="user", content=self.style.next_request(line))
+            return Message(role="user", content=" ".join(x for x in (no, self.style.next_request(line)) if x))
         if "?" in text and not _ANYTHING_ELSE.search(text.lower()):
             return Message(role="user", content=self._reply_to_question(text, repeated))
         what = "; ".join(missing) or "nothing has happened yet"
