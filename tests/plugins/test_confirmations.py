@@ -99,6 +99,7 @@ def _run(tmp_path, pack, agent, task_ids, scoring="strict"):
     return run, run.store.results(run.run_id)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack", PACKS)
 def test_the_oracle_identifies_states_and_waits_for_the_yes_before_each_write(tmp_path, pack):
     task_id = CASES[pack][0]  # a request with a decision rule and one write
@@ -122,6 +123,7 @@ def test_the_oracle_identifies_states_and_waits_for_the_yes_before_each_write(tm
         assert not any(c for m in messages[asked:yes] for c in m.tool_calls)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack", ["airline", "bank"])
 def test_the_asker_asks_then_follows_the_procedure(tmp_path, pack):
     _, [result] = _run(tmp_path, pack, "asker", [CASES[pack][0]])
