@@ -19,7 +19,6 @@ from tau_emotion.core import hookimpl
 from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.models import Action, Message, ToolCall
 from tau_emotion.core.procedure import affirmative
-from tau_emotion.core.reward import gold_statement
 
 
 def spoken(value: Any, key: str = "") -> list[str]:
@@ -47,6 +46,13 @@ class Request:
     after: list[Action] = field(default_factory=list)  # terminal calls (a handover): last, with the words
     figure: str | None = None  # "The price difference is 1217."
     proceeds: bool = True
+    told: list[str] = field(default_factory=list)  # what it tells once served: its outputs and reasons, as said
+
+
+def said(domain: Any, outputs: list[Any], reasons: list[str]) -> list[str]:
+    """Outputs (their first phrasing) and refusal reasons (their first phrasing), as `gold_statement` says them."""
+    return [*(o if isinstance(o, str) else o[0] for o in outputs),
+            *(domain.refusal_reasons.get(r, [r.replace("_", " ")])[0] for r in reasons)]
 
 
 def requests_of(view: EpisodeView) -> list[Request]:
@@ -78,6 +84,8 @@ def requests_of(view: EpisodeView) -> list[Request]:
                 request.asks.append(a)
             else:
                 request.reads.append(a)
+        told = (plan.requests[i].outputs, plan.requests[i].reasons) if plan else (task.gold.outputs, task.gold.reasons)
+        request.told = said(view.domain, *told)
         rule = plan.requests[i].decision if plan else None
         if rule is not None:
             request.figure = f"{rule.figure[:1].upper()}{rule.figure[1:]} is {rule.amount}."
@@ -94,19 +102,23 @@ class OracleAgent:
 
     def __init__(self, view: EpisodeView):
         self.view = view
-        self.statement = gold_statement(view.domain, view.task)
-        self.told = not self.statement
         self.requests = requests_of(view)
+        # the last request also tells whatever of the gold no request owns
+        self.requests[-1].told += [x for x in said(view.domain, view.task.gold.outputs, view.task.gold.reasons)
+                                   if x not in {t for r in self.requests for t in r.told}]
+        self.told: set[str] = set()
         self.position = -1  # the request being served
         self.steps: list[str] = []  # what is left to do for it
         self.acks = 0
         self.n_calls = 0
 
     def _words(self, request: Request) -> str:
+        """What a served request hears: a declined rule's figure, then its outputs and reasons (each said once)."""
         parts = [request.figure] if request.figure and not request.proceeds else []
-        if not self.told:
-            self.told = True
-            parts.append(f"Here is what I found: {self.statement}.")
+        fresh = [t for t in dict.fromkeys(request.told) if t not in self.told]
+        self.told.update(fresh)
+        if fresh:
+            parts.append(f"Here is what I found: {'; '.join(fresh)}.")
         return " ".join(parts) or "That is taken care of."
 
     def _calls(self, actions: list[Action], content: str | None = None) -> Message:
