@@ -229,15 +229,17 @@ class TableView(Mapping[str, Any]):
 
 
 class DomainView:
-    """What an agent or user may know of its domain: name, policy, refusal phrasings (frozen), the tools.
+    """What an agent or user may know of its domain: name, policy, refusal phrasings (frozen), the tools, and
+    the procedure rules it declares (`core.procedure.ProcedureSpec`, a frozen copy; None without any).
     Shared by the trials of a domain and read-only: setting `policy` or `name` raises."""
 
-    __slots__ = ("name", "policy", "refusal_reasons", "toolset", "__weakref__")
+    __slots__ = ("name", "policy", "refusal_reasons", "toolset", "procedure", "__weakref__")
     __setattr__ = _refuse_change
 
     def __init__(self, domain: Domain, timeout: float | None):
+        spec = domain.procedure
         _set(self, name=domain.name, policy=domain.policy, refusal_reasons=freeze(domain.refusal_reasons),
-             toolset=ToolsView(domain.toolset, timeout))
+             toolset=ToolsView(domain.toolset, timeout), procedure=None if spec is None else frozen_copy(spec))
 
 
 _domain_views: weakref.WeakKeyDictionary[Any, dict[float | None, DomainView]] = weakref.WeakKeyDictionary()

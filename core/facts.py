@@ -13,6 +13,10 @@ A word ending in s is left as it is by `plural` (`status`, `address`), as task f
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Any
+
 #: words that join a head noun to what qualifies it ("passenger to correct", "date of birth")
 PREPOSITIONS = frozenset({"to", "for", "of", "on", "in"})
 #: words a question may use for a key's word: "the confirmation number?" asks for an id
@@ -94,3 +98,38 @@ def head_named(key: str, words: set[str]) -> bool:
     """The question names the key's head noun, and it is not a generic one: "which cabin?" for `new_cabin`."""
     terms = key_terms(key)
     return bool(terms) and not terms[-1] & GENERIC and bool(terms[-1] & words)
+
+
+# --------------------------------------------------------------------------- facts as said
+
+_ENUM = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict | list):
+        return [x for v in (value.values() if isinstance(value, dict) else value) for x in leaves(v)]
+    return [value]
+
+
+def scalar(value: Any) -> str:
+    """One value as said: 65.0 as '65', 'not_recognised' as 'not recognised' (ids with digits stay as they are)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str) and _ENUM.fullmatch(value):
+        return value.replace("_", " ")
+    return str(value)
+
+
+def format_value(value: Any) -> str:
+    """A fact as a person says it: lists and flat records (an address) as their values joined by commas."""
+    if isinstance(value, dict) and all(isinstance(v, (str, int, float)) or v is None for v in value.values()):
+        value = [v for v in value.values() if v not in (None, "")]
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ", ".join(scalar(v) for v in value)
+    return scalar(value) if isinstance(value, (str, int, float)) else json.dumps(value)
+
+
+def state_fact(key: str, value: Any) -> str:
+    several = isinstance(value, list) and len(value) > 1
+    verb = "are" if several or (is_plural_key(key) and not isinstance(value, list)) else "is"
+    return f"My {key.replace('_', ' ')} {verb} {format_value(value)}."

@@ -1,8 +1,9 @@
 """The `asker` agent: asks the user for every argument of every gold call, then does the oracle's work.
 
-A reference point for user simulators: it knows the answer (the gold trajectory) but first asks
-the user, one question per distinct argument name, for every value, including ones a tool could
-provide (flight numbers, payment ids, arithmetic), and asks for confirmation before each write.
+A reference point for user simulators: it knows the answer (the gold trajectory) but, as each request is
+made, first asks the user, one question per distinct argument name, for every value of that request's calls,
+including ones a tool could provide (flight numbers, payment ids, arithmetic); then it serves the request as the
+oracle does (identifies the caller, says the deciding figure, states each write and waits for the yes).
 A user who does not know a value pays friction; a patient user sees the task done, an impatient
 one gives up. Its UNSATISFIED rate should fall between the oracle's (0) and the null agent's.
 """
@@ -26,37 +27,34 @@ def argument_names(value: Any, prefix: str = "") -> list[str]:
     return [prefix] if prefix else []
 
 
-def describe(name: str, arguments: dict[str, Any]) -> str:
-    parts = ", ".join(f"{k} {v}" for k, v in arguments.items() if not isinstance(v, (dict, list)))
-    nested = [str(x) for v in arguments.values() if isinstance(v, (dict, list)) for x in _leaves(v)]
-    return f"{name.replace('_', ' ')} ({parts}{'; ' if parts and nested else ''}{', '.join(nested)})"
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    if isinstance(value, list):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
 class AskerAgent:
+    """Per request, before the oracle serves it: one question per argument name of its calls not asked yet."""
+
     def __init__(self, view: EpisodeView):
         self.oracle = OracleAgent(view)
-        questions: list[str] = []
-        for action in view.task.gold.actions:
+        self.asked: set[str] = set()
+        self.pending: list[str] = []
+        self.opened = -1  # the last request whose questions were queued
+
+    def _questions(self, index: int) -> list[str]:
+        r = self.oracle.requests[index]
+        out = []
+        for action in [*r.reads, *r.asks, *r.after]:
             for name in argument_names(action.arguments):
-                question = f"Could you tell me the {name.replace('_', ' ')}?"
-                if question not in questions:
-                    questions.append(question)
-        writes = [a for a in view.task.gold.actions if view.tools.writes(a.name)]
-        questions += [f"I am about to {describe(a.name, a.arguments)}. Shall I proceed?" for a in writes]
-        self.pending = questions
+                if name not in self.asked:
+                    self.asked.add(name)
+                    out.append(f"Could you tell me the {name.replace('_', ' ')}?")
+        return out
 
     async def act(self, messages: list[Message]) -> Message:
-        if self.pending:
+        oracle = self.oracle
+        upcoming = oracle.position + 1
+        if not oracle.steps and upcoming < len(oracle.requests) and self.opened < upcoming:
+            self.opened = upcoming
+            self.pending = self._questions(upcoming)
+        if self.pending and messages and messages[-1].role == "user":
             return Message(role="assistant", content=self.pending.pop(0))
-        return await self.oracle.act(messages)
+        return await oracle.act(messages)
 
 
 @hookimpl

@@ -4,8 +4,8 @@ It states the requests in order and moves on only on evidence (the request's goa
 outputs said, its reasons explained: `core.reward`'s matchers); else it restates what is missing and spends
 patience. A question gets the facts it names (the current request's, the caller's own when named more fully, a later
 request's "for my next request", else "I don't know"; the name when asked for the id of a thing it knows by name); a
-confirmation "yes" unless it names another request's id or less than a refused request the user turns smaller offers
-down for. It volunteers 0-2 facts per request in its own words, chosen by the trial's rng. A `UserStyle` words it;
+confirmation an opening "yes" unless it names another request's id or less than the refused request the user turns
+smaller offers down for; with a decision rule it decides once the figure is said (`core.consent`), "No, ..." over it. It volunteers 0-2 facts per request in its own words, chosen by the trial's rng. A `UserStyle` words it;
 friction spends `style.cost(kind)` of `style.budget` and at zero it gives up. A task without a plan gets one of its
 whole gold (`core.goals.plan_from_gold`; line k of n is handled at k/n of the evidence); docs/architecture.md §5."""
 
@@ -19,8 +19,20 @@ import weakref
 from typing import Any
 
 from tau_emotion.core import hookimpl
+from tau_emotion.core.consent import decide, decision_words
 from tau_emotion.core.episode import EpisodeView
-from tau_emotion.core.facts import ALIASES, GENERIC, head_named, is_plural_key, named_by, singular, singular_key
+from tau_emotion.core.facts import (
+    ALIASES,
+    GENERIC,
+    format_value,
+    head_named,
+    leaves,
+    named_by,
+    scalar,
+    singular,
+    singular_key,
+    state_fact,
+)
 from tau_emotion.core.goals import changes_done, plan_from_gold
 from tau_emotion.core.models import IntentPlan, Message, PlanFact, RequestPlan
 from tau_emotion.core.protocols import UserStyle
@@ -41,7 +53,6 @@ _CHOICE = re.compile(r"\b(which|prefer|or)\b")
 #: what a confirmation can name wrongly: ids, codes and dates (letters or dashes with digits)
 _SALIENT = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[a-z_-])[\w-]{3,}(?![\w-])")
 _NUMBER = re.compile(r"(?<![\w.,-])\d[\d,]*(?:\.\d+)?(?![\w-])")
-_ENUM = re.compile(r"[a-z]+(?:_[a-z]+)+")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: words that say nothing of a fact's content ("I want", "my")
 _FUNCTION_WORDS = frozenset({"i", "me", "my", "am", "is", "are", "be", "the", "a", "an", "to", "of", "in", "on", "for",
@@ -108,36 +119,6 @@ class Patience:
         return " ".join(x for x in (self.style.give_up(), self.token) if x), True
 
 
-def leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict | list):
-        return [x for v in (value.values() if isinstance(value, dict) else value) for x in leaves(v)]
-    return [value]
-
-
-def _scalar(value: Any) -> str:
-    """One value as said: 65.0 as '65', 'not_recognised' as 'not recognised' (ids with digits stay as they are)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, str) and _ENUM.fullmatch(value):
-        return value.replace("_", " ")
-    return str(value)
-
-
-def format_value(value: Any) -> str:
-    """A fact as a person says it: lists and flat records (an address) as their values joined by commas."""
-    if isinstance(value, dict) and all(isinstance(v, (str, int, float)) or v is None for v in value.values()):
-        value = [v for v in value.values() if v not in (None, "")]
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
-        return ", ".join(_scalar(v) for v in value)
-    return _scalar(value) if isinstance(value, (str, int, float)) else json.dumps(value)
-
-
-def state_fact(key: str, value: Any) -> str:
-    several = isinstance(value, list) and len(value) > 1
-    verb = "are" if several or (is_plural_key(key) and not isinstance(value, list)) else "is"
-    return f"My {key.replace('_', ' ')} {verb} {format_value(value)}."
-
-
 def _tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
@@ -147,7 +128,7 @@ def says(value: Any, text: str) -> bool:
     also as 'May 19'."""
     words = _tokens(text)
     for leaf in leaves(value):
-        said = _scalar(leaf)
+        said = scalar(leaf)
         forms = [said] + ([f"{calendar.month_name[int(said[5:7])]} {int(said[8:10])}"] if _ISO_DATE.fullmatch(said) else [])
         for form in forms:
             want = _tokens(form)
@@ -195,7 +176,7 @@ class ScriptedUser:
         self.plan = task_plan(view)
         self.lines = list(self.task.user.intents) or [self.task.user.instruction]
         self.per_request = len(self.plan.requests) == len(self.lines)
-        self.position = 0
+        self.position, self.since = 0, 0  # the request, and where in the transcript it was made
         self.told: set[str] = set()  # the values said ('key=value'), so "said already" is said only after
         self.ahead = False
         self.last_agent_text: str | None = None
@@ -340,8 +321,10 @@ class ScriptedUser:
         return self.per_request and any(t in others and t not in mine for t in _SALIENT.findall(text.lower()))
 
     def offers_less(self, text: str) -> bool:
-        """An offer of less than a refused request asked, when the user turns such offers down ("$50 instead?")."""
-        asked = [float(v) for r in self.plan.refusals if r.declines_smaller for v in leaves(r.call.arguments)
+        """An offer of less than the current refused request asked, when the user turns such offers down ("$50 instead?")."""
+        refusals = [self.request.refusal] if self.per_request and self.request.refusal else [] if self.per_request \
+            else self.plan.refusals
+        asked = [float(v) for r in refusals if r.declines_smaller for v in leaves(r.call.arguments)
                  if isinstance(v, (int, float)) and not isinstance(v, bool)]
         named = [float(n.replace(",", "")) for n in _NUMBER.findall(_SALIENT.sub(" ", text.lower()))]
         return bool(asked and named) and all(n < max(asked) for n in named)
@@ -361,6 +344,10 @@ class ScriptedUser:
         if _CONFIRM.search(lower):  # "I will change reservation X ... Shall I proceed?" is not a question about X
             if self._wrong_confirmation(text) or self.offers_less(text):
                 return self._with_friction("no_progress", self.style.correct(line))
+            rule = self.request.decision if self.per_request else None  # decided once the figure is heard
+            verdict = decide(rule, self.view.messages[self.since:])
+            if rule is not None and verdict != "yes":
+                return self._with_friction("no_progress" if verdict == "ask" else None, decision_words(rule, verdict))
             return self._with_friction("no_progress" if repeated else None, self.style.confirm())
         asked = self._asked(text)
         if asked:
@@ -382,13 +369,15 @@ class ScriptedUser:
         repeated = text == self.last_agent_text
         self.last_agent_text = text
         handled, missing = self._handled(text)
-        if handled and text:
-            self.position += 1
+        if handled and text:  # asked to go ahead with what its rule declines (the figure told): "No, ..." first
+            rule = self.request.decision if self.per_request and _CONFIRM.search(text.lower()) else None
+            no = decision_words(rule, "no") if rule and decide(rule, self.view.messages[self.since:]) == "no" else ""
+            self.position, self.since = self.position + 1, len(self.view.messages)
             if self.position >= len(self.lines):
                 done = self.view.end_tokens.done
-                return Message(role="user", content=f"{self.style.done()} {done}" if done else self.style.done())
+                return Message(role="user", content=" ".join(x for x in (no, self.style.done(), done) if x))
             line = self._with_volunteered(self.lines[self.position])
-            return Message(role="user", content=self.style.next_request(line))
+            return Message(role="user", content=" ".join(x for x in (no, self.style.next_request(line)) if x))
         if "?" in text and not _ANYTHING_ELSE.search(text.lower()):
             return Message(role="user", content=self._reply_to_question(text, repeated))
         what = "; ".join(missing) or "nothing has happened yet"

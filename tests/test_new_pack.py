@@ -58,7 +58,8 @@ def test_a_newcomers_first_hour_scaffold_add_a_tool_build_both_splits_in_either_
     assert new.returncode == 0, new.stderr
     steps = doc_steps("libdesk")
     assert [p for _, p, _ in steps] == ["tau_emotion_libdesk/tools.py", "tau_emotion_libdesk/data/policy.md",
-                                        "tau_emotion_libdesk/data/graph.json", "tau_emotion_libdesk/tracer_hints.py"]
+                                        "tau_emotion_libdesk/data/graph.json", "tau_emotion_libdesk/data/procedure.json",
+                                        "tau_emotion_libdesk/tracer_hints.py"]
     for verb, path, text in steps:
         target = tmp_path / "libdesk" / path
         target.write_text((target.read_text(encoding="utf-8") if verb == "Append to" else "") + text, encoding="utf-8")
@@ -90,12 +91,23 @@ def test_a_newcomers_first_hour_scaffold_add_a_tool_build_both_splits_in_either_
     assert f"{len(CHECKS)} passed" in tests.stdout
     for split, n in (("test", 10), ("hand", 3)):
         run = tau("run", "--plugins", "libdesk", "--split", split, "--agent", "oracle", "--user", "scripted",
-                  "--trials", "1", "--no-progress", "--db", str(tmp_path / "r.sqlite"), "--summary-json",
+                  "--trials", "1", "--scoring", "strict", "--no-progress", "--db", str(tmp_path / "r.sqlite"), "--summary-json",
                   str(tmp_path / "s.json"))
         assert run.returncode == 0, run.stderr
         summary = json.loads((tmp_path / "s.json").read_text())
-        assert summary["by_domain"]["libdesk"]["n_tasks"] == n and summary["avg_at_k"] == 1.0
+        assert summary["by_domain"]["libdesk"]["n_tasks"] == n and summary["avg_at_k"] == 1.0  # the procedure held
+        assert summary["procedure"]["procedure_ok_rate"] == 1.0
     print(f"newcomer path: {time.perf_counter() - started:.1f}s")
+
+
+def test_the_scaffold_declares_its_procedure(tmp_path):
+    from tau_emotion.core.procedure import ProcedureSpec
+    from tau_emotion.plugins.new_pack import render_pack
+
+    target = render_pack("acme", tmp_path)
+    spec = ProcedureSpec.model_validate_json((target / "tau_emotion_acme" / "data" / "procedure.json").read_text())
+    assert spec.rules == ["identify_before", "confirm_before_write", "inform_before_decide", "own_records"]
+    assert set(spec.confirm_before_write) == set(spec.own_records.writes) == {"change_plan"}
 
 
 def test_every_scaffold_template_is_package_data():

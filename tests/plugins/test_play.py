@@ -82,6 +82,8 @@ def test_a_person_plays_the_user_to_stop_and_the_run_is_stored(terminal, tmp_pat
     assert "<emotion>" not in screen and "###" not in screen  # never the prompt block meant for a model
     assert "/unsatisfied" in screen and "/help" in screen
     t.type("Hi, I am Ada Park: please move 200 dollars from acc-1 to acc-2.")
+    t.wait_for("Shall I go ahead?")  # the oracle states the write and waits for the player's yes
+    t.type("Yes, please go ahead.")
     t.wait_for("agent> Here is what I found: 235.5.")
     t.type("/stop")
     screen = t.wait_for("EXIT=")

@@ -4,6 +4,7 @@ score`, `tau analyze`, `tau report`, `tau compare`, `tau gate`, `--resume` and t
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -67,12 +68,14 @@ def test_compare_and_gate_refuse_to_mix_scorings_silently(runs, tau):
         refused = tau(command, paper, strict)
         assert refused.exit_code != 0 and "pass --scoring paper or --scoring strict" in refused.output
     under_strict = json.loads(tau("compare", paper, strict, "--scoring", "strict", "--json").output)
-    assert under_strict["scoring"] == "strict" and under_strict["overall"]["avg_at_k"]["baseline"] == 0.3333  # read-only
+    # the oracle follows the procedure: its strict reward is its paper reward; hasty's is 0
+    assert under_strict["scoring"] == "strict" and under_strict["overall"]["avg_at_k"]["baseline"] == 1.0
+    assert under_strict["overall"]["avg_at_k"]["candidate"] == 0.0
     under_paper = json.loads(tau("compare", paper, strict, "--scoring", "paper", "--json").output)
     assert under_paper["overall"]["avg_at_k"]["baseline"] == 1.0  # the oracle under the paper's reward
-    # the oracle (paper 1.0) as the baseline: hasty drops under paper scoring; under strict both are 0
+    # the oracle as the baseline: under strict scoring hasty (which never asks) drops to 0 and the gate fails
     gated = tau("gate", paper, runs["hasty_paper"]["run_id"], "--scoring", "strict")
-    assert gated.exit_code == 0, gated.output
+    assert gated.exit_code == 1, gated.output
 
 
 def test_resume_cannot_change_the_scoring(runs, tau):
@@ -106,3 +109,47 @@ def test_the_environment_scores_strict_when_asked():
         env.close()
     assert seen["paper"][1:] == ("paper", False) and seen["strict"][1:] == ("strict", False)
     assert seen["strict"][0] == 0.0 and seen["paper"][0] >= seen["strict"][0]
+
+
+@pytest.mark.slow
+def test_the_procedure_section_renders_in_chromium_with_rates_by_domain_and_family(runs, tau, tmp_path):
+    """`tau report` on a hasty and an oracle run, in headless Chromium: the section's rows per run, domain and
+    emotion family, hasty's violations and the oracle's none, and a page that is not blank."""
+    from tests.plugins.test_report import CHROMIUM, chromium, png_is_blank
+
+    if CHROMIUM is None:
+        pytest.skip("headless Chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    oracle_strict = _run(tau, tmp_path, "oracle", "strict", "os")
+    out = tau("report", runs["hasty_strict"]["run_id"], oracle_strict["run_id"], "--out", "r.html")
+    assert out.exit_code == 0, out.output
+    page, shot = tmp_path / "r.html", tmp_path / "procedure.png"
+    dom = chromium("--dump-dom", page.as_uri(), home=tmp_path / "browser")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "data-js-error" not in re.search(r"<body[^>]*>", dom.stdout).group(0)
+    # the picture: the section alone, with the report's own styles
+    html = page.read_text()
+    start, end = html.index('<h2 id="procedure"'), html.index('id="heatmaps"')
+    alone = tmp_path / "procedure.html"
+    alone.write_text(html[:html.index("<body")] + "<body>" + html[start:html.rindex("<", 0, end)] + "</body></html>")
+    picture = chromium(f"--screenshot={shot}", "--window-size=1280,900", alone.as_uri(), home=tmp_path / "browser")
+    assert picture.returncode == 0 and shot.stat().st_size > 20_000 and not png_is_blank(shot)
+    section = dom.stdout[dom.stdout.index('id="procedure"'):dom.stdout.index('id="heatmaps"')]
+    header = re.search(r"<tr><th>run</th>(.*?)</tr>", section, re.S).group(1)
+    rules = re.findall(r"<th>(\w+)</th>", header)[-4:]
+    assert rules == ["identify_before", "confirm_before_write", "inform_before_decide", "own_records"]
+    by_agent = {"hasty": [], "oracle": []}
+    agent = None
+    for cells in re.findall(r"<tr>(<td.*?)</tr>", section, re.S):
+        values = re.findall(r"<td[^>]*>(.*?)</td>", cells, re.S)
+        agent = next((a for a in by_agent if values[0].startswith(a)), agent)
+        by_agent[agent].append(values)
+    families = {"anger", "disgust", "enjoyment", "fear", "sadness"}
+    for agent, found in by_agent.items():
+        scopes = [(v[1], v[2]) for v in found]
+        assert scopes[0] == ("all", "") and ("airline", "") in scopes
+        assert {g for d, g in scopes if d == "airline" and g} <= families and len(scopes) >= 3
+        rates = [v[-4:] for v in found]
+        if agent == "oracle":  # it follows the procedure: no rule broken anywhere, strict Pass^1 100%
+            assert all(r == "0.0%" for row in rates for r in row) and found[0][5] == "1.000"
+        else:  # hasty: the identification and the consent broken on the whole run
+            assert rates[0][0] == "100.0%" and rates[0][1] != "0.0%" and found[0][5] == "0.000"
