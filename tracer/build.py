@@ -332,7 +332,8 @@ def design(build: Build, grounded: Grounded) -> Designed:
     cand, rng, hints = grounded.cand, grounded.rng, build.hints
     allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
     # stalled: an emotion may rest on a weaker cause (`appraisal.cause`)
-    cand.relax = min(3, (cand.index - build.last_accept) // RELAX_CANDIDATES)
+    # (a build without emotion conditions attaches none, so any stated event will do)
+    cand.relax = 3 if build.labeler is None else min(3, (cand.index - build.last_accept) // RELAX_CANDIDATES)
     condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions, allowed,
                                slack=1 + (cand.index - build.last_accept) // STALL_CANDIDATES)
     occasion = occasion_for(build.occasions, condition, cand, rng, allowed)

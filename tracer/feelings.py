@@ -62,7 +62,18 @@ def _clause(text: str) -> str:
     text = text.strip().rstrip(".")
     if text[:2] in ("I ", "I'") or not text:
         return text
+    first = text.split(" ", 1)[0]
+    # a name stays a name ("Kemal cannot take part"): only a sentence's ordinary first word is lowered
+    if first.lower() not in _ORDINARY_OPENERS:
+        return text
     return text[:1].lower() + text[1:]
+
+
+#: first words that lose their capital inside another sentence; any other capitalised first word is taken for a
+#: name (a child, a film, a team) and kept
+_ORDINARY_OPENERS = frozenset(
+    "my the a an our we it its this that there their his her your some one two money plans something someone "
+    "nothing everything what when while since because after before".split())
 
 
 def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> dict[str, Any]:

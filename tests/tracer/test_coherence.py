@@ -46,6 +46,18 @@ DEFECTS = [
      situation(events=["I need to book appointments on 11 and 27 June"], days_left=20), "urgency against situation"),
     ("Stay in this state: you are sorrowful after a recent loss.", "anchor", situation(), "missing cause"),
     ("You expect the same shabby treatment as last time.", "anchor", situation(), "presupposition"),
+    # the lead's reading of the rebuilt test splits (issue 34): anchors that still invented a history
+    ("You are thwarted: the same problem keeps coming back no matter what you do.", "anchor", situation(),
+     "presupposition"),
+    ("You are stuck and fed up because every attempt to fix this has hit a wall, and you vent about being bounced "
+     "between departments.", "anchor", situation(), "presupposition"),
+    ("You feel full of pride; you earned this through hard work.", "anchor", situation(), "presupposition"),
+    ("You feel triumphant because someone close to you did something great. You mention your achievement whenever "
+     "it fits.", "anchor", situation(), "presupposition"),
+    ("You feel fretful; this has been on your mind for days. You mention that you have been losing sleep over this.",
+     "anchor", situation(), "presupposition"),
+    ("You are glad the worst is over, since the scare is finally behind you.", "anchor", situation(),
+     "presupposition"),
 ]
 
 
