@@ -214,6 +214,16 @@ def leaked_ids(task: Task, visible: frozenset[str]) -> list[str]:
 
 
 
+#: the situation fields a build before the appraisal (issue 34) wrote: a task with only these cannot be judged
+_FEELING_ONLY = frozenset({"feeling", "events", "occasion"})
+
+
+def recorded(situation: Any) -> bool:
+    """Whether a task's situation records what the coherence audit reads (valence, stakes, dates, refusals, cause);
+    tasks built before the appraisal record only their feeling, events and occasion."""
+    return bool(situation.model_fields_set - _FEELING_ONLY)
+
+
 def coherence_findings(tasks: list[Task]) -> dict[str, list[Any]]:
     """Task id -> the coherence audit's findings (`coherence.check_task_feelings`) on its feelings text and anchor,
     read against the situation its plan records; tasks with nothing to read (no feelings) are left out."""
@@ -222,7 +232,7 @@ def coherence_findings(tasks: list[Task]) -> dict[str, list[Any]]:
     out = {}
     for t in tasks:
         situation = t.plan.situation if t.plan is not None else None
-        if situation is None:
+        if situation is None or not recorded(situation):
             continue
         block = t.blocks.get("emotion") or {}
         found = check_task_feelings(situation.feeling, block.get("anchor"), situation.model_dump())
@@ -302,7 +312,10 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     result.tables["label agreement"] = {"family": f"{family_agree}/{n}", "family+emotion": f"{agree}/{n}",
                                         "dimensions (info)": f"{dims_agree}/{n}"}
     incoherent = coherence_findings(tasks)
-    result.tables["coherence"] = {"tasks clean": f"{n - len(incoherent)}/{n}",
+    unjudged = sum(1 for t in tasks if t.plan is not None and t.plan.situation is not None
+                   and not recorded(t.plan.situation))
+    result.tables["coherence"] = {"tasks clean": f"{n - unjudged - len(incoherent)}/{n - unjudged}",
+                                  **({"not recorded (rebuild to judge)": unjudged} if unjudged else {}),
                                   **Counter(f.rule for found in incoherent.values() for f in found)}
     users = {task_user(t) for t in tasks} - {None}
     overlap = {s: len(users & {task_user(t) for t in others if t.split == s})
@@ -368,8 +381,10 @@ def audit_split(domain: Domain, split: str, *, space: ConditionSpace, transfer_t
     result.check("five-label agreement", five == n,
                  f"{five}/{n} feelings read back as the assigned family, emotion, politeness, urgency and trust")
     result.check("coherence", not incoherent,
-                 f"{n - len(incoherent)}/{n} tasks' feelings and anchors have their cause, tempo and history in the "
-                 f"task's situation (tracer/coherence.py)"
+                 f"{n - unjudged - len(incoherent)}/{n - unjudged} tasks' feelings and anchors have their cause, tempo "
+                 f"and history in the task's situation (tracer/coherence.py)"
+                 + (f"; {unjudged} task(s) built before the appraisal record no situation to judge: NOT CHECKED, "
+                    f"rebuild the split" if unjudged else "")
                  + ("; e.g. " + "; ".join(f"{k}: {v[0]}" for k, v in list(incoherent.items())[:3]) if incoherent else ""))
     if split != "train":  # train is built for volume (600 tasks from the users test left): the tables say it
         result.check("distinct users", not findings["distinct users"],

@@ -63,13 +63,10 @@ def test_feelings_fit_a_stated_misfortune(domains, pack):
 
 
 #: (split, check) pairs a committed split may fail: none since the Tracer part 3 rebuild (airline train's request kind
-#: balance, p ~ 0.003, went when the situation was chosen to fit the condition and request kinds became a stratum)
-#: issue 34's coherence check reads the situation a task's plan records (valence, stakes, dates, refusals), which the
-#: train splits predate (the test splits were rebuilt with the appraisal; the train splits' 600 tasks each wait for the
-#: next rebuild, issue 34 item 9); then this entry goes
-KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {
-    (pack, split): {"coherence"} for pack in ("airline", "retail", "telecom", "telehealth", "restaurant", "bank",
-                                              "school", "movie", "travel", "basketball") for split in ("train",)}
+#: balance, p ~ 0.003, went when the situation was chosen to fit the condition and request kinds became a stratum).
+#: The committed splits predate issue 34's appraisal: their tasks record no situation for the coherence check, which
+#: says so (NOT CHECKED) until they are rebuilt (`test_a_split_built_before_the_appraisal_is_not_judged_but_said`)
+KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {}
 
 
 @pytest.mark.slow
@@ -426,7 +423,8 @@ def test_coherence_check_fails_a_feeling_without_its_cause_and_passes_one_with_i
     def with_feeling(t, feeling, anchor, **facts):
         if t.split != "test" or t.plan is None:
             return t
-        situation = Situation(feeling=feeling, events=["I want to swap the notebook"], **facts)
+        situation = Situation(feeling=feeling, events=["I want to swap the notebook"],  # as the build records it
+                              **{"valence": "neutral", "stakes": 1, **facts})
         emotion = {**t.blocks["emotion"], "anchor": anchor}
         return t.model_copy(update={"plan": t.plan.model_copy(update={"situation": situation})}).with_block(
             "emotion", emotion)
@@ -443,3 +441,20 @@ def test_coherence_check_fails_a_feeling_without_its_cause_and_passes_one_with_i
     result, failed = _failed(airline, space)
     assert "coherence" not in failed and result.tables["coherence"]["tasks clean"].startswith(
         f"{result.tables['tasks']['n']}/")
+
+
+def test_a_split_built_before_the_appraisal_is_not_judged_but_said(airline):
+    """A task whose plan records only its feeling (built before issue 34's appraisal) is left out of the coherence
+    check, and the check's line says how many it could not judge; one that records its situation is judged."""
+    from tau_emotion.core.models import Situation
+    from tau_emotion.tracer.audit import coherence_findings, recorded
+
+    old = airline.tasks("test")[0]
+    assert old.plan is not None and old.plan.situation is not None
+    bare = Situation.model_validate({"feeling": "I want to add a bag. I've heard promises like that before."})
+    full = Situation.model_validate({"feeling": bare.feeling, "valence": "neutral", "stakes": 1})
+    assert not recorded(bare) and recorded(full)
+    with_bare = old.model_copy(update={"plan": old.plan.model_copy(update={"situation": bare})})
+    with_full = old.model_copy(update={"plan": old.plan.model_copy(update={"situation": full})})
+    assert coherence_findings([with_bare]) == {}
+    assert "presupposition" in [f.rule for f in coherence_findings([with_full])[old.id]]
