@@ -453,7 +453,7 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
     if ctx.want_challenge and len(passengers) < 5:
         return draft("add_passenger", "update_reservation_passengers",
                      {"reservation_id": res["reservation_id"], "passengers": [*passengers, newcomer]},
-                     [f"add {first} {last} (born {dob}) as another passenger on {ref.phrase}"], ref,
+                     [f"add {first} {last} (born {_birthday(dob)}) as another passenger on {ref.phrase}"], ref,
                      facts={"new_passenger": newcomer}, refusal=Refusal("passengers_fixed", "number of passengers"),
                      mood=Mood("{{I}} want {{my}} friend to come along on the same flights", "positive", 1, _days(res)))
     k = ctx.rng.randrange(len(passengers))
@@ -472,14 +472,14 @@ def ground_update_reservation_passengers(ctx: GroundingContext) -> IntentDraft |
             shift_date(passengers[k]["dob"], ctx.rng.choice([-400, -31, 1, 10, 365]))
         passengers[k] = {**passengers[k], "dob": shifted}
         kind, facts = "fix_passenger", {"passenger_to_correct": name, "correct_dob": shifted}
-        request = [f"correct {{{{my}}}} date of birth on {ref.phrase} to {shifted}" if me else
-                   f"correct the date of birth of {name} on {ref.phrase} to {shifted}"]
+        request = [f"correct {{{{my}}}} date of birth on {ref.phrase} to {_birthday(shifted)}" if me else
+                   f"correct the date of birth of {name} on {ref.phrase} to {_birthday(shifted)}"]
         mood = Mood("a date of birth on {{my}} booking is wrong", "neutral", 1, mood.days_left)
     else:
         passengers[k] = newcomer
         kind, facts = "replace_passenger", {"passenger_to_replace": name, "new_passenger": newcomer}
-        request = [f"give {{{{my}}}} seat on {ref.phrase} to {first} {last} (born {dob})" if me else
-                   f"replace {name} with {first} {last} (born {dob}) on {ref.phrase}"]
+        request = [f"give {{{{my}}}} seat on {ref.phrase} to {first} {last} (born {_birthday(dob)})" if me else
+                   f"replace {name} with {first} {last} (born {_birthday(dob)}) on {ref.phrase}"]
     if me:  # the passenger is the caller, whose name the agent has: no "the passenger ... is <my own name>"
         facts = {k_: v for k_, v in facts.items() if k_ not in ("passenger_to_correct", "passenger_to_replace")}
     return draft(kind, "update_reservation_passengers",
@@ -693,7 +693,7 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                   **({"return_date": back_date} if back_date else {})})
     reads["calculate"] = [{"expression": e} for e in expressions]
     who = "just for {{me}}" if n == 1 else ("for {{me}} and " + (facts.get("companion_name")
-                                                                   or f"{party[1]['first_name']} {party[1]['last_name']} (born {party[1]['dob']})"))
+                                                                   or f"{party[1]['first_name']} {party[1]['last_name']} (born {_birthday(party[1]['dob'])})"))
     trip = (f"a round trip from {where(origin)} to {where(destination)}, leaving {month_day(date)} and returning {month_day(back_date)}"
             if back_date else f"a one-way trip from {where(origin)} to {where(destination)} on {month_day(date)}")
     bag_words = _bag_words(bags)

@@ -142,11 +142,13 @@ def test_scripted_user_turns_down_a_smaller_offer_when_its_instruction_says_so()
     pm, domain, tasks = _built("telecom", 20, 1, challenge_rate=0.6)
     said = DECLINE_LESS.replace("{{I}}", "you")
     task = next(t for t in tasks if said in t.user.instruction)
-    refusal = next(r for r in task.plan.refusals if r.declines_smaller)
+    # the user holds to the refusal of the request it is making: the conversation is at that request
+    at, refusal = next((k, r.refusal) for k, r in enumerate(task.plan.requests) if r.refusal and r.refusal.declines_smaller)
     asked = max(float(v) for v in refusal.call.arguments.values() if re.fullmatch(r"\d+(?:\.\d+)?", str(v)))
     episode, view = bare_episode(pm, domain, task)
     user = ScriptedUser(view)
     asyncio.run(user.start())
+    user.position = at
     unit = "days" if "suspend" in refusal.call.name else "dollars"
     less = f"${asked / 2:g}" if unit == "dollars" else f"{asked / 2:g} days"
     offer = Message(role="assistant", content=f"I can't do that, but I can do {less} instead. Shall I proceed?")

@@ -62,10 +62,10 @@ def test_sft_loss_falls_checkpoint_reloads_and_overfit_model_writes_the_gold_cal
     root, model = exported
     out = root / "sft-out"
     result = tau("train", "sft", "--model", str(model), "--data", str(root / "sft"), "--out", str(out),
-                 "--max-steps", "150", "--learning-rate", "6e-3", "--lr-scheduler-type", "constant",
+                 "--max-steps", "300", "--learning-rate", "6e-3", "--lr-scheduler-type", "constant",
                  "--effective-batch-size", "1", *QUIET)
     assert result.exit_code == 0, result.output
-    assert "sft: 150 step(s) on 4 row(s)" in result.output
+    assert "sft: 300 step(s) on 4 row(s)" in result.output
     record = _record(out)
     assert record["device"] == "cpu" and record["config"]["assistant_only_loss"] is True
     losses = record["losses"]
