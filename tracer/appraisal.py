@@ -20,6 +20,8 @@ from typing import Any
 
 #: the causes of anger and disgust a twice-stalled build may replace by any setback (`cause`)
 FALLBACK = frozenset({"obstacle", "fault", "offence", "contested"})
+#: the needs of the pleasant emotions (enjoyment): even a stalled build never rests them on a negative event
+PLEASANT = frozenset({"calm", "good", "upcoming"})
 
 
 @cache
@@ -91,8 +93,13 @@ def cause(condition: Mapping[str, str], facts: Mapping[str, Any]) -> dict[str, A
         ways = grounds(facts)
         found = ways["setback"] or ways["obstacle"]
     if found is None and int(facts.get("relax") or 0) >= 3:
-        # stalled three times over: the strongest event the situation states (the coherence audit still reads it)
-        found = grounds(facts)["any"]
+        # stalled three times over: the strongest event of the emotion's own valence (no excitement over a lost
+        # card, no contentment over a theft, no distress over good news); the coherence audit still reads it
+        pleasant = entry["needs"] in PLEASANT
+        found = next((c for c in sorted(facts.get("causes") or [], key=lambda c: -c["stakes"])
+                      if (c["valence"] != "negative") == pleasant or c["valence"] == "neutral"), None)
+        if pleasant and (facts.get("misfortune") or facts.get("valence") == "negative"):
+            found = None
     # a build that stalls on a condition lets it rest on a cause one intensity step weaker (`facts["relax"]`)
     need = appraisal_data()["min_stakes"][str(max(1, entry["intensity"] - int(facts.get("relax") or 0)))]
     # the stakes of the whole situation (its strongest event, raised by a weighty occasion) carry the intensity

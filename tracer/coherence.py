@@ -23,6 +23,8 @@ from typing import Any
 
 #: a date this near makes "time is running out" or "it's close" true (tracer.feelings.DEADLINE_DAYS)
 CLOSE_DAYS = 7
+#: a date this near makes a deadline "within the next hour or two" or "by tonight" true
+IMMINENT_DAYS = 1
 #: stakes (0-3) from which a feeling may be extreme, and from which a negative event is a threat or an offence
 HIGH_STAKES = 3
 REAL_STAKES = 2
@@ -74,6 +76,7 @@ def grounds(situation: Mapping[str, Any]) -> dict[str, bool]:
         "contested": (refused or disputed) and not situation.get("accepts_refusal"),
         "no_near_date": days is None or days > CLOSE_DAYS,
         "close_date": days is not None and days <= CLOSE_DAYS,
+        "imminent": days is not None and days <= IMMINENT_DAYS,
         # a real setback (a broken phone) gives "it's urgent" its reason without forbidding a patient customer
         "pressing": pressing or bool(situation.get("setback")) or (days is not None and days <= CLOSE_DAYS),
         "not_pressing": not pressing,
@@ -82,6 +85,7 @@ def grounds(situation: Mapping[str, Any]) -> dict[str, bool]:
         "threat": bool(situation.get("threat", negative and (stakes >= REAL_STAKES or pressing))),
         "offence": refused or (negative and stakes >= REAL_STAKES),
         "no_misfortune": not negative and not misfortune,
+        "never": False,  # a clash of feeling and cause inside one sentence has no situation that excuses it
         "high_stakes": stakes >= HIGH_STAKES or misfortune,
     }
 
@@ -102,14 +106,15 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
         return []
     lex, have = lexicon(), grounds(situation)
     found: list[Finding] = []
-    for name in ("presupposition", "insistence", "deadline", "pressing", "calm", "ahead", "obstacle", "loss", "threat",
-                 "offence", "good_fortune", "extreme"):
+    for name in ("presupposition", "insistence", "deadline", "imminent", "pressing", "calm", "ahead", "obstacle", "loss", "threat",
+                 "offence", "good_fortune", "extreme", "clash"):
         rule = lex[name]
         match = rule["regex"].search(text)
         if match and not have[rule["needs"]]:
             found.append(Finding(_RULE_NAMES[name], kind, _quote(text, match)))
     calm, urgent = lex["calm"]["regex"].search(text), (lex["pressing"]["regex"].search(text)
-                                                       or lex["deadline"]["regex"].search(text))
+                                                       or lex["deadline"]["regex"].search(text)
+                                                       or lex["imminent"]["regex"].search(text))
     if calm and urgent:
         found.append(Finding("contradiction", kind, f"{calm.group(0)} ... {urgent.group(0)}"))
     for left, right in lex["exclusive"]:
@@ -121,6 +126,7 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
 
 
 _RULE_NAMES = {"presupposition": "presupposition", "insistence": "presupposition", "deadline": "urgency against situation",
+               "imminent": "urgency against situation", "clash": "contradiction",
                "pressing": "urgency against situation", "calm": "urgency against situation", "ahead": "urgency against situation",
                "obstacle": "missing cause", "loss": "missing cause", "threat": "missing cause", "offence": "missing cause",
                "good_fortune": "contradiction", "extreme": "intensity against stakes"}
@@ -133,7 +139,7 @@ def _dangling(text: str, situation: Mapping[str, Any], kind: str) -> list[Findin
     sentences = [s for s in _SENTENCE.split(text) if s]
     has_event = bool(situation.get("events") or situation.get("occasion")) and kind == "feeling"
     found = []
-    pressure = [lex[n]["regex"] for n in ("deadline", "pressing", "obstacle", "threat", "offence", "loss", "extreme")]
+    pressure = [lex[n]["regex"] for n in ("deadline", "imminent", "pressing", "obstacle", "threat", "offence", "loss", "extreme")]
     for i, sentence in enumerate(sentences):
         low = sentence.lower()
         opener = next((o for o in lex["openers"] if low.startswith(o + (" " if not o.endswith(",") else ""))

@@ -1,6 +1,8 @@
 """Procedure rules (core/procedure.py) on hand-written conversations in every pack, and their loading.
 
-Each pack's case is one committed test task with a decision rule and one write: the request, the
+Each pack's case is one test task with a decision rule and one write, frozen from an earlier Tracer build in
+`tests/fixtures/procedure_tasks.json` (the databases they rest on are unchanged), so the hand-written statements
+below do not move with every rebuild of the test split: the request, the
 identification, the agent's statement of the write in its own words (with the deciding figure), the
 user's yes, the write. That passes; the same write before the yes fails `confirm_before_write`; the
 statement without the figure fails `inform_before_decide`; the same write after identifying another
@@ -10,16 +12,28 @@ task's customer fails `own_records`.
 from __future__ import annotations
 
 import json
+from functools import cache
+from pathlib import Path
 
 import pytest
 
 from tau_emotion.core.errors import DataError
 from tau_emotion.core.manager import get_plugin_manager
-from tau_emotion.core.models import Message, ProcedureParts, ProcedureViolation, RewardParts, ToolCall
+from tau_emotion.core.models import Message, ProcedureParts, ProcedureViolation, RewardParts, Task, ToolCall
 from tau_emotion.core.procedure import affirmative, check, load_spec, rescored, strict_reward, value_said
 from tau_emotion.core.reward import normalize, numbers_in
 
 PACKS = ("airline", "retail", "telecom", "telehealth", "restaurant", "bank", "school", "travel", "movie", "basketball")
+
+FROZEN = Path(__file__).resolve().parents[1] / "fixtures" / "procedure_tasks.json"
+
+
+@cache
+def frozen_task(task_id: str) -> Task:
+    """A test task frozen from an earlier build (see the module's docstring)."""
+    rows = json.loads(FROZEN.read_text(encoding="utf-8"))
+    return next(Task.model_validate(row) for row in rows if row["id"] == task_id)
+
 
 #: pack -> (task, the agent's statement in its own words, the same without the deciding figure)
 CASES = {
@@ -67,7 +81,7 @@ def domains():
 def _case(domains, pack):
     domain = domains.get(pack)
     task_id, statement, without_figure = CASES[pack]
-    task = next(t for t in domain.tasks("test") if t.id == task_id)
+    task = frozen_task(task_id)
     writes = [a for a in task.gold.actions if domain.toolset[a.name].writes]
     assert len(writes) == 1, "each case is a task with one write"
     return domain, task, writes[0], statement, without_figure

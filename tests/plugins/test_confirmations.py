@@ -20,7 +20,7 @@ from tau_emotion.core.procedure import affirmative
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.plugins.scripted_user import ScriptedUser
 from tau_emotion.templates import render
-from tests.core.test_procedure import CASES, PACKS
+from tests.core.test_procedure import PACKS, frozen_task
 from tests.episodes import bare_episode
 
 
@@ -50,7 +50,7 @@ UPGRADE = ("I will update reservation flights (reservation id PAQUTC, cabin busi
 
 def test_with_a_decision_rule_the_user_decides_only_after_hearing_the_figure(airline):
     pm, domain = airline
-    task = next(t for t in domain.tasks("test") if t.id == "airline-test-020")
+    task = frozen_task("airline-test-020")
     rule = task.plan.requests[0].decision
     assert rule is not None and rule.outcome == "under"
     reply = _user(pm, domain, task)
@@ -71,7 +71,7 @@ def test_over_the_threshold_the_user_declines(airline):
 
 def test_a_confirmation_of_another_requests_action_is_turned_down(airline):
     pm, domain = airline
-    task = next(t for t in domain.tasks("test") if t.id == "airline-test-020")  # the new birth date is request 2's
+    task = frozen_task("airline-test-020")  # the new birth date is request 2's
     answer = _user(pm, domain, task)("I will update reservation passengers (dob 1990-03-07). Shall I go ahead?")
     assert answer.startswith("No, that is not what I asked for") and not affirmative(answer)
 
@@ -91,6 +91,15 @@ def test_the_llm_users_prompt_agrees_only_to_what_its_instruction_wants():
     assert 'start with "No"' in prompt
 
 
+def decision_task(domain) -> str:
+    """The first test task with a decision rule and one write (the run tests' case, whatever the build)."""
+    for task in domain.tasks("test"):
+        writes = [i for i, a in enumerate(task.gold.actions) if domain.toolset[a.name].writes]
+        if task.plan and len(writes) == 1 and any(r.decision and writes[0] in r.actions for r in task.plan.requests):
+            return task.id
+    raise AssertionError(f"{domain.name}: no test task with a decision rule over its one write")
+
+
 def _run(tmp_path, pack, agent, task_ids, scoring="strict"):
     config = RunConfig(plugins=["emotion", pack], trials=1, agent=agent, task_ids=task_ids, split="test",
                        scoring=scoring, options={"progress": {"no_progress": True}})
@@ -102,7 +111,7 @@ def _run(tmp_path, pack, agent, task_ids, scoring="strict"):
 @pytest.mark.slow
 @pytest.mark.parametrize("pack", PACKS)
 def test_the_oracle_identifies_states_and_waits_for_the_yes_before_each_write(tmp_path, pack):
-    task_id = CASES[pack][0]  # a request with a decision rule and one write
+    task_id = decision_task(get_plugin_manager([pack]).catalog("domains").get(pack))
     run, [result] = _run(tmp_path, pack, "oracle", [task_id])
     assert result.reward == 1.0 and result.parts.procedure.procedure_ok, result.parts.procedure
     domain = run.domains[pack]
@@ -126,7 +135,8 @@ def test_the_oracle_identifies_states_and_waits_for_the_yes_before_each_write(tm
 @pytest.mark.slow
 @pytest.mark.parametrize("pack", ["airline", "bank"])
 def test_the_asker_asks_then_follows_the_procedure(tmp_path, pack):
-    _, [result] = _run(tmp_path, pack, "asker", [CASES[pack][0]])
+    task_id = decision_task(get_plugin_manager([pack]).catalog("domains").get(pack))
+    _, [result] = _run(tmp_path, pack, "asker", [task_id])
     texts = [m.content or "" for m in result.messages if m.role == "assistant"]
     assert texts[0].startswith("Could you tell me the ")
     assert result.parts.procedure.procedure_ok, result.parts.procedure

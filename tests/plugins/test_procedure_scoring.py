@@ -8,22 +8,37 @@ import re
 
 import pytest
 
-#: two tasks with writes, one read-only (airline-test-011: hasty makes no call there and tells the answer unidentified)
-TASKS = ("airline-test-001", "airline-test-003", "airline-test-011")
+
+@pytest.fixture(scope="module")
+def cases():
+    """Three airline test tasks, chosen by what they hold so a rebuild of the split does not move them: a booking,
+    another write, and a read-only one with an answer (hasty makes no call there and tells it unidentified)."""
+    from tau_emotion.core.manager import get_plugin_manager
+
+    domain = get_plugin_manager(["airline"]).catalog("domains").get("airline")
+    tasks = domain.tasks("test")
+
+    def writes(task):
+        return [a.name for a in task.gold.actions if domain.toolset[a.name].writes]
+
+    booking = next(t.id for t in tasks if writes(t)[:1] == ["book_reservation"])
+    other = next(t.id for t in tasks if writes(t) and "book_reservation" not in writes(t))
+    read = next(t.id for t in tasks if not writes(t) and t.gold.outputs and not (t.plan and t.plan.refusals))
+    return {"booking": booking, "other": other, "read": read}
 
 
-def _run(tau, tmp_path, agent, scoring, name):
-    result = tau("run", "--plugins", "airline,emotion", "--agent", agent, "--trials", "1", "--task-ids", ",".join(TASKS),
+def _run(tau, tmp_path, cases, agent, scoring, name):
+    result = tau("run", "--plugins", "airline,emotion", "--agent", agent, "--trials", "1", "--task-ids", ",".join(cases.values()),
                  "--scoring", scoring, "--summary-json", f"{name}.json", "--no-progress")
     assert result.exit_code == 0, result.output
     return json.loads((tmp_path / f"{name}.json").read_text())
 
 
 @pytest.fixture
-def runs(tau, tmp_path):
-    return {"hasty_paper": _run(tau, tmp_path, "hasty", "paper", "hp"),
-            "hasty_strict": _run(tau, tmp_path, "hasty", "strict", "hs"),
-            "oracle_paper": _run(tau, tmp_path, "oracle", "paper", "op")}
+def runs(tau, tmp_path, cases):
+    return {"hasty_paper": _run(tau, tmp_path, cases, "hasty", "paper", "hp"),
+            "hasty_strict": _run(tau, tmp_path, cases, "hasty", "strict", "hs"),
+            "oracle_paper": _run(tau, tmp_path, cases, "oracle", "paper", "op")}
 
 
 def test_strict_scoring_zeroes_what_breaks_the_procedure_and_the_summary_says_so(runs, tau):
@@ -53,11 +68,11 @@ def test_tau_score_reproduces_the_stored_verdict_and_lists_violations(runs, tau)
     assert paper["scoring"] == "paper" and any(c["now"] == 1.0 for c in paper["changed"])
 
 
-def test_analyze_lists_violations_with_the_turn(runs, tau):
+def test_analyze_lists_violations_with_the_turn(runs, tau, cases):
     out = tau("analyze", runs["hasty_strict"]["run_id"]).output
     assert "procedure followed in 0 of 3 trial(s)" in out
-    assert "airline-test-011 #0 turn 1 (message 3) identify_before: told the customer's" in out
-    assert "airline-test-001 #0 turn 1 (message 1) confirm_before_write book_reservation" in out
+    assert re.search(rf"{cases['read']} #0 turn 1 \(message \d\) identify_before: told the customer's", out), out
+    assert f"{cases['booking']} #0 turn 1 (message 1) confirm_before_write book_reservation" in out
     data = json.loads(tau("analyze", runs["hasty_strict"]["run_id"], "--json").output)["procedure"]
     assert data["by_rule"]["identify_before"] >= 2 and data["violations"][0]["turn"] == 1
 
@@ -112,14 +127,14 @@ def test_the_environment_scores_strict_when_asked():
 
 
 @pytest.mark.slow
-def test_the_procedure_section_renders_in_chromium_with_rates_by_domain_and_family(runs, tau, tmp_path):
+def test_the_procedure_section_renders_in_chromium_with_rates_by_domain_and_family(runs, tau, tmp_path, cases):
     """`tau report` on a hasty and an oracle run, in headless Chromium: the section's rows per run, domain and
     emotion family, hasty's violations and the oracle's none, and a page that is not blank."""
     from tests.plugins.test_report import CHROMIUM, chromium, png_is_blank
 
     if CHROMIUM is None:
         pytest.skip("headless Chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
-    oracle_strict = _run(tau, tmp_path, "oracle", "strict", "os")
+    oracle_strict = _run(tau, tmp_path, cases, "oracle", "strict", "os")
     out = tau("report", runs["hasty_strict"]["run_id"], oracle_strict["run_id"], "--out", "r.html")
     assert out.exit_code == 0, out.output
     page, shot = tmp_path / "r.html", tmp_path / "procedure.png"

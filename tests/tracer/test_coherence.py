@@ -58,6 +58,22 @@ DEFECTS = [
      "anchor", situation(), "presupposition"),
     ("You are glad the worst is over, since the scare is finally behind you.", "anchor", situation(),
      "presupposition"),
+    # the lead's reading of the rebuilt test splits, second round: a history, a deadline within hours for a change
+    # days away, pleasant feelings tied to a misfortune, a routine matter beside an extreme feeling
+    ("You have tried several times already and you are stuck and fed up.", "anchor", situation(), "presupposition"),
+    ("You have a deadline within the next hour or two and say so.", "anchor",
+     situation(events=["I need to change my flight on May 20"], days_left=5, pressing=True), "urgency against situation"),
+    ("You feel a clock ticking: something is about to close and you say so.", "anchor", situation(days_left=4),
+     "urgency against situation"),
+    ("I found a charge I paid twice on my account. I cannot find my card, and I'm really looking forward to it!",
+     "feeling", situation(events=["I cannot find my card"], valence="negative", stakes=2, setback=True),
+     "contradiction"),
+    ("My phone was stolen, and I'm quite content, taking it as it comes.", "feeling",
+     situation(events=["My phone was stolen"], valence="negative", stakes=2, misfortune=True), "contradiction"),
+    ("I need to move some money around. I'm relieved, because I think the fee was unfair.", "feeling",
+     situation(events=["I think the fee was unfair"], valence="negative", stakes=1), "contradiction"),
+    ("It is just a routine matter. I'm at my wit's end because Hiro has run out of Bupropion.", "feeling",
+     situation(events=["Hiro has run out of Bupropion"], valence="negative", stakes=2), "contradiction"),
 ]
 
 
@@ -109,6 +125,11 @@ CLEAN = [
     ("I returned the jacket two weeks ago and the refund still hasn't arrived. I'm annoyed.",
      "You are annoyed about the late refund.",
      situation(events=["the refund still hasn't arrived"], valence="negative", stakes=2, history=True)),
+    ("My plans changed and I need another time; I'm relieved I can take care of it now.", "You are relieved and polite.",
+     situation(events=["My plans changed"], stakes=1)),
+    ("My flight leaves this evening and I missed the connection. I need it sorted within the next hour or two.",
+     "You have a deadline within the next hour or two and say so.",
+     situation(events=["I missed the connection"], valence="negative", stakes=2, days_left=0, pressing=True)),
 ]
 
 

@@ -260,6 +260,12 @@ def test_appraisal_gives_each_emotion_its_cause_at_its_intensity():
     # a stalled build accepts a cause one step weaker, never no cause
     assert not fits("desperation", broke) and fits("desperation", {**broke, "relax": 1})
     assert not fits("annoyance", {**swap, "relax": 1})
+    # stalled three times over, a pleasant feeling still never rests on a misfortune (no excitement over a lost
+    # card), nor a distressing one on good news
+    lost = facts(("I cannot find my card", "negative", 2), valence="negative", setback=True)
+    assert not [e for e in ("excitement", "peace", "relief", "pride") if fits(e, {**lost, "relax": 3})]
+    assert fits("disappointment", {**lost, "relax": 3})
+    assert not fits("frustration", {**wedding, "relax": 3}) and fits("excitement", {**wedding, "relax": 3})
     assert len(appraisal_data()["emotions"]) == 22
 
 
