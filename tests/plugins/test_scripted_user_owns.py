@@ -63,7 +63,7 @@ def test_another_requests_value_is_not_given_as_the_firsts():
         reply = _answer(pm, domain, task, "Could you tell me the origin?")
         assert "don't know" not in reply and reply.startswith("That is for my next request"), (task.id, reply)
         assert task.user.known[origins[0]] in reply, (task.id, reply)
-    assert checked >= 2
+    assert checked >= 1  # the seeded build holds one such task since the coherence lexicon's second round (two before)
 
 
 def test_the_opening_does_not_restate_what_the_request_says():
