@@ -104,10 +104,7 @@ class Patience:
     """The patience accounting every style shares: friction spends the style's cost of its budget."""
 
     def __init__(self, style: UserStyle, give_up_token: str | None):
-        self.style = style
-        self.left = style.budget
-        self.gave_up = False
-        self.token = give_up_token
+        self.style, self.left, self.gave_up, self.token = style, style.budget, False, give_up_token
 
     def friction(self, kind: str) -> tuple[str | None, bool]:
         """Spend patience on one friction event: (a prefix for the reply or None, False), or (the last message, True)."""
@@ -209,8 +206,6 @@ class ScriptedUser:
         self.told.update(self._mark(f) for f in chosen)
         return " ".join([line, *(f"{f.words[:1].upper()}{f.words[1:]}." for f in chosen)])
 
-    # ----------------------------------------------------------------- evidence
-
     def _progress(self, request: RequestPlan) -> tuple[int, int, list[str]]:
         """(evidence units of `request`, how many hold, what is still missing in words)."""
         messages = self.view.messages
@@ -292,12 +287,15 @@ class ScriptedUser:
         found = self.position > 0 or any(m.role == "tool" and not m.error for m in self.view.messages)
         return not found and any(not f.key.endswith("name") and set(f.answers) & args for f in facts)
 
-    def _answer(self, fact: PlanFact, via: str | None, words: set[str]) -> str:
-        """A fact said under the name it was asked by (a field of a whole: both names); asked for its id, the thing."""
+    def _answer(self, fact: PlanFact, via: str | None, words: set[str], alone: bool = True) -> str:
+        """A fact said under the name it was asked by (a field of a whole: both names); asked for its id, the thing
+        (one of several that stand for the id: under its own name)."""
         if via is not None:
             name = via.rpartition(".")[2]
             if via in fact.names and words & _ID_WORDS:
-                return f"I don't have the {name.replace('_', ' ')}; {fact.words or f'it is {format_value(fact.value)}'}."
+                said = fact.words or (f"it is {format_value(fact.value)}" if alone else
+                                      state_fact(fact.key, fact.value).rstrip("."))
+                return f"I don't have the {name.replace('_', ' ')}; {said}."
             part = isinstance(fact.value, dict) and name in fact.value  # "My new address zip is 85701."
             return state_fact(f"{fact.key}_{name}", fact.value[name]) if part else state_fact(name, fact.value)
         key = fact.key if isinstance(fact.value, list) or fact.value == self.task.user.known.get(fact.key) \
@@ -354,7 +352,8 @@ class ScriptedUser:
             marks = [self._mark(f) for f, _ in asked]
             kind = "repeated_question" if all(m in self.told for m in marks) else None
             self.told.update(marks)
-            facts = " ".join(dict.fromkeys(self._answer(f, via, words) for f, via in asked))
+            facts = " ".join(_once_missing(list(dict.fromkeys(self._answer(f, via, words, len(asked) == 1)
+                                                              for f, via in asked))))
             ahead = "That is for my next request, but since you ask: " if self.ahead else ""
             return self._with_friction(kind, self.style.answer(ahead + facts))
         # a choice ("which card?") gets the preference; "the address2?" for an address without one: there is none
@@ -388,3 +387,13 @@ class ScriptedUser:
 @hookimpl
 def tau_register_users(register):
     register("scripted", ScriptedUser)
+
+
+
+
+def _once_missing(answers: Any) -> list[str]:
+    """Answers with "I don't have the customer id; " said once, before the first fact that stands for it."""
+    heads, out = [a.partition("; ")[0] if a.startswith("I don't have the ") else None for a in answers], []
+    for a, h in zip(answers, heads, strict=True):
+        out.append(a.partition("; ")[2][:1].upper() + a.partition("; ")[2][1:] if h and h in heads[:len(out)] else a)
+    return out

@@ -32,7 +32,7 @@ from tau_emotion.tracer.design import (
     normalise_occasions,
     pick_occasion,
 )
-from tau_emotion.tracer.feelings import feelings_misfit, recorded_situation, situation
+from tau_emotion.tracer.feelings import recorded_situation
 from tau_emotion.tracer.graph import ToolGraph, build_graph
 from tau_emotion.tracer.grounding import Candidate, DeadEnd, Grounder
 from tau_emotion.tracer.hints import TracerHints, load_hints
@@ -41,11 +41,10 @@ from tau_emotion.tracer.refine import TemplateRefiner, intent_fact_keys
 from tau_emotion.tracer.sampling import check_lengths, profile_for
 from tau_emotion.tracer.validate import (
     CHECKS,
+    Fits,
     Reject,
     SplitChecks,
     Validator,
-    condition_misfit,
-    fitting_occasions,
     incoherent,
     misread,
     stratum,
@@ -438,11 +437,11 @@ def occasion_for(occasions: list[tuple[str, int, str]], condition: dict[str, str
                  rng: random.Random, allowed: bool) -> tuple[str, int, str] | None:
     """The occasion the task gets: one that gives the condition its cause when the candidate's own events do not
     (`feelings.feelings_misfit`), else, half the time, one its feelings can still be said beside."""
-    if not needs_occasion(condition) and feelings_misfit(condition, situation(cand)) is not None:
-        fitting = fitting_occasions(occasions, condition, cand, allowed)
+    fits = Fits(cand, occasions, allowed)
+    if not needs_occasion(condition) and fits.feelings(condition) is not None:
+        fitting = fits.occasions(condition)
         return rng.choice(fitting) if fitting else None
-    return pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o, c=cand, k=condition:
-                         feelings_misfit(k, situation(c, o)) is None)
+    return pick_occasion(occasions, condition, rng, allowed=allowed, fits=lambda o: fits.feelings(condition, o) is None)
 
 
 def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
@@ -452,24 +451,25 @@ def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata
     swapped into place (the design keeps every condition once; a condition the candidate
     cannot take waits for a candidate that can), else a later one whose urgency, traded with another later
     condition's, fits the candidate's dates and stakes (`_retarget`); a Reject when none fits."""
+    fits = Fits(cand, occasions, allowed, strata, slack)  # what the candidate can take, asked once per condition
+    taken = Counter(condition_id(row) for row in design)  # swaps keep it; a retarget changes it and returns
     # an emotion that needs an occasion (sorrow) fits few candidates: take it whenever one can, so it does not
     # drift to the end of the design and wait there for a candidate that may never come
     for j in range(k, len(design)):
-        if needs_occasion(design[j]) and (condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None
-                                          or _retarget(design, k, j, cand, strata, occasions, allowed, slack)):
+        if needs_occasion(design[j]) and (fits.misfit(design[j]) is None or _retarget(design, k, j, fits, taken)):
             design[k], design[j] = design[j], design[k]
             return design[k]
-    first = condition_misfit(design[k], cand, strata, occasions, allowed, slack)
+    first = fits.misfit(design[k])
     if first is None:
-        _retarget(design, k, k, cand, strata, occasions, allowed, slack, only=SCARCE_URGENCY)
+        _retarget(design, k, k, fits, taken, only=SCARCE_URGENCY)
         return design[k]
     for j in range(k + 1, len(design)):
-        if condition_misfit(design[j], cand, strata, occasions, allowed, slack) is None:
+        if fits.misfit(design[j]) is None:
             design[k], design[j] = design[j], design[k]
-            _retarget(design, k, k, cand, strata, occasions, allowed, slack, only=SCARCE_URGENCY)
+            _retarget(design, k, k, fits, taken, only=SCARCE_URGENCY)
             return design[k]
     for j in range(k, len(design)):
-        if _retarget(design, k, j, cand, strata, occasions, allowed, slack):
+        if _retarget(design, k, j, fits, taken):
             design[k], design[j] = design[j], design[k]
             return design[k]
     raise first
@@ -480,16 +480,14 @@ def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata
 SCARCE_URGENCY = "low"
 
 
-def _retarget(design: list[dict[str, str]], k: int, j: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
-              occasions: list[tuple[str, int, str]], allowed: bool, slack: float, only: str | None = None) -> bool:
+def _retarget(design: list[dict[str, str]], k: int, j: int, fits: Fits, taken: Counter, only: str | None = None) -> bool:
     """Give design row `j` an urgency the candidate's situation allows (`appraisal.urgency_misfit`: no "no rush"
     beside a date tomorrow), trading it with a later row's, so the split keeps its count of each urgency and no
-    condition comes twice; whether it could. `only`: try that urgency alone."""
-    taken = Counter(condition_id(row) for row in design)
+    condition comes twice; whether it could. `only`: try that urgency alone. `taken`: the design's conditions."""
     wanted = {row["urgency"] for row in design[k:]} if only is None else {only}
     for urgency in sorted(wanted - {design[j]["urgency"]}):
         mine = {**design[j], "urgency": urgency}
-        if taken[condition_id(mine)] or condition_misfit(mine, cand, strata, occasions, allowed, slack) is not None:
+        if taken[condition_id(mine)] or fits.misfit(mine) is not None:
             continue
         for i in range(k, len(design)):
             theirs = {**design[i], "urgency": design[j]["urgency"]}

@@ -77,6 +77,7 @@ def grounds(situation: Mapping[str, Any]) -> dict[str, bool]:
         "no_near_date": days is None or days > CLOSE_DAYS,
         "close_date": days is not None and days <= CLOSE_DAYS,
         "imminent": days is not None and days <= IMMINENT_DAYS,
+        "not_imminent": days is None or days > IMMINENT_DAYS,
         # a real setback (a broken phone) gives "it's urgent" its reason without forbidding a patient customer
         "pressing": pressing or bool(situation.get("setback")) or (days is not None and days <= CLOSE_DAYS),
         "not_pressing": not pressing,
@@ -106,8 +107,8 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
         return []
     lex, have = lexicon(), grounds(situation)
     found: list[Finding] = []
-    for name in ("presupposition", "insistence", "deadline", "imminent", "pressing", "calm", "ahead", "obstacle", "loss", "threat",
-                 "offence", "good_fortune", "extreme", "clash"):
+    for name in ("presupposition", "insistence", "deadline", "imminent", "few_days", "pressing", "calm", "ahead",
+                 "obstacle", "loss", "threat", "offence", "good_fortune", "extreme", "clash"):
         rule = lex[name]
         match = rule["regex"].search(text)
         if match and not have[rule["needs"]]:
@@ -126,7 +127,7 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
 
 
 _RULE_NAMES = {"presupposition": "presupposition", "insistence": "presupposition", "deadline": "urgency against situation",
-               "imminent": "urgency against situation", "clash": "contradiction",
+               "imminent": "urgency against situation", "few_days": "urgency against situation", "clash": "contradiction",
                "pressing": "urgency against situation", "calm": "urgency against situation", "ahead": "urgency against situation",
                "obstacle": "missing cause", "loss": "missing cause", "threat": "missing cause", "offence": "missing cause",
                "good_fortune": "contradiction", "extreme": "intensity against stakes"}

@@ -160,9 +160,12 @@ def _cue(entry: str | dict[str, Any]) -> dict[str, Any]:
 
 
 def cue_fits(cue: dict[str, Any], condition: dict[str, str], facts: dict[str, Any]) -> bool:
-    """Whether a line can be said in this situation by a user of this condition: its `when` holds and no label of
-    `not_with` is the condition's."""
+    """Whether a line can be said in this situation by a user of this condition: its `when` holds, no label of
+    `not_with` is the condition's and, when it has `only_with`, one of those is."""
     clash = any(condition.get(label) == value for label, value in (x.split(":", 1) for x in cue.get("not_with", ())))
+    only = cue.get("only_with")
+    if only and not any(condition.get(label) == value for label, value in (x.split(":", 1) for x in only)):
+        return False
     return not clash and WHEN[cue.get("when", "any")](facts)
 
 
@@ -189,16 +192,59 @@ def feelings_misfit(condition: dict[str, str], facts: dict[str, Any]) -> str | N
     """Why no coherent feelings text of `condition` fits this situation (None when one does): the appraisal finds no
     cause for the emotion at its intensity, or an urgency the dates contradict (`appraisal.misfit`), or a part
     without a line that fits."""
-    from tau_emotion.tracer.appraisal import misfit
+    return FitMemo(facts).misfit(condition)
 
-    why = misfit(condition, facts)
-    if why is not None:
-        return why
-    empty = [slot for slot, cues in cue_options(condition, facts).items() if not cues]
-    if not empty:
-        return None
-    return f"no {' or '.join(empty)} line of {condition['emotion']}/{condition['urgency']} fits the situation " \
-           f"({'; '.join(facts['events'][:2]) or 'no event'})"
+
+@cache
+def _labels_matter() -> bool:
+    """Whether a cue line of the bank is kept from some condition label (`not_with`, `only_with`)."""
+    return any(("not_with" in line or "only_with" in line) for part in cue_bank().values() if isinstance(part, dict)
+               for lines in part.values() for line in lines if isinstance(line, dict))
+
+
+class FitMemo:
+    """`feelings_misfit` for one situation, remembered part by part: the appraisal per emotion and urgency, the lines
+    per emotion, per urgency and per politeness/trust (what each part reads of the condition, `cue_options`). A build
+    asks it for most of the design's conditions per candidate (`build.take_condition`)."""
+
+    def __init__(self, facts: dict[str, Any]):
+        self.facts = facts
+        self._appraisal: dict[tuple[str, str], str | None] = {}
+        self._empty: dict[tuple[str, str], bool] = {}
+
+    def misfit(self, condition: dict[str, str]) -> str | None:
+        from tau_emotion.tracer.appraisal import misfit
+
+        key = (condition["emotion"], condition["urgency"])
+        if key not in self._appraisal:
+            self._appraisal[key] = misfit(condition, self.facts)
+        if self._appraisal[key] is not None:
+            return self._appraisal[key]
+        parts = (("emotion", condition["emotion"]), ("urgency", condition["urgency"]),
+                 ("voice", f"{condition['politeness']}/{condition['trust']}"))
+        if _labels_matter():  # a line that names a label it is not said with reads the whole condition
+            parts = tuple((slot, "/".join(condition[k] for k in sorted(condition))) for slot, _ in parts)
+        empty = [slot for slot, part in parts if self._no_line(slot, part, condition)]
+        if not empty:
+            return None
+        return f"no {' or '.join(empty)} line of {condition['emotion']}/{condition['urgency']} fits the situation " \
+               f"({'; '.join(self.facts['events'][:2]) or 'no event'})"
+
+    def _no_line(self, slot: str, part: str, condition: dict[str, str]) -> bool:
+        """Whether no line of `slot` fits (what `cue_options` would leave empty, without rendering the lines)."""
+        if (slot, part) not in self._empty:
+            facts, bank = self.facts, cue_bank()
+            if slot == "emotion":
+                from tau_emotion.tracer.appraisal import cause
+
+                found = cause(condition, facts)
+                lines = [] if found is None else \
+                    bank["if_refused" if found["source"] == "refusal" else "emotion"][condition["emotion"]]
+            else:
+                lines = bank[slot][condition["urgency"] if slot == "urgency"
+                                   else f"{condition['politeness']}/{condition['trust']}"]
+            self._empty[(slot, part)] = not any(cue_fits(_cue(c), condition, facts) for c in lines)
+        return self._empty[(slot, part)]
 
 
 class TemplateFeelings:

@@ -60,7 +60,7 @@ from tau_emotion.tracer.design import (
     occasion_fits,
     share_fits,
 )
-from tau_emotion.tracer.feelings import feelings_misfit, situation
+from tau_emotion.tracer.feelings import FitMemo, situation
 from tau_emotion.tracer.hints import TracerHints, load_hints
 from tau_emotion.tracer.plan import refused_calls
 from tau_emotion.tracer.provenance import _NUMBERS, Knowledge, leaves, norm, parse_result, phrase_in
@@ -526,31 +526,64 @@ def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[st
     """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
     emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
     policy challenges, or tasks of its number of intents (`design.share_fits`)."""
-    why = None if needs_occasion(condition) else feelings_misfit(condition, situation(cand))
-    if needs_occasion(condition) or why is not None:  # the appraisal may find the cause in an occasion instead
-        if not fitting_occasions(occasions, condition, cand, allowed):
-            return Reject("feelings", why or f"{condition['emotion']} needs an occasion that gives reason for it")
-    for name, value in stratum(cand).items():
-        room = CHALLENGE_SLACK * slack if name in ("length", "rule") else min(CHALLENGE_SLACK * slack, STALL_CAP)
-        if not share_fits(strata[name], condition["family"], value, room):
-            kind = {"challenge": "a policy challenge" if value else "no policy challenge",
-                    "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
-                    "rule": "a decision rule" if value else "no decision rule",
-                    "length": f"gold length bin {value}"}[name]
-            return Reject("balance", f"{condition['family']} has enough tasks with {kind} for the split's "
-                                     f"running share")
-    sizes = Counter({f: sum(c.values()) for f, c in strata["challenge"].items()})
-    if not kinds_fit(strata["kinds"], sizes, condition["family"], [d.kind for d in cand.drafts], KIND_SLACK * slack):
-        return Reject("balance", f"{condition['family']} has enough {'/'.join(d.kind for d in cand.drafts)} "
-                                 f"requests for the split's running share")
-    return None
+    return Fits(cand, occasions, allowed, strata, slack).misfit(condition)
 
 
 def fitting_occasions(occasions: list[tuple[str, int, str]], condition: dict[str, str], cand: Candidate,
                       allowed: bool) -> list[tuple[str, int, str]]:
     """The occasions that give `condition` its cause beside the candidate's events (none when it may have none)."""
-    return [o for o in occasions if occasion_fits(o[2], condition)
-            and feelings_misfit(condition, situation(cand, o)) is None] if allowed else []
+    return Fits(cand, occasions, allowed).occasions(condition)
+
+
+class Fits:
+    """`condition_misfit` and `fitting_occasions` for one candidate while the build looks for its condition (the
+    strata and the slack do not change meanwhile): the situation with each occasion made once, the feelings parts
+    remembered per situation (`feelings.FitMemo`), the balance per family."""
+
+    def __init__(self, cand: Candidate, occasions: list[tuple[str, int, str]], allowed: bool,
+                 strata: dict[str, dict[str, Counter]] | None = None, slack: float = 1):
+        self.cand, self.allowed, self.strata, self.slack = cand, allowed, strata, slack
+        self._occasions = occasions
+        self._memos: dict[Any, FitMemo] = {}
+        self._balance: dict[str, Reject | None] = {}
+
+    def feelings(self, condition: dict[str, str], occasion: tuple[str, int, str] | None = None) -> str | None:
+        """`feelings_misfit` of `condition` in the candidate's situation (with `occasion` in its own's place)."""
+        if occasion not in self._memos:
+            self._memos[occasion] = FitMemo(situation(self.cand, occasion))
+        return self._memos[occasion].misfit(condition)
+
+    def occasions(self, condition: dict[str, str]) -> list[tuple[str, int, str]]:
+        """The occasions that give `condition` its cause beside the candidate's events (`fitting_occasions`)."""
+        return [o for o in self._occasions if occasion_fits(o[2], condition)
+                and self.feelings(condition, o) is None] if self.allowed else []
+
+    def misfit(self, condition: dict[str, str]) -> Reject | None:
+        why = None if needs_occasion(condition) else self.feelings(condition)
+        if needs_occasion(condition) or why is not None:  # the appraisal may find the cause in an occasion instead
+            if not self.occasions(condition):
+                return Reject("feelings", why or f"{condition['emotion']} needs an occasion that gives reason for it")
+        family = condition["family"]
+        if family not in self._balance:
+            self._balance[family] = self._family_misfit(family)
+        return self._balance[family]
+
+    def _family_misfit(self, family: str) -> Reject | None:
+        strata, slack, cand = self.strata, self.slack, self.cand
+        assert strata is not None, "the balance needs the build's strata"
+        for name, value in stratum(cand).items():
+            room = CHALLENGE_SLACK * slack if name in ("length", "rule") else min(CHALLENGE_SLACK * slack, STALL_CAP)
+            if not share_fits(strata[name], family, value, room):
+                kind = {"challenge": "a policy challenge" if value else "no policy challenge",
+                        "intents": f"{value}{'+' if value == INTENT_STRATA else ''} intent(s)",
+                        "rule": "a decision rule" if value else "no decision rule",
+                        "length": f"gold length bin {value}"}[name]
+                return Reject("balance", f"{family} has enough tasks with {kind} for the split's running share")
+        sizes = Counter({f: sum(c.values()) for f, c in strata["challenge"].items()})
+        if not kinds_fit(strata["kinds"], sizes, family, [d.kind for d in cand.drafts], KIND_SLACK * slack):
+            return Reject("balance", f"{family} has enough {'/'.join(d.kind for d in cand.drafts)} "
+                                     f"requests for the split's running share")
+        return None
 
 
 def incoherent(condition: dict[str, str], tries: int) -> Reject:

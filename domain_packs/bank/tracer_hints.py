@@ -107,7 +107,7 @@ fact_phrase = fact_wording({
     "daily_limit": ("the daily limit you want is ${}", "the daily limits you want are ${} respectively"),
     "frequency": ("it is paid {}", "they are paid {} respectively"),
     "start_date": ("the first payment is on {}", "the first payments are on {} respectively", month_day),
-})
+}, unsaid=("card_status",))  # a freeze or unfreeze request says what the card should become
 
 def _people(db: Any) -> tuple[list[str], list[str], list[str]]:
     """(customers with an open checking or savings account, those of them with a loan, authorised users)."""

@@ -15,6 +15,17 @@ def situation(**changes):
 
 #: (text, kind, situation, the rule that must flag it) — each quoted in issue 34's reading of 100 generated tasks
 DEFECTS = [
+    # the held-out reading of the rebuilt airline and bank test splits (session 2026-12-02)
+    ("My card was blocked; I'm begging you, I'm out of options. There's no rush at all.", "feeling",
+     situation(events=["my card was blocked"], valence="negative", stakes=3, misfortune=True), "contradiction"),
+    ("I'm panicked about the transfer. Time is not an issue for me.", "feeling",
+     situation(events=["my transfer has not arrived"], valence="negative", stakes=3, misfortune=True), "contradiction"),
+    ("You would like this settled within the next few days.", "anchor", situation(days_left=0), "urgency against situation"),
+    ("You hope to have it sorted by the end of the week.", "anchor", situation(days_left=1), "urgency against situation"),
+    ("You feel exasperated and your patience has finally snapped.", "anchor", situation(), "presupposition"),
+    ("Past letdowns have left you bitter.", "anchor", situation(), "presupposition"),
+    ("You are heartbroken after a recent loss.", "anchor", situation(), "missing cause"),
+    ("You remind the agent how long you have been a customer.", "anchor", situation(), "presupposition"),
     ("I want to swap the notebook. I'm begging you, I'm desperate.", "feeling", situation(), "intensity against stakes"),
     ("I want to change my seat. I'll be argumentative if I have to, I won't accept that.", "feeling",
      situation(refused=False), "presupposition"),
