@@ -130,6 +130,13 @@ def format_value(value: Any) -> str:
 
 
 def state_fact(key: str, value: Any) -> str:
+    """'seat', ['H10', 'H11'] -> 'My seats are H10, H11.'; 'trip_origins', 'Miami' -> 'My trip origin is Miami.'
+    (the noun's number follows the value's; a count keeps its plural noun: 'My suspension days are 30.')."""
     several = isinstance(value, list) and len(value) > 1
-    verb = "are" if several or (is_plural_key(key) and not isinstance(value, list)) else "is"
+    count = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if several and not is_plural_key(key):
+        key = plural_key(key)
+    elif not several and not count and is_plural_key(key):
+        key = singular_key(key)
+    verb = "are" if several or (count and is_plural_key(key)) else "is"
     return f"My {key.replace('_', ' ')} {verb} {format_value(value)}."

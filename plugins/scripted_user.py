@@ -24,7 +24,6 @@ from tau_emotion.core.episode import EpisodeView
 from tau_emotion.core.facts import (
     ALIASES,
     GENERIC,
-    format_value,
     head_named,
     leaves,
     named_by,
@@ -287,15 +286,14 @@ class ScriptedUser:
         found = self.position > 0 or any(m.role == "tool" and not m.error for m in self.view.messages)
         return not found and any(not f.key.endswith("name") and set(f.answers) & args for f in facts)
 
-    def _answer(self, fact: PlanFact, via: str | None, words: set[str], alone: bool = True) -> str:
+    def _answer(self, fact: PlanFact, via: str | None, words: set[str]) -> str:
         """A fact said under the name it was asked by (a field of a whole: both names); asked for its id, the thing
-        (one of several that stand for the id: under its own name)."""
+        (in the customer's words, else under its own name: "my date of birth is ...")."""
         if via is not None:
             name = via.rpartition(".")[2]
             if via in fact.names and words & _ID_WORDS:
-                said = fact.words or (f"it is {format_value(fact.value)}" if alone else
-                                      state_fact(fact.key, fact.value).rstrip("."))
-                return f"I don't have the {name.replace('_', ' ')}; {said}."
+                said = fact.words or state_fact(fact.key, fact.value).rstrip(".")
+                return f"I don't have the {name.replace('_', ' ')}; {said[:1].lower()}{said[1:]}."
             part = isinstance(fact.value, dict) and name in fact.value  # "My new address zip is 85701."
             return state_fact(f"{fact.key}_{name}", fact.value[name]) if part else state_fact(name, fact.value)
         key = fact.key if isinstance(fact.value, list) or fact.value == self.task.user.known.get(fact.key) \
@@ -352,8 +350,7 @@ class ScriptedUser:
             marks = [self._mark(f) for f, _ in asked]
             kind = "repeated_question" if all(m in self.told for m in marks) else None
             self.told.update(marks)
-            facts = " ".join(_once_missing(list(dict.fromkeys(self._answer(f, via, words, len(asked) == 1)
-                                                              for f, via in asked))))
+            facts = " ".join(_once_missing(list(dict.fromkeys(self._answer(f, via, words) for f, via in asked))))
             ahead = "That is for my next request, but since you ask: " if self.ahead else ""
             return self._with_friction(kind, self.style.answer(ahead + facts))
         # a choice ("which card?") gets the preference; "the address2?" for an address without one: there is none

@@ -72,6 +72,8 @@ STALL_CANDIDATES = 1000
 #: setback for anger and disgust, after three times any event): a pack whose situations rarely give an emotion its full
 #: cause still completes its design, and the task says so (`meta.appraisal_relax`)
 RELAX_CANDIDATES = 200
+#: the most steps a stalled build relaxes the appraisal by (`appraisal.cause`)
+MAX_RELAX = 3
 
 
 class TracerError(TauError):
@@ -332,7 +334,7 @@ def design(build: Build, grounded: Grounded) -> Designed:
     allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
     # stalled: an emotion may rest on a weaker cause (`appraisal.cause`)
     # (a build without emotion conditions attaches none, so any stated event will do)
-    cand.relax = 3 if build.labeler is None else min(3, (cand.index - build.last_accept) // RELAX_CANDIDATES)
+    cand.relax = 3 if build.labeler is None else min(MAX_RELAX, (cand.index - build.last_accept) // RELAX_CANDIDATES)
     condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions, allowed,
                                slack=1 + (cand.index - build.last_accept) // STALL_CANDIDATES)
     occasion = occasion_for(build.occasions, condition, cand, rng, allowed)

@@ -137,15 +137,18 @@ def _spoken(value: Any) -> list[str]:
     return [_norm(v) for _, v in _leaves(value) if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
 
 
-def _narrowed(value: Any, line: str, calls: list[Action]) -> Any:
+def _narrowed(value: Any, line: str, calls: list[Action], others: list[str] = ()) -> Any:
     """This request's value of a fact two requests share (merged into a plural list): the items its own line or
-    gold calls name; the whole value when none or all of them do."""
+    gold calls name, else those no other request's line names (`others`); the whole value when none or all do."""
     if not isinstance(value, list) or len(value) < 2:
         return value
     args = {_norm(v) for c in calls for _, v in _leaves(c.arguments) if not isinstance(v, bool)}
-    lowered = _norm(line)
-    own = [v for v in value if any(s in args or (len(s) >= 3 and re.search(rf"(?<!\w){re.escape(s)}(?!\w)", lowered))
-                                   for s in _spoken(v))]
+
+    def named(v: Any, text: str) -> bool:
+        return any(len(s) >= 3 and re.search(rf"(?<!\w){re.escape(s)}(?!\w)", _norm(text)) for s in _spoken(v))
+
+    own = [v for v in value if any(s in args for s in _spoken(v)) or named(v, line)]
+    own = own or [v for v in value if not any(named(v, other) for other in others)]
     if not own or len(own) == len(value):
         return value
     return own[0] if len(own) == 1 else own
@@ -156,9 +159,10 @@ def _words(phrase: Any, key: str, value: Any) -> str:
     return first_person(said) if said else ""
 
 
-def _fact(domain: Domain, phrase: Any, task: Task, key: str, line: str, calls: list[Action]) -> PlanFact:
+def _fact(domain: Domain, phrase: Any, task: Task, key: str, line: str, calls: list[Action],
+          others: list[str] = ()) -> PlanFact:
     known = task.user.known[key]
-    value = _narrowed(known, line, calls)
+    value = _narrowed(known, line, calls, others)
     name = key if value == known else singular_key(key)
     answers, names = _answers(domain.database, value, calls)
     return PlanFact(key=key, value=value, words=_words(phrase, name, value), answers=answers, names=names,
@@ -236,7 +240,8 @@ def build_plan(domain: Domain, task: Task) -> IntentPlan:
         calls = [actions[j] for j in part.get("actions", []) if j < len(actions)]
         if i in refusals:
             calls.append(refusals[i].call)
-        facts = [_fact(domain, phrase, task, k, lines[i], calls)
+        others = [line for j, line in enumerate(lines) if j != i]
+        facts = [_fact(domain, phrase, task, k, lines[i], calls, others)
                  for k in dict.fromkeys(part.get("facts") or []) if k in task.user.known]
         kind = "handover" if i in handoffs else (kinds[drafts.index(i)] if drafts.index(i) < len(kinds) else "request")
         requests.append(RequestPlan(kind=kind, actions=list(part.get("actions", [])), facts=facts,

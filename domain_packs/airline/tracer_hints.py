@@ -415,7 +415,9 @@ def ground_update_reservation_baggages(ctx: GroundingContext) -> IntentDraft | N
                       "payment_id": next(iter(user["payment_methods"]))},
                      [f"remove one checked bag from {ref.phrase}", f"take one of the checked bags off {ref.phrase}"],
                      ref, facts={"checked_bags_wanted": total}, refusal=Refusal("bags_not_removable", "removed"),
-                     mood=Mood("{{I}} packed lighter than planned and want {{my}} money back for a bag", "neutral", 1, _days(res)))
+                     mood=Mood("{{I}} packed lighter than planned" + (" and want {{my}} money back for a bag"
+                                                                      if res["nonfree_baggages"] else ""),
+                               "neutral", 1, _days(res)))
     added = ctx.rng.choice([1, 1, 2, 3])
     total = res["total_baggages"] + added
     nonfree = max(0, total - FREE_BAGS[user["membership"]][res["cabin"]] * n)
@@ -721,7 +723,11 @@ def ground_get_flight_status(ctx: GroundingContext) -> IntentDraft | None:
             leg["date"] > TODAY and status == "cancelled")
 
     used = used_by_earlier_intents(ctx, "reservation_id", "reservation")
+    user = _user(ctx)
+    on_board = lambda r: any(p["first_name"] == user["name"]["first_name"] and p["last_name"] == user["name"]["last_name"]  # noqa: E731
+                             for p in r["passengers"])  # "my flight" is one the caller flies on, still booked
     res, leg = ctx.choose([(r, leg) for r in _reservations(ctx) if r["reservation_id"] not in used
+                           and r.get("status") != "cancelled" and on_board(r)
                            and (leg := next((leg for leg in r["flights"] if news(leg)), None))])
     status = _status(ctx, leg)
     ref = _ref(ctx, res, cities=False)

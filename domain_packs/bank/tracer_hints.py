@@ -188,8 +188,17 @@ def _payees(ctx: GroundingContext) -> list[dict]:
 def _payee_choice(ctx: GroundingContext, payee: dict) -> Choice:
     return Choice.among("payee", payee, ctx.rows("payees", _customer(ctx)["payee_ids"]), "payee_id", "name")
 
+def _standing_to(ctx: GroundingContext, payee: dict) -> bool:
+    """Whether an active standing order on the caller's accounts already pays `payee` (by name: a joint owner's
+    payee of that name is the same person)."""
+    return any(o["status"] == "active" and o["payee_name"] == payee["name"] for a in _accounts(ctx)
+               for o in (ctx.state["standing_orders"].peek(s) for s in a["standing_order_ids"]))
+
 def _last_payment(ctx: GroundingContext, account: dict, payee: dict) -> float | None:
-    """What the caller last paid `payee`, when that payment left `account` and no other payment was the same day."""
+    """What the caller last paid `payee`, when that payment left `account`, no other payment was the same day and no
+    standing order pays them (its amount would be a second 'last payment')."""
+    if _standing_to(ctx, payee):
+        return None
     paid = [t for a in _accounts(ctx) for t in _rows(ctx, a, "payee_payment")
             if t.get("payee_id") == payee["payee_id"] and t["status"] != "reversed"] or [{"sent_on": ""}]
     last = [t for t in paid if t["sent_on"] == max(p["sent_on"] for p in paid)]
@@ -285,7 +294,8 @@ def ground_reverse_payment(ctx: GroundingContext) -> IntentDraft | None:
     used = used_by_earlier_intents(ctx, "transaction_id")
     account, row = ctx.choose([(a, t) for a in _accounts(ctx, *_OWNERS) for t in _rows(ctx, a, "payee_payment")
                                if t["status"] == status and days_between(t["date"], TODAY) <= 40
-                               and t["transaction_id"] not in used])
+                               and t["transaction_id"] not in used
+                               and t.get("payee_id") in _customer(ctx)["payee_ids"]])  # the caller's own payee
     args = {"transaction_id": row["transaction_id"]}
     refusal = ctx.challenged("reverse_payment", args, Refusal("payment_settled", "cannot be reversed", "reverse_settled"))
     ref = _tx_ref(ctx, account, row, "payment")
@@ -315,8 +325,10 @@ def ground_dispute_transaction(ctx: GroundingContext) -> IntentDraft | None:
     account, row = ctx.choose([(a, t) for a in ctx.fresh(_accounts(ctx, *_OWNERS), "account_id", reads=True)
                                for t in _rows(ctx, a, "card") if not t["disputed"] and -t["amount"] >= 15
                                and (t["status"] == "pending") == (kind == "transaction_pending")
+                               and t.get("card_id") in _customer(ctx)["card_ids"]  # a charge on the caller's card
                                and ages[0] <= days_between(t["date"], TODAY) <= ages[1]])
-    reason = ctx.rng.choice(sorted(_REASONS))
+    twice = sum(t["description"] == row["description"] and t["amount"] == row["amount"] for t in _rows(ctx, account, "card"))
+    reason = ctx.rng.choice(sorted(r for r in _REASONS if r != "duplicate" or twice > 1))  # "charged twice": two there
     args = {"transaction_id": row["transaction_id"], "reason": reason}
     ctx.challenged("dispute_transaction", args)
     ref = _tx_ref(ctx, account, row, "charge")
@@ -394,6 +406,7 @@ def ground_set_card_limit(ctx: GroundingContext) -> IntentDraft | None:
 
 def ground_create_standing_order(ctx: GroundingContext) -> IntentDraft | None:
     payee = ctx.choose(_payees(ctx))
+    need(not _standing_to(ctx, payee))  # a second standing order to the same payee would duplicate the first
     account = ctx.choose([a for a in _spending(ctx, *_OWNERS) if a["type"] == "checking"])
     frequency = ctx.rng.choice(["weekly", "monthly", "monthly"])
     amount = ctx.rng.choice([25, 50, 100, 150, 250, 400] if frequency == "weekly" else [100, 250, 500, 850, 1200])

@@ -69,7 +69,7 @@ OCCASIONS = [
     ("{{I}} {{am}} taking {{my}} father to his first game in years", 2, "positive"),
     ("{{I}} just got a new job and want to treat {{my}} friends", 1, "positive"),
     ("{{I}} have been a Herons fan since {{I}} was a kid", 1, "positive"),
-    ("{{my}} best friend is moving away next month", 2, "negative"),
+    ("{{my}} best friend is moving away next month", 1, "negative"),
     ("money is tight for {{me}} this month", 2, "negative"),
     ("{{I}} {{am}} still getting over a bad flu", 1, "negative"),
     ("{{I}} like to have {{my}} plans settled early", 1, "neutral"),

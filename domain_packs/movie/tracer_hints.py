@@ -78,7 +78,7 @@ OCCASIONS = [
     ("{{I}} finally have a free evening after a hard month at work", 1, "positive"),
     ("{{I}} promised {{my}} niece a film after her exams", 1, "positive"),
     ("{{I}} {{am}} organising a night out for {{my}} book club", 1, "neutral"),
-    ("{{my}} grandmother has just come out of hospital and wants a treat", 2, "negative"),
+    ("a close friend has just come out of hospital and {{I}} want to give them a treat", 2, "negative"),
     ("{{I}} {{am}} on a tight budget this month", 2, "negative"),
     ("{{I}} saw the first film with {{my}} late father and want to see the sequel", 3, "negative"),
     ("it is just an ordinary trip to the cinema", 0, "neutral"),

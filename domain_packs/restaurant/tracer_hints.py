@@ -74,7 +74,7 @@ OCCASIONS = [
     ("{{I}} {{am}} meeting {{my}} partner's parents for the first time", 2, "neutral"),
     ("{{my}} old school friends are in town for one weekend", 1, "positive"),
     ("{{I}} {{am}} recovering from an operation and do not get out much", 2, "negative"),
-    ("it is {{my}} first meal out since {{my}} partner passed away", 3, "negative"),
+    ("{{I}} lost {{my}} partner this year and this meal matters to {{me}}", 3, "negative"),
     ("it is just an ordinary night out", 0, "neutral"),
 ]
 
@@ -332,7 +332,8 @@ def _party(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDraft 
                      outputs=[Output("events team" if kind == "too_large" else "4 hours", reason=reason)], mood=mood,
                      on_refusal="transfer" if transfer else "accept",
                      handoff_summary=f"guest wants booking {booking['booking_number']} changed to a party of {new}")
-    extra = restaurant["deposit_per_guest"] * (new - old) if new > DEPOSIT_ABOVE else 0
+    # the deposit is recomputed for the new size and only the difference from what the booking holds is charged
+    extra = (restaurant["deposit_per_guest"] * new if new > DEPOSIT_ABOVE else 0) - (booking.get("deposit") or 0)
     return draft("party", "modify_booking", args, request, ref, facts={"new_party_size": new}, mood=mood,
                  reads={"check_availability": [{"restaurant_code": booking["restaurant_code"], "date": booking["date"],
                                                 "party_size": new}], "get_restaurants": [{}]},

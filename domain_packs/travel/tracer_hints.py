@@ -71,7 +71,7 @@ OCCASIONS = [  # circumstances that fit any trip: a trip's own name says honeymo
     ("{{I}} just got a promotion and want to make the most of {{my}} time off", 2, "positive"),
     ("{{I}} saved for two years for these trips", 2, "positive"),
     ("{{I}} finally have some time off after a long, hard project", 1, "positive"),
-    ("this is {{my}} first time away since {{my}} mother died in the spring", 3, "negative"),
+    ("{{my}} mother died in the spring and this trip means a lot to {{me}}", 3, "negative"),
     ("{{I}} {{am}} still grieving {{my}} grandfather, who died last month", 3, "negative"),
     ("{{my}} old dog died the week before {{I}} booked", 2, "negative"),
     ("{{I}} have to fit work calls around everything {{I}} do", 1, "neutral"),

@@ -25,7 +25,10 @@ def _tasks(pack):
     tasks = domain.tasks("test")
     writes = {t.id for t in tasks if any(domain.toolset[a.name].writes for a in t.gold.actions)}
     terminal = {t.id for t in tasks if any(domain.toolset.is_terminal(a.name) for a in t.gold.actions)}
-    read_only = next(t for t in tasks if t.id not in writes and t.gold.outputs and t.id not in terminal)
+    reads = [t for t in tasks if t.id not in writes and t.gold.outputs and t.id not in terminal]
+    # a figure to hedge when the split has one ("$352, or $368"); a status ("landed") is what the negator attacks
+    read_only = next((t for t in reads if any(number_value(o) is not None for o in t.gold.outputs if isinstance(o, str))),
+                     reads[0])
     figure = next(t for t in tasks if t.id in writes and t.id not in terminal and not t.gold.reasons
                   and any(number_value(o) is not None for o in t.gold.outputs if isinstance(o, str)))
     reason = next(t for t in tasks if t.gold.reasons and not t.gold.outputs and t.id not in terminal)

@@ -92,12 +92,12 @@ def test_the_llm_users_prompt_agrees_only_to_what_its_instruction_wants():
 
 
 def decision_task(domain) -> str:
-    """The first test task with a decision rule and one write (the run tests' case, whatever the build)."""
+    """The first test task whose every write is under a decision rule (the run tests' case, whatever the build)."""
     for task in domain.tasks("test"):
         writes = [i for i, a in enumerate(task.gold.actions) if domain.toolset[a.name].writes]
-        if task.plan and len(writes) == 1 and any(r.decision and writes[0] in r.actions for r in task.plan.requests):
+        if task.plan and writes and all(any(r.decision and w in r.actions for r in task.plan.requests) for w in writes):
             return task.id
-    raise AssertionError(f"{domain.name}: no test task with a decision rule over its one write")
+    raise AssertionError(f"{domain.name}: no test task whose every write is under a decision rule")
 
 
 def _run(tmp_path, pack, agent, task_ids, scoring="strict"):
@@ -108,8 +108,12 @@ def _run(tmp_path, pack, agent, task_ids, scoring="strict"):
     return run, run.store.results(run.run_id)
 
 
+#: packs whose test split holds a task with every write under a decision rule (bank's rebuilt split has none)
+RUN_PACKS = ["airline", "telecom"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("pack", PACKS)
+@pytest.mark.parametrize("pack", RUN_PACKS)
 def test_the_oracle_identifies_states_and_waits_for_the_yes_before_each_write(tmp_path, pack):
     task_id = decision_task(get_plugin_manager([pack]).catalog("domains").get(pack))
     run, [result] = _run(tmp_path, pack, "oracle", [task_id])
@@ -133,7 +137,7 @@ def test_the_oracle_identifies_states_and_waits_for_the_yes_before_each_write(tm
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pack", ["airline", "bank"])
+@pytest.mark.parametrize("pack", RUN_PACKS)
 def test_the_asker_asks_then_follows_the_procedure(tmp_path, pack):
     task_id = decision_task(get_plugin_manager([pack]).catalog("domains").get(pack))
     _, [result] = _run(tmp_path, pack, "asker", [task_id])

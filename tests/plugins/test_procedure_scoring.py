@@ -53,7 +53,7 @@ def test_strict_scoring_zeroes_what_breaks_the_procedure_and_the_summary_says_so
         assert set(p["by_domain"]) == {"airline"} and "emotion.family" in p["by_tag"]
     row = json.loads(tau("export", strict["run_id"]).output.splitlines()[0])
     parts = row["parts"]
-    assert parts["scoring"] == "strict" and parts["paper_reward"] in (0.0, 1.0)
+    assert parts["scoring"] == "strict" and parts["paper_reward"] in (-1.0, 0.0, 1.0)  # -1: the user gave up first
     assert {v["rule"] for v in parts["procedure"]["violations"]} >= {"identify_before", "confirm_before_write"}
     assert all(isinstance(v["message"], int) for v in parts["procedure"]["violations"])
 

@@ -95,6 +95,8 @@ def test_stated_facts_read_as_sentences():
     assert state_fact("amount", 65.0) == "My amount is 65."
     assert state_fact("user_id", "omar_hughes_3171") == "My user id is omar_hughes_3171."
     assert state_fact("amounts", [65.0, 12.5]) == "My amounts are 65, 12.5."
+    assert state_fact("seat", ["H10", "H11"]) == "My seats are H10, H11."  # the noun's number follows the value's
+    assert state_fact("trip_origins", "Miami") == "My trip origin is Miami."
 
 
 
