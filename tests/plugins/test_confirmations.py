@@ -20,7 +20,7 @@ from tau_emotion.core.procedure import affirmative
 from tau_emotion.core.runner import prepare_run, run_sync
 from tau_emotion.plugins.scripted_user import ScriptedUser
 from tau_emotion.templates import render
-from tests.core.test_procedure import PACKS, frozen_task
+from tests.core.test_procedure import frozen_task
 from tests.episodes import bare_episode
 
 
