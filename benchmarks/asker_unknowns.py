@@ -135,7 +135,8 @@ def said_before(task: dict, messages: list[dict], at: int) -> bool:
     reply = _words(messages[at].get("content") or "")
     earlier = [m.get("content") or "" for m in messages[:at] if m.get("role") == "user"]
     for v in known_values(task):
-        if _in_words(v, reply) and any(_in_words(v, _words(e)) for e in earlier):
+        # a date is said either way: "2025-09-16" or "September 16"
+        if any(_in_words(f, reply) for f in forms(v)) and any(_in_words(f, _words(e)) for f in forms(v) for e in earlier):
             return True
     return any(f.get("words") and any(_in_words(v, reply) for v in leaves(f["value"]))
                and any(f["words"].lower() in e.lower() for e in earlier) for f in plan_facts(task))
