@@ -33,6 +33,8 @@ from tau_emotion.core.models import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tau_emotion.core.domain import Domain
 
 #: the `meta` keys the build writes for the plan; `with_plan` moves them into it
@@ -137,7 +139,7 @@ def _spoken(value: Any) -> list[str]:
     return [_norm(v) for _, v in _leaves(value) if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
 
 
-def _narrowed(value: Any, line: str, calls: list[Action], others: list[str] = ()) -> Any:
+def _narrowed(value: Any, line: str, calls: list[Action], others: Sequence[str] = ()) -> Any:
     """This request's value of a fact two requests share (merged into a plural list): the items its own line or
     gold calls name, else those no other request's line names (`others`); the whole value when none or all do."""
     if not isinstance(value, list) or len(value) < 2:

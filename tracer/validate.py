@@ -3,7 +3,7 @@
 Each check raises `Reject(check, detail)`; `tau tracer build` counts rejections per check (`CHECKS`, in the
 order of the build's stages), and `tau tracer audit` runs the split-level checks (`SplitChecks`) over a built split.
 The other stages report what went wrong as their own outcome, and the validator judges it: the grounder's
-`DeadEnd`, the condition a candidate cannot take (`condition_misfit`), the classifier's reading of the feelings
+`DeadEnd`, the condition a candidate cannot take (`Fits.misfit`), the classifier's reading of the feelings
 (`misread`), the rollout's verdict (`Validator.check_rollout`).
 
 - `ungroundable`, `length` (ground): the grounder reached a dead end, or a walk longer than the profile allows.
@@ -521,22 +521,10 @@ def stratum(cand: Candidate) -> dict[str, Any]:
             "rule": any(d.decision for d in cand.drafts), "length": length_bin(len(cand.gold_actions))}
 
 
-def condition_misfit(condition: dict[str, str], cand: Candidate, strata: dict[str, dict[str, Counter]],
-                     occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> Reject | None:
-    """Why `cand` cannot take `condition` (None when it can): feelings that would not fit its events, an
-    emotion that needs an occasion the task cannot have, or a family with enough (or too few) tasks like it:
-    policy challenges, or tasks of its number of intents (`design.share_fits`)."""
-    return Fits(cand, occasions, allowed, strata, slack).misfit(condition)
-
-
-def fitting_occasions(occasions: list[tuple[str, int, str]], condition: dict[str, str], cand: Candidate,
-                      allowed: bool) -> list[tuple[str, int, str]]:
-    """The occasions that give `condition` its cause beside the candidate's events (none when it may have none)."""
-    return Fits(cand, occasions, allowed).occasions(condition)
-
-
 class Fits:
-    """`condition_misfit` and `fitting_occasions` for one candidate while the build looks for its condition (the
+    """Why one candidate cannot take a condition (`misfit`: feelings that would not fit its events, an emotion that
+    needs an occasion the task cannot have, or a family with enough or too few tasks like it, `design.share_fits`)
+    and the occasions that give a condition its cause (`occasions`), while the build looks for its condition (the
     strata and the slack do not change meanwhile): the situation with each occasion made once, the feelings parts
     remembered per situation (`feelings.FitMemo`), the balance per family."""
 
@@ -554,7 +542,7 @@ class Fits:
         return self._memos[occasion].misfit(condition)
 
     def occasions(self, condition: dict[str, str]) -> list[tuple[str, int, str]]:
-        """The occasions that give `condition` its cause beside the candidate's events (`fitting_occasions`)."""
+        """The occasions that give `condition` its cause beside the candidate's events (none when it may have none)."""
         return [o for o in self._occasions if occasion_fits(o[2], condition)
                 and self.feelings(condition, o) is None] if self.allowed else []
 
