@@ -578,18 +578,16 @@ def ground_send_certificate(ctx: GroundingContext) -> IntentDraft | None:
     on = f" on reservation {res['reservation_id']}" if "reservation_id" in ref.facts else ""  # as the caller has it
     request = ["get some compensation for the " + ("cancellation" if status == "cancelled" else "delay") + on,
                "see what {{agent}} can offer {{me}} for the " + ("cancelled flight" if status == "cancelled" else "delay") + on]
-    if ctx.want_challenge:
-        return draft("compensation_not_eligible", "send_certificate",
-                     {"user_id": user["user_id"], "amount": _COMPENSATION[status] * n, "reservation_id": res["reservation_id"]},
-                     request, ref, refusal=Refusal("compensation_not_eligible", "insurance"), context=context,
-                     verify={"get_flight_status": _flight(leg)}, mood=mood)
     amount = _COMPENSATION[status] * n
+    args = {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]}
+    verify = {"get_flight_status": _flight(leg)}
+    if ctx.want_challenge:
+        return draft("compensation_not_eligible", "send_certificate", args, request, ref,
+                     refusal=Refusal("compensation_not_eligible", "insurance"), context=context, verify=verify, mood=mood)
     # the certificate for this disruption, not for another flight of the trip disrupted otherwise
     reasons = [status, *sorted({_status(ctx, f) for f in res["flights"]} & set(_COMPENSATION) - {status})]
     options = [Option(_COMPENSATION[s] * n, {"reason": s}) for s in reasons]
-    return draft("compensation", "send_certificate",
-                 {"user_id": user["user_id"], "amount": amount, "reservation_id": res["reservation_id"]},
-                 request, ref, context=context, verify={"get_flight_status": _flight(leg)},
+    return draft("compensation", "send_certificate", args, request, ref, context=context, verify=verify,
                  choices=[Choice("certificate amount", amount, options, {"reason": status})], policy_values=[amount],
                  outputs=[Output(str(amount), "the value of the certificate")], mood=mood)
 
