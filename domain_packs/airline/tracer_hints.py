@@ -696,7 +696,6 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                                                                    or f"{party[1]['first_name']} {party[1]['last_name']} (born {_birthday(party[1]['dob'])})"))
     trip = (f"a round trip from {where(origin)} to {where(destination)}, leaving {month_day(date)} and returning {month_day(back_date)}"
             if back_date else f"a one-way trip from {where(origin)} to {where(destination)} on {month_day(date)}")
-    bag_words = _bag_words(bags)
     request = [f"book {trip} in {cabin.replace('_', ' ')}, {who}",
                f"get {trip} booked, {cabin.replace('_', ' ')} class, {who}"]
     flights = [{"flight_number": num, "date": d} for num, d, _ in legs]
@@ -704,11 +703,10 @@ def ground_book_reservation(ctx: GroundingContext) -> IntentDraft | None:
                  "flight_type": "round_trip" if round_trip else "one_way", "cabin": cabin, "flights": flights,
                  "passengers": party, "payment_methods": split, "total_baggages": bags, "nonfree_baggages": nonfree,
                  "insurance": insurance}
-    insurance_words = "take the travel insurance" if insurance == "yes" else "skip the travel insurance"
     return IntentDraft(kind="book_two_certificates" if challenge else "book", goal="book_reservation",
                        arguments=arguments, request=request, facts=facts, reads=reads, choices=choices,
                        outputs=[Output(money(total), "the total price")],
-                       preferences=[*prefs, bag_words, insurance_words, payment_words],
+                       preferences=[*prefs, _bag_words(bags), _insurance([insurance]), payment_words],
                        refused=challenge, policy_values=[nonfree], decline="hold off on booking",
                        mood=Mood("{{I}} want to book a trip", "positive", 1, days_between(TODAY, date)))
 
