@@ -74,6 +74,8 @@ def leaves(value):
 def forms(value) -> list[str]:
     text = str(value)
     out = {text, text.replace("_", " "), text.replace("_", "-")}
+    if isinstance(value, float) and value.is_integer():  # 250.0 is said "250"
+        out.add(str(int(value)))
     m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
     if m:
         out.add(f"{MONTHS[int(m.group(2)) - 1]} {int(m.group(3))}")

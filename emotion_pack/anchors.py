@@ -82,18 +82,40 @@ class _Deck:
         return self._queue.pop()
 
 
+def phrase_fits(entry: str | dict[str, Any], condition: Condition) -> bool:
+    """Whether a phrase may be said by a user of `condition`: no `label:value` of its `not_with` is the
+    condition's and, when it has `only_with`, one of those is (so one anchor never says, for instance, both
+    "you need a moment before answering" and "you insist on speed")."""
+    if isinstance(entry, str):
+        return True
+
+    def holds(tags: Iterable[str]) -> bool:
+        return any(getattr(condition, label) == value for label, value in (t.split(":", 1) for t in tags))
+
+    only = entry.get("only_with")
+    return not holds(entry.get("not_with", ())) and (not only or holds(only))
+
+
+def _phrases(entries: Iterable[str | dict[str, Any]], condition: Condition) -> list[str]:
+    kept = [e if isinstance(e, str) else e["text"] for e in entries if phrase_fits(e, condition)]
+    if not kept:
+        raise RuntimeError(f"no phrase of the bank fits {condition.id}: loosen a not_with in phrasebanks.json")
+    return kept
+
+
 def _condition_anchors(
-    condition: Condition, seed: int, count: int, templates: list[jinja2.Template], feels: list[jinja2.Template]
+    condition: Condition, seed: int, count: int, templates: list[jinja2.Template], feels: list[tuple[Any, jinja2.Template]]
 ) -> list[str]:
     banks = phrasebanks()
     rng = random.Random(f"{seed}/{condition.id}")
     emotion_bank = banks["emotions"][condition.emotion]
     decks = {
         "template": _Deck(templates, rng),
-        "feel": _Deck(feels, rng),
-        "adj": _Deck(emotion_bank["adj"], rng),
-        "behave": _Deck(emotion_bank["behave"], rng),
-        **{dim: _Deck(banks["dimensions"][dim][getattr(condition, dim)], rng) for dim in DIMENSION_NAMES},
+        "feel": _Deck([t for entry, t in feels if phrase_fits(entry, condition)], rng),
+        "adj": _Deck(_phrases(emotion_bank["adj"], condition), rng),
+        "behave": _Deck(_phrases(emotion_bank["behave"], condition), rng),
+        **{dim: _Deck(_phrases(banks["dimensions"][dim][getattr(condition, dim)], condition), rng)
+           for dim in DIMENSION_NAMES},
     }
     anchors: list[str] = []
     for _attempt in range(count * 50):
@@ -112,7 +134,8 @@ def generate_anchors(seed: int = DEFAULT_SEED, per_condition: int = ANCHORS_PER_
     env = _environment()
     banks = phrasebanks()
     templates = [env.from_string(t) for t in banks["templates"]]
-    feels = {emotion: [env.from_string(f) for f in bank["feel"]] for emotion, bank in banks["emotions"].items()}
+    feels = {emotion: [(f, env.from_string(f if isinstance(f, str) else f["text"])) for f in bank["feel"]]
+             for emotion, bank in banks["emotions"].items()}
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for condition in all_conditions():

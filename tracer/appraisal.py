@@ -18,10 +18,16 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-#: the causes of anger and disgust a twice-stalled build may replace by any setback (`cause`)
-FALLBACK = frozenset({"obstacle", "fault", "offence", "contested"})
+#: the causes a twice-stalled build may replace by any setback (`cause`): anger only; frustration at whatever is in the
+#: way is natural, while disgust, an argument or fear each need their own kind of cause however long the build stalls
+FALLBACK = frozenset({"obstacle"})
 #: the needs of the pleasant emotions (enjoyment): even a stalled build never rests them on a negative event
 PLEASANT = frozenset({"calm", "good", "upcoming"})
+#: from this intensity a feeling rests on the request's own event or the occasion it is for, not on a circumstance of
+#: the customer's life (no "I'm desperate, I lost my job" beside a standing order); a loss (sorrow) is the exception
+EVENT_INTENSITY = 3
+#: the relax of a build that attaches no emotion condition: any event will do (`cause`)
+ANY_CAUSE = 3
 
 
 @cache
@@ -35,14 +41,17 @@ def _says(text: str, words: str) -> bool:
     return any(f" {w}" in low for w in appraisal_data()[words])
 
 
-def grounds(facts: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
-    """Each ground of `appraisal.json` -> the cause in the situation that supplies it (the strongest), or None.
+def candidates(facts: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each ground of `appraisal.json` -> the causes in the situation that supply it, strongest first.
 
-    A cause is one of `facts["causes"]` (an event or the occasion: text, valence, stakes, source)."""
-    causes = list(facts.get("causes") or [])
-    negative = sorted((c for c in causes if c["valence"] == "negative"), key=lambda c: -c["stakes"])
-    positive = sorted((c for c in causes if c["valence"] == "positive"), key=lambda c: -c["stakes"])
-    any_cause = sorted(causes, key=lambda c: -c["stakes"])
+    A cause is one of `facts["causes"]` (an event or the occasion: text, valence, stakes, source). Its kind is read
+    from its words: a fault names what someone else did or charged (`fault_words`), an offence what is unfair or wrong
+    (`offence_words`), a threat is a harm still ahead (not a settled change of plan, `settled_words`), a setback one
+    that has happened (not only a worry, `uncertain_words`), and a pleasant feeling never rests on an event that says
+    something is in the way (`obstacle_words`)."""
+    causes = sorted(facts.get("causes") or [], key=lambda c: -c["stakes"])
+    negative = [c for c in causes if c["valence"] == "negative"]
+    positive = [c for c in causes if c["valence"] == "positive" and not _says(c["text"], "obstacle_words")]
     misfortune, pressing = bool(facts.get("misfortune")), bool(facts.get("pressing"))
     days = facts.get("days_left")
     near = days is not None and days <= appraisal_data()["urgency"]["near_days"]
@@ -53,24 +62,31 @@ def grounds(facts: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
     # a request the policy refuses: anger or disgust at it is said as conditional ("if I'm told no, ...")
     refusal = [{"text": t, "valence": "negative", "stakes": stakes, "source": "refusal"} for t in facts.get("refusals") or []]
     insisted = facts.get("insisted")
-    first = lambda xs: xs[0] if xs else None  # noqa: E731
+    calm = [c for c in causes if c["valence"] != "negative" and not _says(c["text"], "obstacle_words")]
     return {
-        "obstacle": first(blocked + refusal),
-        "setback": first(negative),
-        "fault": first(fault + refusal),
-        "offence": first([c for c in fault if c["stakes"] >= 2] + refusal),
+        "obstacle": blocked + refusal,
+        "setback": [c for c in negative if not _says(c["text"], "uncertain_words")],
+        # what dislike and aversion are about: something unwelcome still there (a fault, a supply running out, a
+        # refusal), not a change of plan the customer has settled ("my plans fell through" gives no distaste)
+        "unwelcome": [c for c in blocked if not _says(c["text"], "settled_words")] + refusal,
+        "fault": fault + refusal,
+        "offence": [c for c in fault if _says(c["text"], "offence_words")] + refusal,
         # a request the user will insist on when refused (told so by the instruction), or an event they blame
-        "contested": ({"text": insisted, "valence": "negative", "stakes": stakes, "source": "refusal"}
-                      if insisted and not facts.get("accepts_refusal") else first(fault)),
-        "threat": first([c for c in negative if c["stakes"] >= 2 or pressing]),
-        "loss": first([c for c in negative if _says(c["text"], "loss_words")
-                       and (c["source"] == "occasion" or c["stakes"] >= 3)]),
-        "stake": first([c for c in any_cause if c["stakes"] >= 1 or near]),
-        "good": None if misfortune or negative else first(positive or [c for c in causes if c["valence"] != "negative"]),
-        "upcoming": None if misfortune or negative else first(positive),
-        "calm": None if misfortune or pressing or negative else first(any_cause),
-        "any": first(any_cause),
+        "contested": ([{"text": insisted, "valence": "negative", "stakes": stakes, "source": "refusal"}]
+                      if insisted and not facts.get("accepts_refusal") else fault),
+        "threat": [c for c in negative if (c["stakes"] >= 2 or pressing) and not _says(c["text"], "settled_words")],
+        "loss": [c for c in negative if _says(c["text"], "loss_words") and (c["source"] == "occasion" or c["stakes"] >= 3)],
+        "stake": [c for c in causes if (c["stakes"] >= 1 or near) and not _says(c["text"], "settled_words")],
+        "good": [] if misfortune or negative else (positive or calm),
+        "upcoming": [] if misfortune or negative else positive,
+        "calm": [] if misfortune or pressing or negative else calm,
+        "any": causes,
     }
+
+
+def grounds(facts: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
+    """Each ground of `appraisal.json` -> the strongest cause in the situation that supplies it, or None."""
+    return {ground: found[0] if found else None for ground, found in candidates(facts).items()}
 
 
 def urgency_misfit(urgency: str, facts: Mapping[str, Any]) -> str | None:
@@ -85,27 +101,35 @@ def urgency_misfit(urgency: str, facts: Mapping[str, Any]) -> str | None:
 
 
 def cause(condition: Mapping[str, str], facts: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The cause the situation gives `condition`'s emotion at its intensity, or None."""
+    """The cause the situation gives `condition`'s emotion at its intensity, or None.
+
+    A stalled build (`facts["relax"]`) accepts a cause one intensity step weaker, and after twice as long lets anger
+    rest on any setback or refusal (`FALLBACK`); it never changes what kind of cause fear, sadness or disgust need."""
     entry = appraisal_data()["emotions"][condition["emotion"]]
-    found = grounds(facts)[entry["needs"]]
-    if found is None and int(facts.get("relax") or 0) >= 2 and entry["needs"] in FALLBACK:
-        # stalled twice over: anger or disgust may rest on any setback or refusal the situation states
-        ways = grounds(facts)
-        found = ways["setback"] or ways["obstacle"]
-    if found is None and int(facts.get("relax") or 0) >= 3:
-        # stalled three times over: the strongest event of the emotion's own valence (no excitement over a lost
-        # card, no contentment over a theft, no distress over good news); the coherence audit still reads it
+    relax = int(facts.get("relax") or 0)
+    ways = candidates(facts)
+    found = list(ways[entry["needs"]])
+    if relax >= 2 and entry["needs"] in FALLBACK:
+        # any setback, but no anger at a bereavement or a stay in hospital ("It's exasperating that my father is in
+        # hospital", basketball-test-047)
+        found += [c for c in ways["setback"] + ways["obstacle"] if not _says(c["text"], "loss_words")]
+    if relax >= ANY_CAUSE:
+        # a build that attaches no condition (`--no-emotion`): any event of the emotion's own valence will do
         pleasant = entry["needs"] in PLEASANT
-        found = next((c for c in sorted(facts.get("causes") or [], key=lambda c: -c["stakes"])
-                      if (c["valence"] != "negative") == pleasant or c["valence"] == "neutral"), None)
-        if pleasant and (facts.get("misfortune") or facts.get("valence") == "negative"):
-            found = None
-    # a build that stalls on a condition lets it rest on a cause one intensity step weaker (`facts["relax"]`)
-    need = appraisal_data()["min_stakes"][str(max(1, entry["intensity"] - int(facts.get("relax") or 0)))]
+        if not (pleasant and (facts.get("misfortune") or facts.get("valence") == "negative")):
+            found += [c for c in ways["any"] if (c["valence"] != "negative") == pleasant or c["valence"] == "neutral"]
+        return next(iter(found), None)
+    need = appraisal_data()["min_stakes"][str(max(1, entry["intensity"] - min(relax, 1)))]
+    if entry["intensity"] >= EVENT_INTENSITY and entry["needs"] != "loss":
+        # however long the build stalls, a strong feeling needs a real matter ("I feel hopeless" over a friend who
+        # moves away, basketball-test-027, is not one)
+        need = max(need, appraisal_data()["min_stakes"][str(EVENT_INTENSITY)])
+        # a strong feeling: the request's own event, or the occasion it is for, carries it at its own stakes; a
+        # circumstance of the customer's life the request is not about does not (`circumstance_words`)
+        return next((c for c in found if c["stakes"] >= need
+                     and not (c["source"] == "occasion" and _says(c["text"], "circumstance_words"))), None)
     # the stakes of the whole situation (its strongest event, raised by a weighty occasion) carry the intensity
-    if found is None or max(found["stakes"], int(facts.get("stakes") or 0)) < need:
-        return None
-    return found
+    return next((c for c in found if max(c["stakes"], int(facts.get("stakes") or 0)) >= need), None)
 
 
 def misfit(condition: Mapping[str, str], facts: Mapping[str, Any]) -> str | None:

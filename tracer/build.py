@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from tau_emotion.core.errors import TauError
 from tau_emotion.core.models import Gold, Task, UserSpec
 from tau_emotion.core.state import write_text_atomic
+from tau_emotion.tracer.appraisal import ANY_CAUSE
 from tau_emotion.tracer.coherence import check_text
 from tau_emotion.tracer.design import (
     condition_id,
@@ -68,12 +69,16 @@ FEELINGS_TRIES = 8
 #: last few conditions of a design may ask for a family whose strata few candidates fit; deterministic per seed);
 #: challenges and intents per task, which the audit holds to 1.5 tasks, at most STALL_CAP (`validate.py`)
 STALL_CANDIDATES = 1000
-#: candidates without an accepted task after which the appraisal accepts a cause one step weaker (after twice as many any
-#: setback for anger and disgust, after three times any event): a pack whose situations rarely give an emotion its full
-#: cause still completes its design, and the task says so (`meta.appraisal_relax`)
+#: candidates without an accepted task after which the appraisal accepts a cause one intensity step weaker (after
+#: twice as many, anger at any setback): a pack whose situations rarely give an emotion its full cause still completes
+#: its design, and the task says so (`meta.appraisal_relax`); the kind of cause fear, sadness and disgust need is never
+#: relaxed (`appraisal.cause`)
 RELAX_CANDIDATES = 200
 #: the most steps a stalled build relaxes the appraisal by (`appraisal.cause`)
-MAX_RELAX = 3
+MAX_RELAX = 2
+#: candidates per task a build tries before it gives up: the appraisal's kinds of cause leave a design's last few
+#: conditions (a repugnance, a dread) to rare candidates, which the stall slack above eventually admits
+CANDIDATES_PER_TASK = 1000
 
 
 class TracerError(TauError):
@@ -176,6 +181,7 @@ class BuildOptions:
     rollout: Callable[[Candidate], str | None] | None = None
     avoid: list[Task] | None = None
     keep_apart: list[Task] | None = None
+    #: candidates tried before the build gives up (default CANDIDATES_PER_TASK per task)
     max_candidates: int | None = None
     on_accept: Callable[[int], None] | None = None
     hints: TracerHints | None = None
@@ -313,7 +319,7 @@ def prepare(domain: Domain, split: str, n: int, seed: int, space: ConditionSpace
                  feelings=options.feelings or _template_feelings(), labeler=options.labeler,
                  validator=Validator(domain, options.avoid or [], hints),
                  split_checks=SplitChecks(domain, split, options.avoid or [], options.keep_apart or []),
-                 rollout=options.rollout, report=report, limit=options.max_candidates or max(500, 300 * n),
+                 rollout=options.rollout, report=report, limit=options.max_candidates or max(500, CANDIDATES_PER_TASK * n),
                  on_accept=options.on_accept, skip=options.skip)
 
 
@@ -334,9 +340,24 @@ def design(build: Build, grounded: Grounded) -> Designed:
     allowed = hints.occasion_intents is None or all(d.kind in hints.occasion_intents for d in cand.drafts)
     # stalled: an emotion may rest on a weaker cause (`appraisal.cause`)
     # (a build without emotion conditions attaches none, so any stated event will do)
-    cand.relax = 3 if build.labeler is None else min(MAX_RELAX, (cand.index - build.last_accept) // RELAX_CANDIDATES)
-    condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions, allowed,
-                               slack=1 + (cand.index - build.last_accept) // STALL_CANDIDATES)
+    cand.relax = ANY_CAUSE if build.labeler is None else min(MAX_RELAX, (cand.index - build.last_accept) // RELAX_CANDIDATES)
+    slack = 1 + (cand.index - build.last_accept) // STALL_CANDIDATES
+    lived = [d.mood for d in cand.drafts]
+    try:
+        condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions, allowed,
+                                   slack=slack)
+    except Reject:
+        # no open condition has its cause in the moods as drawn: another way an intent may be lived may give one
+        for i, other in ((i, o) for i, mood in enumerate(lived) for o in mood.others):
+            cand.drafts[i].mood = other
+            try:
+                condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions,
+                                           allowed, slack=slack)
+                break
+            except Reject:
+                cand.drafts[i].mood = lived[i]
+        else:
+            raise
     occasion = occasion_for(build.occasions, condition, cand, rng, allowed)
     if occasion is not None:
         cand.occasion, cand.occasion_stakes, cand.occasion_valence = occasion

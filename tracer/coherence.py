@@ -153,7 +153,14 @@ def _dangling(text: str, situation: Mapping[str, Any], kind: str) -> list[Findin
         pronoun = lex["pronoun"].search(sentence)
         if pronoun and not has_event and not _antecedent(sentences[:i]):
             found.append(Finding("dangling reference", kind, sentence[:80]))
+            continue
+        day = _THAT_DAY.search(sentence)
+        if day and not _DATE.search(" ".join([*sentences[:i], sentence[:day.start()]]).lower()):
+            found.append(Finding("dangling reference", kind, sentence[:80]))  # "my plans for that day": which day?
     return found
+
+
+_THAT_DAY = re.compile(r"\b(that|the) day\b|\bthat date\b", re.I)
 
 
 _THING = re.compile(r"\b(my|the|a|an|our|your) \w+", re.I)

@@ -198,6 +198,10 @@ class Mood:
     valence: str = "neutral"  # negative | neutral | positive
     stakes: int = 1  # 0 (trivial) .. 3 (life-changing)
     days_left: int | None = None  # time pressure; None when there is none
+    #: other ways the same request may be lived, true of the same records (a booking called off because plans fell
+    #: through, or because the meal moved to a friend's home): the design takes the first that gives a condition its
+    #: cause when this one gives none (`build.design`), so an emotion does not depend on the request kind
+    others: tuple[Mood, ...] = ()
 
 
 @dataclass

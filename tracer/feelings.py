@@ -115,6 +115,7 @@ def situation(cand: Candidate, occasion: tuple[str, int, str] | None = None) -> 
     return {"events": events, "occasion": say(text, FIRST) if text else None,
             "valence": valence, "stakes": min(stakes, 3), "days_left": days_left,
             "pressing": misfortune or (days_left is not None and days_left <= PRESSING_DAYS), "setback": setback,
+            "dates": len(set(days)),
             "misfortune": misfortune, "upcoming": "positive" in valences,
             "refused": bool(refusals), "refusals": refusals, "insisted": insisted, "history": False,
             # a user told to accept a refusal does not announce that it will dispute every point
@@ -148,6 +149,8 @@ WHEN: dict[str, Callable[[dict[str, Any]], bool]] = {
     "far": lambda f: f["days_left"] is not None and f["days_left"] > DEADLINE_DAYS,
     "insists": lambda f: not f.get("accepts_refusal"),
 }
+# "The date is in 5 days" only where one date is in play (with two it would not say which)
+WHEN.update({f"{key}_one": (lambda f, test=WHEN[key]: test(f) and f.get("dates", 1) == 1) for key in ("near", "soon", "far")})
 
 
 def when_words(days_left: int | None) -> str:
@@ -169,6 +172,10 @@ def cue_fits(cue: dict[str, Any], condition: dict[str, str], facts: dict[str, An
     return not clash and WHEN[cue.get("when", "any")](facts)
 
 
+#: an event said as the customer's opinion ("I think the fee was unfair")
+HEDGE = "I think "
+
+
 def cue_options(condition: dict[str, str], facts: dict[str, Any]) -> dict[str, list[str]]:
     """Per part (the emotion's line with its cause, the urgency line, the politeness/trust line), the lines that
     fit, rendered; no emotion line when the situation gives the emotion no cause (`appraisal.cause`)."""
@@ -177,8 +184,11 @@ def cue_options(condition: dict[str, str], facts: dict[str, Any]) -> dict[str, l
     bank = cue_bank()
     found = cause(condition, facts)
     lines = [] if found is None else bank["if_refused" if found["source"] == "refusal" else "emotion"][condition["emotion"]]
+    said = "" if found is None else _clause(found["text"])
+    # "It's tacky that I think I was charged unfairly": a line that frames the cause as a fact drops the hedge
+    hedged = said[len(HEDGE):] if said.startswith(HEDGE) else said
     emotion = [] if found is None else [
-        c["text"].replace("{cause}", _clause(found["text"])).replace("{Cause}", capfirst(_clause(found["text"])))
+        c["text"].replace("that {cause}", f"that {hedged}").replace("{cause}", said).replace("{Cause}", capfirst(said))
         for c in map(_cue, lines) if cue_fits(c, condition, facts)]
     when = when_words(facts["days_left"])
     urgency = [c["text"].replace("{when}", when) for c in map(_cue, bank["urgency"][condition["urgency"]])

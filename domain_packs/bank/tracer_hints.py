@@ -46,8 +46,10 @@ OCCASIONS = [
     ("{{I}} {{am}} saving for a deposit on {{my}} first home", 2, "positive"),
     ("{{I}} just started a new job", 1, "positive"),
     ("{{my}} daughter is starting college this month", 2, "positive"),
-    ("{{I}} lost {{my}} job last month and every dollar counts", 3, "negative"),
+    # every customer's payroll still arrives (a deposit this month): no lost job, but a bill can leave anyone short
+    ("a big car repair left {{me}} short this month and every dollar counts", 2, "negative"),
     ("{{I}} {{am}} sorting out {{my}} late father's bills", 3, "negative"),
+    ("{{my}} mother died last month and {{I}} {{am}} putting {{my}} own finances in order", 3, "negative"),
     ("{{I}} {{am}} travelling for work this week", 1, "neutral"),
     ("{{I}} {{am}} going through a divorce and untangling {{my}} finances", 2, "negative"),
     ("{{I}} {{am}} getting married next month", 2, "positive"),
@@ -74,7 +76,7 @@ class BankRates(Rates):
     repeat_standing_order: Rate = 0.85
     #: challenges most callers can make, kept from crowding out the others: over the daily payee limit, reversing a
     #: settled payment, a card limit over the tier's maximum, a standing order starting today
-    daily_limit_challenge: Rate = 0.35
+    daily_limit_challenge: Rate = 0.25
     settled_reversal_challenge: Rate = 0.5
     card_limit_challenge: Rate = 0.4
     start_today_challenge: Rate = 0.5

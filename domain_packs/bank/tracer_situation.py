@@ -3,7 +3,7 @@ caller's accounts and age and with what the task does.
 
 - "saving for a deposit on my first home": the caller holds no mortgage.
 - "my daughter is starting college": a caller old enough to have a child of college age (`PARENT_OF_STUDENT_AGE`).
-- "every dollar counts" after losing a job: no loan paid off in full and no higher card limit for a big purchase.
+- "every dollar counts" after a big car repair: no loan paid off in full and no higher card limit for a big purchase.
 - "sorting out my late father's bills": a request that pays a household bill (a payee payment or a standing order
   to a utility, insurer, landlord or the tax office), not only the caller's own transfers or cards, and not only a
   daycare or a private person (bank-test-049 paid only Bright Horizons Daycare "for my late father").

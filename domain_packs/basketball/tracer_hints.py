@@ -13,12 +13,15 @@ Decision rules weigh what tickets, an upgrade, a relocation or a registration co
 
 from __future__ import annotations
 
+import dataclasses
+
 from tau_emotion.domain_packs.basketball.rules import MAX_TICKETS
 from tau_emotion.domain_packs.basketball.tools import (
     FULL_REFUND_DAYS,
     HALF_REFUND_DAYS,
     UPGRADE_FEE,
     active_membership,
+    age_on,
     days_until,
     ticket_price,
 )
@@ -70,8 +73,9 @@ OCCASIONS = [
     ("{{I}} just got a new job and want to treat {{my}} friends", 1, "positive"),
     ("{{I}} have been a Herons fan since {{I}} was a kid", 1, "positive"),
     ("{{my}} best friend is moving away next month", 1, "negative"),
+    # what the tickets are for, grave enough for sorrow and desperation (`tracer_situation.PARTY`: two seats or more)
+    ("{{my}} father is in hospital and this may be the last game {{I}} see with him", 3, "negative"),
     ("money is tight for {{me}} this month", 2, "negative"),
-    ("{{I}} {{am}} still getting over a bad flu", 1, "negative"),
     ("{{I}} like to have {{my}} plans settled early", 1, "neutral"),
     ("{{I}} {{am}} sorting out {{my}} family's schedule for the season", 1, "neutral"),
     ("it is just a routine request", 0, "neutral"),
@@ -149,10 +153,12 @@ def _order_ref(ctx: GroundingContext, order: dict) -> Reference:
     return Reference(phrase, facts=facts, choices=[choice], reads={}, evidence=[])
 
 def _the_game(ref: Reference, game: dict) -> str:
-    """'the Denver Summit game' when the request points at the order by its game, else 'the game': a feeling that
-    names a game the instruction never does gives the user a fact it does not hold (basketball-test-051 named the
-    Denver Summit game of 'ticket order HT-2545236', and the scripted user said it did not know the game)."""
-    return f"the {game['opponent']} game" if "game" in ref.facts else "the game"
+    """'the Denver Summit game' when the request points at the order by its game, else 'the game on my ticket order
+    HT-…': a feeling that names a game the instruction never does gives the user a fact it does not hold
+    (basketball-test-051 named the Denver Summit game of 'ticket order HT-2545236', and the scripted user said it
+    did not know the game); a bare 'the game' beside another request's game read as one game
+    (basketball-test-039: "better seats for the game" and "cannot go to the game" were two orders)."""
+    return f"the {game['opponent']} game" if "game" in ref.facts else f"the game on {ref.phrase}"
 
 def _card(ctx: GroundingContext) -> tuple[str, Choice, dict, str]:
     """A card of the fan, worded so it is the only fit: (id, choice, facts, words)."""
@@ -268,11 +274,16 @@ def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     reads = {"get_seat_availability": [{"game_code": game["game_code"]}]}
     if refusal:
         looks = ["get_seat_availability"] if refusal.reason == "no_downgrade" else []
+        if refusal.reason == "no_downgrade":  # a move to a cheaper section is no wish for better seats
+            mood = Mood("{{I}} want to spend less on " + _the_game(ref, game), "neutral", 1, days_until(game["date"]))
         return draft(refusal.kind or "upgrade_game_day", "upgrade_tickets", args, request, ref, refusal=refusal,
                      facts=facts, choices=choices, reads=reads, evidence=looks, mood=mood, verify=_today(refusal))
     new = ticket_price(ctx.state, game["game_code"], section["section_code"])
     fee = 0 if active_membership(ctx.state, _fan(ctx)) else UPGRADE_FEE
     cost = money((new - order["face_value"]) * n + fee * n)
+    if fee:  # a non-member pays the upgrade fee: something to resent of its own, an opinion that invents nothing
+        mood = dataclasses.replace(mood, others=(*mood.others, Mood(
+            "{{I}} think the upgrade fee for fans without a membership is unfair", "negative", 1, mood.days_left)))
     return draft("upgrade", "upgrade_tickets", args, request, ref, facts=facts, choices=choices,
                  reads={**reads, "calculate": [{"expression": f"({new} - {order['face_value']} + {fee}) * {n}"}]},
                  evidence=["get_seat_availability"], policy_values=[UPGRADE_FEE] if fee else [],
@@ -293,7 +304,12 @@ def ground_transfer_tickets(ctx: GroundingContext) -> IntentDraft | None:
     request = [f"transfer {ref.phrase} to {{{{my}}}} friend {name}", f"send {ref.phrase} to {{{{my}}}} friend {name}"]
     facts = {"recipient": name, "recipient_email": friend["email"]}
     mood = Mood("{{I}} cannot go to " + _the_game(ref, game) + " and {{my}} friend can", "neutral", 1,
-                days_until(game["date"]))
+                days_until(game["date"]), others=(Mood("something came up and {{I}} cannot go to " + _the_game(ref, game),
+                                                       "negative", 1, days_until(game["date"])),))
+    if any(o["game_code"] == order["game_code"] and o["order_id"] != order["order_id"] for o in _orders(ctx, ("active",))):
+        # a fan who keeps other seats for the same game is going (basketball-test-007): the friend goes along
+        mood = Mood("{{my}} friend " + name.split()[0] + " is coming to " + _the_game(ref, game) + " with {{me}}",
+                    "positive", 1, days_until(game["date"]))
     if ctx.want_challenge:
         _, args, refusal = _refused(ctx, "transfer_tickets", [(order, args)])
         return draft(refusal.kind or "transfer_game_day", "transfer_tickets", args, request, ref, refusal=refusal,
@@ -348,7 +364,8 @@ def ground_relocate_membership_seat(ctx: GroundingContext) -> IntentDraft | None
              "get_seat_availability": [{"game_code": ctx.choose(held)}]}
     up = section["season_price"] > _section(ctx, member["section_code"])["season_price"]
     mood = Mood("{{I}} want " + ("a better view" if up else "to spend less") + " for the rest of the season",
-                "neutral", 1, None)
+                "neutral", 1, None, others=(Mood("the seats {{I}} have now are not what {{I}} hoped for", "negative", 1,
+                                                 None),))
     if refusal:
         return draft(refusal.kind, "relocate_membership_seat", args, request, refusal=refusal, facts=facts,
                      choices=choices, reads=reads, evidence=["get_membership_details"], mood=mood)
@@ -381,6 +398,16 @@ def _called(ctx: GroundingContext, player: dict) -> str:
 def _program_choice(ctx: GroundingContext, program: dict) -> Choice:
     return Choice.among("program", program, [p for _, p in ctx.state["programs"].scan()], "program_code", "name")
 
+#: how many years outside a program's age group a registration refused for age may be
+AGE_SLIP = 2
+
+
+def _years_off(player: dict, program: dict) -> int:
+    """How many years the player's age on the program's first day lies outside its age group (0: inside)."""
+    age = age_on(player["dob"], program["start_date"])
+    return max(program["min_age"] - age, age - program["max_age"], 0)
+
+
 def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
     fan = _fan(ctx)
     player = ctx.choose(_players(ctx))
@@ -389,7 +416,10 @@ def ground_register_player(ctx: GroundingContext) -> IntentDraft | None:
     calls = [(p, {"fan_id": fan["fan_id"], "player_id": player["player_id"], "program_code": p["program_code"],
                   "payment_id": next(iter(fan["payment_methods"]))}) for p in programs]
     if ctx.want_challenge:
-        program, args, refusal = _refused(ctx, "register_player", calls)
+        # a parent may misjudge an age group by a year or two, never sign a 17-year-old up for an under-10s league
+        # (basketball-test-050)
+        near = [(p, a) for p, a in calls if _years_off(player, p) <= AGE_SLIP]
+        program, args, refusal = _refused(ctx, "register_player", near)
     else:
         program, args = ctx.choose([c for c in calls if not ctx.violations("register_player", c[1])])
         refusal = None

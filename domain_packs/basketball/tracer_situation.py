@@ -4,8 +4,10 @@ fan's household and the tickets the request is about.
 - "My child's birthday is coming up": the fan is the guardian of a youth player whose birthday falls in the next
   month; a registration with it is for that child.
 - An outing with someone ("taking my father to his first game", "treat my friends", "my best friend is moving
-  away") is about tickets, enough of them to seat the party: at least two (three to treat friends) on the
-  order bought, upgraded or held.
+  away", "my father is in hospital and this may be the last game I see with him") is about tickets, enough of
+  them to seat the party: at least two (three to treat friends) on the order bought, upgraded or held.
+- "Money is tight": every purchase, upgrade or registration the task makes has the fan's own limit on what it may
+  cost (a decision rule); an uncapped $840 upgrade beside it reads as a contradiction.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ from tau_emotion.domain_packs.basketball.tools import TODAY
 
 BIRTHDAY = "birthday is coming up"
 #: occasion words -> the fewest tickets that seat the party
-PARTY = {"taking {{my}} father": 2, "treat {{my}} friends": 3, "best friend is moving away": 2}
+PARTY = {"taking {{my}} father": 2, "treat {{my}} friends": 3, "best friend is moving away": 2,
+         "last game {{I}} see with him": 2}
 BIRTHDAY_DAYS = 31
+TIGHT = "money is tight"
+#: the goal calls that spend the fan's money
+SPENDS = ("buy_tickets", "upgrade_tickets", "register_player")
 
 
 def birthday_soon(dob: str, today: str = TODAY, days: int = BIRTHDAY_DAYS) -> bool:
@@ -59,6 +65,10 @@ def situation(state: Any, cand: Any) -> str | None:
             pid = draft.arguments.get("player_id")
             if pid is not None and pid not in kids:
                 return f"occasion '{occasion}' on {draft.kind} of player {pid}, whose birthday is not coming up"
+    if TIGHT in occasion:
+        spent = [d for d in cand.drafts if d.goal in SPENDS and not d.refused and not d.decision]
+        if spent:
+            return f"occasion '{occasion}' beside {spent[0].goal}, which has no limit on what it may cost"
     for words, fewest in PARTY.items():
         if words not in occasion:
             continue

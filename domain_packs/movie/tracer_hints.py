@@ -212,6 +212,7 @@ fact_phrase = fact_wording({
     "date": ("the day you want is {}", "the days you want are {}"),
     "time": ("the showing starts at {}", "the showings start at {}"),
     "new_film": ("the film you want instead is {}", "the films you want instead are {}"),
+    "same_film": ("the film stays the same, {}", "the films stay the same, {}"),
     "new_theatre": ("the cinema you want instead is {}", "the cinemas you want instead are {}"),
     "new_date": ("the new day is {}", "the new days are {}"),
     "new_time": ("the new showing starts at {}", "the new showings start at {}"),
@@ -347,7 +348,9 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
     when = (f"{film['title']} " if show["film_code"] != old["film_code"] else "the showing ") + \
         f"at {_theatre_name(ctx, show)} on {_day(show['start'])} at {_clock(show['start'])}"
     request = [f"move {ref.phrase} to {when}", f"exchange {ref.phrase} for {when}"]
-    facts = {"new_film": film["title"], "new_theatre": _theatre_name(ctx, show), "new_date": show["start"][:10],
+    # the same film at another time is no film "instead" (movie-test-012 exchanged Red Ledger for Red Ledger)
+    film_key = "new_film" if show["film_code"] != old["film_code"] else "same_film"
+    facts = {film_key: film["title"], "new_theatre": _theatre_name(ctx, show), "new_date": show["start"][:10],
              "new_time": _clock(show["start"]), "new_seats": seats}
     reads = _showtime_reads(show)
     missed = hours_until(old["start"]) < 0

@@ -12,6 +12,7 @@ handed to the events team; a fee-free late cancellation is throttled, since many
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from typing import Any
 
@@ -376,7 +377,8 @@ def _set_menu(ctx: GroundingContext, booking: dict, ref: Reference) -> IntentDra
     ctx.challenged("modify_booking", args)
     request = [f"pre-order the {menu['name']} for everyone on {ref.phrase}", f"add the {menu['name']} to {ref.phrase}"] \
         if booking["set_menu_code"] is None else [f"switch the set menu on {ref.phrase} to the {menu['name']}"] * 2
-    mood = Mood("{{I}} want the meal sorted before the day", "positive", 1, days_between(TODAY, booking["date"]))
+    mood = Mood(f"{{{{I}}}} want everything ready for the meal on {_day(booking['date'])}", "positive", 1,
+                days_between(TODAY, booking["date"]))
     if ctx.want_challenge:
         return draft("preorder_closed", "modify_booking", args, request, ref, facts={"set_menu": menu["name"]},
                      refused=True, outputs=[Output("24 hours", reason="preorder_closed")], mood=mood)
@@ -411,14 +413,20 @@ def ground_cancel_booking(ctx: GroundingContext) -> IntentDraft | None:
     args = {"booking_id": booking["booking_id"], "charge_late_fee": late and not ctx.want_challenge}
     ctx.challenged("cancel_booking", args)
     request = [f"cancel {ref.phrase}", f"call off {ref.phrase}"]
-    mood, rule = Mood("{{my}} plans for that day fell through", "negative", 1, days_between(TODAY, booking["date"])), [late]
+    days = days_between(TODAY, booking["date"])
+    mood, rule = Mood(f"{{{{my}}}} plans for {_day(booking['date'])} fell through", "negative", 1, days, others=(
+        Mood(f"{{{{I}}}} decided to have the meal on {_day(booking['date'])} at home instead", "neutral", 1, days),
+        Mood(f"friends invited {{{{me}}}} to a dinner of their own on {_day(booking['date'])}", "positive", 1, days))), [late]
     if ctx.want_challenge:
         return draft("free_late_cancel", "cancel_booking", args, [f"{r} without paying any fee" for r in request], ref,
                      refused=True, outputs=[Output("late fee", reason="late_cancellation_fee")], mood=mood)
     if not late:
         return draft("cancel", "cancel_booking", args, request, ref, mood=mood, policy_values=rule)
+    # a late cancellation costs a fee (the policy's, which the caller may know): something to dislike of its own
+    fee_mood = Mood("cancelling this late means paying a fee", "negative", 1, days)
     return draft("cancel_late", "cancel_booking", args, request, ref, decline="keep the booking", policy_values=rule,
-                 outputs=[Output(money(fee), "the late-cancellation fee")], mood=mood)
+                 outputs=[Output(money(fee), "the late-cancellation fee")],
+                 mood=dataclasses.replace(mood, others=(*mood.others, fee_mood)))
 
 def ground_join_waitlist(ctx: GroundingContext) -> IntentDraft | None:
     busy = _booked_days(ctx)

@@ -63,6 +63,8 @@ OCCASIONS = [
     ("it is for {{my}} home office", 1, "neutral"),
     ("{{my}} son is going off to college", 2, "positive"),
     ("{{I}} {{am}} recovering from surgery and stuck at home", 3, "negative"),
+    # a loss that is what an address change is for (`tracer_situation`: only with one); sorrow needs a loss
+    ("{{I}} {{am}} moving to a smaller place since {{my}} partner died", 3, "negative"),
     ("it is just a little treat", 0, "positive"),
 ]
 
@@ -273,7 +275,10 @@ def _swap_intent(ctx: GroundingContext, kind: str, goal: str, statuses: tuple[st
                  evidence=["get_product_details"], choices=[*(sw[1] for sw in swaps), pay.choice],
                  preferences=[f"settle any difference with {{{{my}}}} {pay.words}"],
                  decline=f"keep {{{{my}}}} {what} as {'they are' if many else 'it is'}" if diff > 0 else None,
-                 mood=Mood(f"the {what} {'are' if many else 'is'} not quite what {{{{I}}}} wanted", "neutral", 1))
+                 mood=Mood(f"the {what} {'are' if many else 'is'} not quite what {{{{I}}}} wanted", "negative", 1,
+                           # the same swap lived as a choice made, not a letdown (pride or excitement rest on it)
+                           others=(Mood(f"{{{{I}}}} found {'versions' if many else 'a version'} of the {what} "
+                                        f"{{{{I}}}} like better", "positive", 1),)))
 
 def ground_modify_pending_order_items(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge:
@@ -399,4 +404,7 @@ HINTS = TracerHints(
     # an occasion must fit the products the task is about (no hiking trip for an office chair)
     situation=situation,
     rates=RetailRates(),
+    # few retail requests carry an amount (an item swap's price difference, a payment moved): at the default 0.7 the
+    # appraisal's stricter causes left 5 of 58 test tasks with a decision rule (the audit wants 20%)
+    decision_rate=1.0,
 )

@@ -6,6 +6,8 @@ the products the task is about and with the intents' own events.
   (its address, its payment), at least one item of that order. A task about no product (the default address) has
   nothing such an occasion could be about.
 - "Moving next week" and "I just moved" do not go together.
+- "Moving to a smaller place since my partner died" needs an address change in the task; "recovering from surgery
+  and stuck at home" does not go with a move or with being away when a parcel arrives (retail-test-035).
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ PURPOSES = {
 }
 MOVING_SOON = "moving to a new flat next week"
 MOVED = "just moved"
+#: a move after a bereavement goes with an address change; being stuck at home does not go with moving or being away
+BEREAVED_MOVE = "since {{my}} partner died"
+ADDRESS_CHANGES = frozenset({"modify_address", "user_address"})
+HOUSEBOUND = "stuck at home"
 
 
 def _products(state: Any, draft: Any) -> tuple[list[str], bool]:
@@ -52,6 +58,12 @@ def situation(state: Any, cand: Any) -> str | None:
             misfits = [n for n in names if n not in fits]
             if misfits and (each or len(misfits) == len(names)):
                 return f"occasion '{cand.occasion}' for {draft.kind} about {', '.join(misfits)}"
+    if BEREAVED_MOVE in occasion and not any(d.kind in ADDRESS_CHANGES for d in cand.drafts):
+        return f"occasion '{cand.occasion}' for a task that changes no address"
+    if HOUSEBOUND in occasion:
+        moving = [d for d in cand.drafts if "moving" in d.mood.event.lower() or "not be at" in d.mood.event.lower()]
+        if moving:
+            return f"occasion '{cand.occasion}' with {moving[0].kind}, whose user '{moving[0].mood.event}'"
     if MOVING_SOON in occasion:
         for draft in cand.drafts:
             if MOVED in draft.mood.event.lower() or MOVED in (draft.context or "").lower():

@@ -254,7 +254,9 @@ def ground_enroll_in_section(ctx: GroundingContext) -> IntentDraft | None:
     transfer = ctx.chance("registration_insists")
     mood = Mood(_they(ctx, "{{I}} need", "{} needs") + f" {course['title']} for " + _they(ctx, "{{my}}", "their")
                 + " program",
-                "neutral", 2, 3 if section["term"] == "2025FA" else None)
+                "neutral", 2, 3 if section["term"] == "2025FA" else None,
+                others=(Mood(_they(ctx, "{{I}} {{am}}", "{} is") + f" looking forward to {course['title']}", "positive", 1,
+                             3 if section["term"] == "2025FA" else None),))
     if refusal is not None:
         return draft(refusal.kind or refusal.reason, "enroll_in_section", args, request, ref, refusal=refusal,
                      facts=facts, choices=choices, reads=reads, evidence=["search_sections"], mood=mood,
@@ -294,8 +296,10 @@ def ground_drop_section(ctx: GroundingContext) -> IntentDraft | None:
     request = [f"withdraw {_who(ctx)}from {words}", f"drop {words}" + (f" for {_me(ctx)}" if _by_guardian(ctx) else "")]
     reads = {"search_sections": [{"course_code": enrollment["course_code"]}]}
     title = _course(ctx, enrollment["course_code"])["title"]
-    mood = Mood(_they(ctx, "{{I}} {{am}}", "{} is") + f" struggling with {title} this term" if enrollment["term"] == "2025FA"
-                else _they(ctx, "{{my}}", "{}'s") + f" plans for the spring changed, so {title} no longer fits",
+    # "struggling with" a class needs a class that has begun (a session-B section starts in October: school-test-001)
+    season = "the spring" if enrollment["term"] == "2026SP" else "the autumn"
+    mood = Mood(_they(ctx, "{{I}} {{am}}", "{} is") + f" struggling with {title} this term" if section["start_date"] <= TODAY
+                else _they(ctx, "{{my}}", "{}'s") + f" plans for {season} changed, so {title} no longer fits",
                 "negative", 2, None)
     if refusal is not None:
         return draft(refusal.kind or refusal.reason, "drop_section", args, request, ref, refusal=refusal, facts=facts,

@@ -3,7 +3,8 @@
 Most occasions tell the student's own life ("I am the first in my family to go to college", "I work full time
 and study in the evenings"). Said by a guardian calling for their child they put the student's life in the
 parent's mouth: the occasion needs the caller to be the student. The occasions any caller can have (money is
-tight, planning the year ahead, a routine question) pass for both.
+tight, planning the year ahead, a routine question) pass for both. A student who "works full time and studies in
+the evenings" enrols only in an evening (from 17:00) or online section (school-test-035 took a Mon/Wed 11:00 class).
 """
 
 from __future__ import annotations
@@ -21,11 +22,20 @@ def caller_kind(cand: Any) -> str:
     return cand.persona.identified["session"]["current"]["kind"]
 
 
+#: the earliest start of an evening class
+EVENING = "17:00"
+
+
 def situation(state: Any, cand: Any) -> str | None:
-    """Why the candidate's occasion contradicts who calls, or None."""
+    """Why the candidate's occasion contradicts who calls or the classes the task enrols in, or None."""
     occasion = cand.occasion or ""
     if caller_kind(cand) == "guardian" and any(p in occasion for p in STUDENT_ONLY):
         return f"occasion '{occasion}' is the student's own, but the caller is their guardian"
+    if "study in the evenings" in occasion:
+        for draft in cand.drafts:
+            section = state["sections"].peek(draft.arguments.get("crn")) if draft.goal == "enroll_in_section" else None
+            if section and section["modality"] != "online" and section["start_time"] < EVENING:
+                return f"occasion '{occasion}' beside an in-person class at {section['start_time']}"
     return None
 
 

@@ -6,9 +6,9 @@ line, and the task's occasion, must agree with the database.
 - "I worry I will run out of data before the month ends" for a line that, at this cycle's pace so far, will not:
   more of its allowance is left than of the cycle.
 - "I need more data" for a plan with no more data than the current one; "spend less" for one that costs no less.
-- An occasion about the caller's lines ("my kids use my lines") needs more than one line; a tight budget ("money is
+- An occasion about the caller's lines ("my kids use my lines") needs more than one line and a caller of an age to have children at school (25-58); a tight budget ("money is
   tight", "a small budget") goes with no request that raises the monthly bill (an add-on, a dearer plan); "a
-  student" is a caller under 30.
+  student" is a caller under 30; a trip abroad ("flying abroad for my brother's wedding") goes with a roaming add-on.
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ from tau_emotion.tracer.hints import days_between
 NO_LONGER_USE = "no longer use"
 RUN_OUT = "run out of data"
 TIGHT = ("money is tight", "small budget")
+#: occasions about a trip abroad, said only beside a roaming add-on (not beside paying a bill)
+TRAVEL = ("abroad", "holiday")
 STUDENT_AGE = 30
+#: the ages at which a caller may have children at school (telecom-test-047: "my kids use my lines" at 70)
+PARENT_AGES = (25, 58)
 
 
 def addon_in_use(state: Any, line: dict, addon_id: str) -> bool:
@@ -83,10 +87,16 @@ def situation(state: Any, cand: Any) -> str | None:
                 return f"change_line_plan: '{draft.mood.event}', but {new['name']} costs no less than {old['name']}"
         if occasion and any(t in occasion for t in TIGHT) and _raises_bill(state, line, draft):
             return f"occasion '{cand.occasion}' with {draft.kind}, which raises the monthly bill"
+    if any(t in occasion for t in TRAVEL) and not any(
+            d.goal == "add_addon" and (state["addons"].peek(d.arguments.get("addon_code")) or {}).get("kind") == "roaming"
+            for d in cand.drafts):
+        return f"occasion '{cand.occasion}' with no request for a roaming add-on"
     if customer is not None and "lines for school" in occasion:
         lines = sum(len(state["accounts"].peek(a)["line_ids"]) for a in customer["account_ids"])
         if lines < 2:
             return f"occasion '{cand.occasion}' for a customer with one line"
+        if not PARENT_AGES[0] <= _age(customer["dob"]) <= PARENT_AGES[1]:
+            return f"occasion '{cand.occasion}' for a customer aged {_age(customer['dob'])}"
     if customer is not None and "student" in occasion and _age(customer["dob"]) >= STUDENT_AGE:
         return f"occasion '{cand.occasion}' for a customer aged {_age(customer['dob'])}"
     return None

@@ -85,6 +85,8 @@ OCCASIONS = [
     ("{{I}} {{am}} going on a long-awaited holiday next month and want this sorted first", 2, "positive"),
     ("{{I}} {{am}} caring for a sick relative and {{my}} days are full", 3, "negative"),
     ("{{I}} {{have}} been feeling unwell for weeks", 3, "negative"),
+    # a loss the requests are about (the caller's own care, `tracer_situation.ABOUT_ME`); sorrow needs a loss
+    ("since {{my}} partner died this spring, {{I}} {{am}} trying to look after {{my}} own health", 3, "negative"),
     ("{{I}} {{am}} away from home for a few weeks soon", 2, "neutral"),
     ("{{I}} {{am}} getting back into shape this year", 1, "positive"),
     ("{{I}} just moved to a new city", 1, "neutral"),
@@ -177,8 +179,16 @@ def _appointment_ref(ctx: GroundingContext, who: _Who, appointment: dict) -> tup
         f"{who.my} appointment with {provider} {when}"
 
 def _wish(who: _Who, specialty: str) -> str:
-    """The booking's event: "I want to see a dermatologist soon", "I want my child Ivy to see ..."."""
-    return "{{I}} want " + ("" if who.self else who.me + " ") + "to see a " + SPECIALIST[specialty] + " soon"
+    """The booking's event: "I want to see a dermatologist", "I want my child Ivy to see ..."."""
+    return "{{I}} want " + ("" if who.self else who.me + " ") + "to see a " + SPECIALIST[specialty]
+
+#: a copay the caller pays (a covered visit, copay above 0) is something to resent: an opinion, no fact invented
+_UNFAIR_COPAYS = Mood("{{I}} think the copays on {{my}} insurance plan are unfair", "negative", 1, None)
+
+
+def _put_off(days: int | None) -> tuple[Mood, ...]:
+    """Other ways a booking may be lived: a visit put off too long (a setback), or one looked forward to."""
+    return (Mood("{{I}} {{have}} put this visit off for too long", "negative", 1, days),)
 
 def _open_slots(ctx: GroundingContext, provider_id: str | None, hours: float = 0, not_on: str = "") -> list[dict]:
     """Open future slots (of one provider, or None: of all), at least `hours` ahead and not on the day `not_on`."""
@@ -320,14 +330,16 @@ def ground_book_appointment(ctx: GroundingContext) -> IntentDraft | None:
             reads["get_appointment_details"] = [{"appointment_id": dup["appointment_id"]}]
         return draft(refusal.kind, "book_appointment", args, request, who, facts=facts, reads=reads,
                      evidence=_BOOK_EVIDENCE[refusal.kind], choices=[provider_choice], refusal=refusal,
-                     mood=Mood(_wish(who, specialty), "neutral", 2, None))
+                     mood=Mood(_wish(who, specialty), "neutral", 2, None, others=_put_off(None)))
+    copay = coverage(ctx.state, who.patient, provider)["copay"]
     return draft("book_for_family" if not who.self else "book", "book_appointment", args, request, who,
                  facts=facts, reads=reads, evidence=["search_providers", "check_coverage"],
                  choices=[provider_choice, _slot_choice(ctx, provider["provider_id"], slot)],
-                 outputs=[Output(money(coverage(ctx.state, who.patient, provider)["copay"]), "the copay of the visit")],
+                 outputs=[Output(money(copay), "the copay of the visit")],
                  decline="not book the appointment after all",
-                 mood=Mood(_wish(who, specialty), "neutral", 2,
-                           days_between(TODAY, slot["date"])))
+                 mood=Mood(_wish(who, specialty), "neutral", 2, days_between(TODAY, slot["date"]),
+                           others=(*_put_off(days_between(TODAY, slot["date"])),
+                                   *((_UNFAIR_COPAYS,) if who.self and copay else ()))))
 
 def ground_reschedule_appointment(ctx: GroundingContext) -> IntentDraft | None:
     if ctx.want_challenge and ctx.chance("consent_challenge"):
@@ -446,7 +458,9 @@ def ground_check_coverage(ctx: GroundingContext) -> IntentDraft | None:
                  reads={"search_providers": [{"specialty": specialty}]},
                  choices=[Choice.among("provider", provider, _peers(ctx, specialty), "provider_id", "name")],
                  outputs=[Output(money(cost["copay"]), "the copay", from_goal=True)],
-                 mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None))
+                 mood=Mood("{{I}} want to know what a visit costs before {{I}} book", "neutral", 1, None,
+                           others=(Mood("money is tight, so {{I}} want to know what a visit costs first", "negative", 1,
+                                        None), _UNFAIR_COPAYS)))
 
 def ground_list_visit_records(ctx: GroundingContext) -> IntentDraft | None:
     who = _who(ctx, "records")

@@ -18,7 +18,7 @@ from tau_emotion.tracer.hints import days_between
 SOON_DAYS = 10
 RUN_OUT_SOON = "will run out of"
 LAST_VISIT = "last visit"
-ABOUT_ME = ("feeling unwell",)
+ABOUT_ME = ("feeling unwell", "look after {{my}} own health")
 
 
 def supply_left(rx: dict) -> int:

@@ -290,7 +290,8 @@ def _stay_challenge(ctx: GroundingContext, goal: str) -> tuple[dict, dict, dict,
     return trip, stay, args, refusal
 
 def ground_change_hotel_stay_dates(ctx: GroundingContext) -> IntentDraft | None:
-    mood = Mood("{{my}} plans changed and {{I}} need the hotel for other nights", "neutral", 1, None)
+    mood = Mood("{{my}} plans changed and {{I}} need the hotel for other nights", "neutral", 1, None,
+                others=(Mood("{{I}} worry {{I}} will have no room for the nights {{I}} need", "negative", 2, None),))
     if ctx.want_challenge:
         trip, stay, args, refusal = _stay_challenge(ctx, "change_hotel_stay_dates")
         ref = _part_ref(ctx, trip, stay, "stays")

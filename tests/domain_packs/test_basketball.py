@@ -336,3 +336,29 @@ def test_tracer_built_test_split_meets_its_targets_and_obeys_the_rules(domain):
             domain.toolset.call(state, action.name, action.arguments)
     train = domain.tasks("train") if "train" in domain.splits else []
     assert not {t.meta["user"] for t in tasks} & {t.meta["user"] for t in train}
+
+
+
+def test_a_registration_refused_for_age_misses_the_age_group_by_a_year_or_two(domain):
+    """A parent may misjudge an age group by a little, not sign a 17-year-old up for an under-10s league
+    (basketball-test-050 of the held-out reading): the grounder's age refusals, over many personas."""
+    import random
+
+    from tau_emotion.domain_packs.basketball.tracer_hints import AGE_SLIP, HINTS, _years_off, ground_register_player
+    from tau_emotion.tracer.hints import GroundingContext, Ungrounded
+
+    offs = []
+    for seed in range(300):
+        state = domain.database.state()
+        ctx = GroundingContext(domain=domain, state=state, persona=None, rng=random.Random(seed), rates=HINTS.rates)
+        try:
+            ctx.persona = HINTS.persona(ctx)
+            ctx.want_challenge = True
+            found = ground_register_player(ctx)
+        except Ungrounded:
+            continue
+        if found is not None and found.kind == "register_age":
+            args = found.arguments
+            offs.append(_years_off(state["players"].peek(args["player_id"]), state["programs"].peek(args["program_code"])))
+    assert offs, "no registration refused for age was grounded"
+    assert all(1 <= off <= AGE_SLIP for off in offs), offs

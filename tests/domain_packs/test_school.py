@@ -361,3 +361,24 @@ def test_tracer_built_splits_obey_the_rules_and_refuse_what_they_forbid(domain, 
 def test_test_and_train_share_no_user(domain):
     users = {split: {t.meta["user"] for t in domain.tasks(split)} for split in ("test", "train")}
     assert users["test"] and users["train"] and not users["test"] & users["train"]
+
+
+def test_a_student_struggles_only_with_a_class_that_has_begun(domain, state):
+    """'struggling with US History this term' is said of a section that started (a session-B section starts in
+    October; school-test-001 of the held-out reading)."""
+    from tau_emotion.domain_packs.school.tools import TODAY
+
+    checked = 0
+    for task in domain.tasks("test"):
+        for event in task.plan.situation.events:
+            if " struggling with " not in event:
+                continue
+            title = event.split(" struggling with ", 1)[1].removesuffix(" this term")
+            sections = [state["sections"].peek(a.arguments["crn"]) for a in task.gold.actions
+                        if a.name == "drop_section" and
+                        state["courses"].peek(state["sections"].peek(a.arguments["crn"])["course_code"])["title"] == title]
+            if not sections:
+                continue  # a refused drop: the gold writes nothing to read the section from
+            assert all(s["start_date"] <= TODAY for s in sections), (task.id, event)
+            checked += 1
+    assert checked >= 1

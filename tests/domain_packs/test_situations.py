@@ -165,7 +165,7 @@ def test_telecom_events_must_agree_with_the_line():
 
 
 def test_telecom_occasion_must_agree_with_the_customer():
-    from tau_emotion.domain_packs.telecom.tracer_situation import _age, situation
+    from tau_emotion.domain_packs.telecom.tracer_situation import PARENT_AGES, _age, situation
 
     db = _domain("telecom").database
     state = db.state()
@@ -174,10 +174,21 @@ def test_telecom_occasion_must_agree_with_the_customer():
         return sum(len(db.tables["accounts"][a]["line_ids"]) for a in c["account_ids"])
 
     one = next(c for c in db.tables["customers"].values() if lines(c) == 1)
-    many = next(c for c in db.tables["customers"].values() if lines(c) > 1)
+    many = next(c for c in db.tables["customers"].values()
+                if lines(c) > 1 and PARENT_AGES[0] <= _age(c["dob"]) <= PARENT_AGES[1])
     kids = "{{my}} kids use {{my}} lines for school"
     assert "one line" in situation(state, _cand([], kids, one["customer_id"]))
     assert situation(state, _cand([], kids, many["customer_id"])) is None
+    # telecom-test-047: "my kids use my lines for school" said by a customer of 70
+    retired = next(c for c in db.tables["customers"].values() if lines(c) > 1 and _age(c["dob"]) >= 65)
+    assert "aged" in situation(state, _cand([], kids, retired["customer_id"]))
+    # a trip abroad is the occasion of a roaming add-on, not of paying a bill
+    wedding = "{{I}} {{am}} flying abroad for {{my}} brother's wedding"
+    line = db.tables["accounts"][many["account_ids"][0]]["line_ids"][0]
+    bill = _d("pay_bill", {"line_id": line})
+    roaming = _d("add_addon", {"line_id": line, "addon_code": "ADD_EU_PASS"})
+    assert "roaming" in situation(state, _cand([bill], wedding, many["customer_id"]))
+    assert situation(state, _cand([roaming], wedding, many["customer_id"])) is None
     student = "{{I}} {{am}} a student on a small budget"
     old = next(c for c in db.tables["customers"].values() if _age(c["dob"]) >= 40)
     young = next(c for c in db.tables["customers"].values() if _age(c["dob"]) < 25)
@@ -275,7 +286,7 @@ def test_bank_occasion_must_agree_with_the_caller_and_the_requests():
     older = next(c for c in customers if age(c["date_of_birth"]) > 45)
     assert "aged" in situation(state, _cand([], college, young["customer_id"]))
     assert situation(state, _cand([], college, older["customer_id"])) is None
-    short = "{{I}} lost {{my}} job last month and every dollar counts"
+    short = "a big car repair left {{me}} short this month and every dollar counts"
     payoff = _d("transfer_between_accounts", {}, kind="loan_payoff")
     payment = _d("transfer_between_accounts", {}, kind="loan_payment")
     assert "loan_payoff" in situation(state, _cand([payoff], short, older["customer_id"]))

@@ -30,10 +30,11 @@ def airline():
     return pm, pm.catalog("domains").get("airline")
 
 
-def _user(pm, domain, task):
+def _user(pm, domain, task, at: int = 0):
     episode, view = bare_episode(pm, domain, task)
     user = ScriptedUser(view)
     episode.messages.append(asyncio.run(user.start()))
+    user.position = at  # the conversation is at request `at`
 
     def reply(text: str) -> str:
         episode.messages.append(Message(role="assistant", content=text))
@@ -62,10 +63,10 @@ def test_with_a_decision_rule_the_user_decides_only_after_hearing_the_figure(air
 
 def test_over_the_threshold_the_user_declines(airline):
     pm, domain = airline
-    task = next(t for t in domain.tasks("test") if t.plan and t.plan.requests[0].decision
-                and t.plan.requests[0].decision.outcome == "over")
-    rule = task.plan.requests[0].decision
-    answer = _user(pm, domain, task)(f"{rule.figure.capitalize()} is {rule.amount}. Shall I go ahead with it?")
+    # the first request over its threshold, whichever request of its task it is
+    task, at, rule = next((t, k, r.decision) for t in domain.tasks("test") if t.plan
+                          for k, r in enumerate(t.plan.requests) if r.decision and r.decision.outcome == "over")
+    answer = _user(pm, domain, task, at)(f"{rule.figure.capitalize()} is {rule.amount}. Shall I go ahead with it?")
     assert answer.startswith("No, ") and rule.amount in answer and not affirmative(answer)
 
 

@@ -8,15 +8,18 @@ import re
 
 import pytest
 
+SPLIT = "train"
+
 
 @pytest.fixture(scope="module")
 def cases():
-    """Three airline test tasks, chosen by what they hold so a rebuild of the split does not move them: a booking,
-    another write, and a read-only one with an answer (hasty makes no call there and tells it unidentified)."""
+    """Three airline train tasks, chosen by what they hold so a rebuild of the split does not move them: a booking,
+    another write, and a read-only one with an answer and no refusal (hasty makes no call there and tells it
+    unidentified). Train, not test: a test split of 58 may hold no read-only task without a refusal."""
     from tau_emotion.core.manager import get_plugin_manager
 
     domain = get_plugin_manager(["airline"]).catalog("domains").get("airline")
-    tasks = domain.tasks("test")
+    tasks = domain.tasks(SPLIT)
 
     def writes(task):
         return [a.name for a in task.gold.actions if domain.toolset[a.name].writes]
@@ -28,7 +31,8 @@ def cases():
 
 
 def _run(tau, tmp_path, cases, agent, scoring, name):
-    result = tau("run", "--plugins", "airline,emotion", "--agent", agent, "--trials", "1", "--task-ids", ",".join(cases.values()),
+    result = tau("run", "--plugins", "airline,emotion", "--agent", agent, "--trials", "1", "--split", SPLIT,
+                 "--task-ids", ",".join(cases.values()),
                  "--scoring", scoring, "--summary-json", f"{name}.json", "--no-progress")
     assert result.exit_code == 0, result.output
     return json.loads((tmp_path / f"{name}.json").read_text())

@@ -157,3 +157,10 @@ def test_scripted_user_turns_down_a_smaller_offer_when_its_instruction_says_so()
     same = f"${asked:g}" if unit == "dollars" else f"{asked:g} days"
     yes = Message(role="assistant", content=f"I will do {same} as you asked. Shall I proceed?")
     assert user.offers_less(offer.content) and not user.offers_less(yes.content)
+
+
+def test_the_benchmark_hears_a_whole_amount_said_without_its_decimal_point():
+    """A fact of 250.0 said as "250" was said: the said-already count must not miss it (nor take 250.5 for it)."""
+    forms = _bench().forms
+    assert "250" in forms(250.0) and "250.0" in forms(250.0)
+    assert "250" not in forms(250.5) and "September 16" in forms("2025-09-16")

@@ -85,6 +85,49 @@ DEFECTS = [
      situation(events=["I think the fee was unfair"], valence="negative", stakes=1), "contradiction"),
     ("It is just a routine matter. I'm at my wit's end because Hiro has run out of Bupropion.", "feeling",
      situation(events=["Hiro has run out of Bupropion"], valence="negative", stakes=2), "contradiction"),
+    # the held-out reading of the ten test splits (session 2026-12-03, sample seed 20261203)
+    ("I want to know where I stand before the month ends. It is just a routine matter. My phone service is not "
+     "working properly, and frankly I find it disgusting.", "feeling",  # telecom-test-018
+     situation(events=["my phone service is not working properly"], valence="negative", stakes=2, setback=True),
+     "contradiction"),
+    ("I need General Biology I for my program. I am struggling with US History I this term, and I'll question "
+     "anything that makes no sense to me. Skip the pleasantries and get on with it; I'll take your word for it.",
+     "feeling", situation(events=["I am struggling with US History I this term"], valence="negative", stakes=3),
+     "contradiction"),  # school-test-057
+    ("Time is not an issue for you. Today you are quarrelsome, eager to prove that you are right, so you quote the "
+     "policy back and insist it says something else. You keep an icy, distant tone; you give the agent the benefit "
+     "of the doubt.", "anchor", situation(events=["I think the fee was unfair"], valence="negative"),
+     "contradiction"),  # bank-test-054
+    ("Stay in this state for the whole conversation: you feel thwarted that this is harder to sort out than it "
+     "should be. Time is not an issue for you, and you keep pointing out how much this is holding you up.", "anchor",
+     situation(events=["the knit scarf I ordered is not what I hoped for"], valence="negative", days_left=92),
+     "contradiction"),  # basketball-test-009
+    ("As the customer, you are fed up: this matter is standing in your way. You make clear it is not urgent; you "
+     "keep pointing out how much this is holding you up.", "anchor",
+     situation(events=["my plans for that day fell through"], valence="negative", days_left=4),
+     "contradiction"),  # restaurant-test-003
+    ("My phone broke. My phone was stolen, and it all feels rather hopeless.", "feeling",
+     situation(events=["my phone broke", "my phone was stolen"], valence="negative", stakes=3), "contradiction"),
+    ("I am moving to a new home. I am recovering from surgery and stuck at home; please help me.", "feeling",
+     situation(events=["I am moving to a new home"], valence="negative", stakes=2), "contradiction"),  # retail-035
+    ("My plans changed and I need another time. It's really frustrating that my plans for that day fell through.",
+     "feeling", situation(events=["my plans for that day fell through"], valence="negative"),
+     "dangling reference"),  # restaurant-test-001
+    ("I want the meal sorted before the day, and I'm a little nervous about getting it right.", "feeling",
+     situation(events=["I want the meal sorted before the day"]), "dangling reference"),  # restaurant-test-011
+    # anchors stitched slot by slot (held-out reading of the 6a3a89d splits): each clause about another label
+    ("You are devastated and close to tears, and you need a moment before answering hard questions. You make no "
+     "effort to be friendly. You insist on speed and cut short anything that slows you down.", "anchor",
+     situation(events=["my mother died last month"], valence="negative", stakes=3, loss=True), "contradiction"),
+    ("Stay in this state for the whole conversation: you are exasperated. You keep your tone plain and businesslike. "
+     "You say this needs sorting now, and you raise your voice in writing, with exclamation marks.", "anchor",
+     situation(events=["the Sunglasses did not work out"], valence="negative", stakes=2), "contradiction"),
+    ("You are revolted by the whole matter, and you demand that something so repulsive be dealt with at once. You "
+     "are in no hurry and say the matter can wait.", "anchor",
+     situation(events=["I was charged a late fee I think is unfair"], valence="negative", stakes=2), "contradiction"),
+    ("You are fed up, so you push to get past each obstacle instead of hearing explanations. You are quick to "
+     "believe explanations.", "anchor",
+     situation(events=["my plans for that day fell through"], valence="negative", stakes=2), "contradiction"),
 ]
 
 
@@ -138,6 +181,9 @@ CLEAN = [
      situation(events=["the refund still hasn't arrived"], valence="negative", stakes=2, history=True)),
     ("My plans changed and I need another time; I'm relieved I can take care of it now.", "You are relieved and polite.",
      situation(events=["My plans changed"], stakes=1)),
+    ("My plans for Friday, June 20 fell through, and that day is now free. It's frustrating; I want it sorted.",
+     "You are frustrated and want it sorted.", situation(events=["my plans for Friday, June 20 fell through"],
+                                                          valence="negative", stakes=2)),
     ("My flight leaves this evening and I missed the connection. I need it sorted within the next hour or two.",
      "You have a deadline within the next hour or two and say so.",
      situation(events=["I missed the connection"], valence="negative", stakes=2, days_left=0, pressing=True)),
@@ -147,6 +193,15 @@ CLEAN = [
 @pytest.mark.parametrize("feeling,anchor,where", CLEAN, ids=[str(i) for i in range(len(CLEAN))])
 def test_a_feeling_with_its_cause_is_not_flagged(feeling, anchor, where):
     assert check_task_feelings(feeling, anchor, where) == []
+
+
+def test_no_anchor_of_the_bank_contradicts_itself():
+    """The phrase banks' `not_with` tags keep every generated anchor free of the pairs the audit holds apart."""
+    from tau_emotion.emotion_pack.anchors import anchor_rows
+    where = situation(events=["my plans changed"], valence="positive", stakes=3, days_left=1, pressing=True)
+    clashes = [(r["condition"], f.quote) for r in anchor_rows()
+               for f in check_text(r["anchor"], where, "anchor") if f.rule == "contradiction"]
+    assert clashes == []
 
 
 def test_findings_quote_the_words_that_show_the_defect():

@@ -66,7 +66,12 @@ def test_feelings_fit_a_stated_misfortune(domains, pack):
 #: balance, p ~ 0.003, went when the situation was chosen to fit the condition and request kinds became a stratum).
 #: The committed splits predate issue 34's appraisal: their tasks record no situation for the coherence check, which
 #: says so (NOT CHECKED) until they are rebuilt (`test_a_split_built_before_the_appraisal_is_not_judged_but_said`)
-KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {}
+#: The four test splits below were built before the anchor bank's compatibility tags (issue 34 item 2): their anchors
+#: still stitch clashing clauses ("you need a moment before answering" beside "you insist on speed"), which the
+#: coherence audit now catches; their README commands stop short (retail 57/58, basketball 57/58, movie 53/58,
+#: travel 51/58 after 58,000 candidates), so they are not rebuilt yet. Remove an entry when its split is rebuilt.
+KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {
+    (pack, "test"): {"coherence"} for pack in ("retail", "basketball", "movie", "travel")}
 
 
 @pytest.mark.slow

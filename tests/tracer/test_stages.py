@@ -87,3 +87,41 @@ def test_a_results_cached_walk_gives_the_sources_a_fresh_walk_gives():
             assert cached.sources == walked.sources, (trial, text)
             assert cached.keys_of_text(text) == walked.keys_of(json.loads(text) if text[0] in "[{"
                                                                  and text != "[not json" else text)
+
+
+def _grounded_with(build, mood):
+    """The first grounded candidate of `build`, its first intent lived as `mood`, its others as a plain request."""
+    from tau_emotion.tracer.drafts import Mood
+
+    for index in range(300):
+        try:
+            grounded = stages.ground(build, index)
+        except Reject:
+            continue
+        for i, draft in enumerate(grounded.cand.drafts):
+            draft.mood = mood if i == 0 else Mood("{{I}} need some help", "neutral", 1, None)
+            draft.refused = None if i else draft.refused
+        if not grounded.cand.drafts[0].refused:
+            return grounded
+    raise AssertionError("no grounded candidate without a refusal")
+
+
+def test_the_design_takes_another_way_an_intent_may_be_lived_when_its_own_gives_no_cause(airline, space):
+    from tau_emotion.tracer.drafts import Mood
+    from tau_emotion.tracer.feelings import EmotionLabeler
+
+    happy = Mood("{{I}} {{am}} off on a long-awaited holiday", "positive", 2, None)
+    lost = Mood("{{my}} bag was lost on the way", "negative", 2, None)
+    excited = {"family": "enjoyment", "emotion": "excitement", "politeness": "warm", "urgency": "moderate",
+               "trust": "trusting"}
+    for others, taken in (((happy,), happy), ((), None)):
+        build = prepare(airline, "test", 4, 7, space, BuildOptions(labeler=EmotionLabeler.from_space(space)))
+        build.design[:] = [dict(excited) for _ in build.design]  # only excitement is open: a lost bag gives it no cause
+        grounded = _grounded_with(build, Mood(lost.event, lost.valence, lost.stakes, None, others=others))
+        if taken is None:
+            with pytest.raises(Reject) as info:
+                stages.design(build, grounded)
+            assert info.value.check == "feelings" and grounded.cand.drafts[0].mood.event == lost.event
+        else:
+            designed = stages.design(build, grounded)
+            assert designed.condition["emotion"] == "excitement" and designed.cand.drafts[0].mood is taken
