@@ -16,6 +16,7 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -79,6 +80,13 @@ MAX_RELAX = 2
 #: candidates per task a build tries before it gives up: the appraisal's kinds of cause leave a design's last few
 #: conditions (a repugnance, a dread) to rare candidates, which the stall slack above eventually admits
 CANDIDATES_PER_TASK = 1000
+#: candidates a build tries past its limit, once, with its open conditions free to take another emotion of their
+#: family or another urgency (`Widening`): a design whose last dread no situation of the pack carries gets a
+#: nervousness instead, and a last sorrow designed as "no rush" (a loss always presses) another urgency, keeping
+#: every family's count, each emotion within the design's band and each urgency within WIDEN_DRIFT of its designed
+#: count (a build that completes within its limit never widens, so it comes out as it did before)
+WIDEN_CANDIDATES = 20000
+WIDEN_DRIFT = 2
 
 
 class TracerError(TauError):
@@ -226,6 +234,12 @@ class Build:
         "challenge": {}, "intents": {}, "rule": {}, "length": {}, "kinds": {}})
     #: the candidate index after the last accepted task (a stall relaxes the balance strata)
     last_accept: int = 0
+    #: every emotion of the condition space -> its family (what `widen` may give an open condition)
+    emotions: dict[str, str] = field(default_factory=dict)
+    #: past the limit (`widen`): what an open condition may change
+    widening: Widening | None = None
+    #: the candidates `widen` adds: none when the caller capped the candidates or the build attaches no emotion
+    widen_by: int = 0
 
     def rng(self, *parts: Any) -> random.Random:
         """The random stream of one candidate (or one of its parts): `tracer/<domain>/<split>/<seed>/<i>[/part]`."""
@@ -279,7 +293,7 @@ def build_tasks(domain: Domain, split: str, n: int, seed: int, *, space: Conditi
     started = time.perf_counter()
     build = prepare(domain, split, n, seed, space, BuildOptions(**options))
     index = 0
-    while (len(build.accepted) < n and index < build.limit) or release(build):
+    while (len(build.accepted) < n and index < build.limit) or release(build) or widen(build):
         try:
             select(build, validate(build, feel(build, refine(build, design(build, ground(build, index))))))
         except Reject as exc:
@@ -320,7 +334,8 @@ def prepare(domain: Domain, split: str, n: int, seed: int, space: ConditionSpace
                  validator=Validator(domain, options.avoid or [], hints),
                  split_checks=SplitChecks(domain, split, options.avoid or [], options.keep_apart or []),
                  rollout=options.rollout, report=report, limit=options.max_candidates or max(500, CANDIDATES_PER_TASK * n),
-                 on_accept=options.on_accept, skip=options.skip)
+                 on_accept=options.on_accept, skip=options.skip, emotions=dict(space.labels),
+                 widen_by=WIDEN_CANDIDATES if options.max_candidates is None and options.labeler is not None else 0)
 
 
 def ground(build: Build, index: int) -> Grounded:
@@ -345,14 +360,14 @@ def design(build: Build, grounded: Grounded) -> Designed:
     lived = [d.mood for d in cand.drafts]
     try:
         condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions, allowed,
-                                   slack=slack)
+                                   slack=slack, widening=build.widening)
     except Reject:
         # no open condition has its cause in the moods as drawn: another way an intent may be lived may give one
         for i, other in ((i, o) for i, mood in enumerate(lived) for o in mood.others):
             cand.drafts[i].mood = other
             try:
                 condition = take_condition(build.design, len(build.accepted), cand, build.strata, build.occasions,
-                                           allowed, slack=slack)
+                                           allowed, slack=slack, widening=build.widening)
                 break
             except Reject:
                 cand.drafts[i].mood = lived[i]
@@ -435,6 +450,47 @@ def release(build: Build) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Widening:
+    """What a widened build lets an open condition change (`widen`): its emotion, for another of its family, and
+    its urgency, while every emotion keeps within the design's band and every urgency within WIDEN_DRIFT of its
+    designed count (`Widening.change`)."""
+
+    #: every emotion of the condition space -> its family
+    emotions: Mapping[str, str]
+    #: the design's count of each urgency
+    urgency: Mapping[str, int]
+
+    def change(self, design: list[dict[str, str]], j: int, fits: Fits, taken: Counter) -> bool:
+        """Give design row `j` another emotion of its family, else another urgency, that the candidate can take (an
+        emotion must keep more than the least rows any emotion has, the other fewer than the most: 2-3 of 58, 0-1
+        of 10); whether it could."""
+        row = design[j]
+        counts = Counter(r["emotion"] for r in design)
+        low, high = min(counts[e] for e in self.emotions), max(counts[e] for e in self.emotions)  # none: 0
+        others = sorted(e for e, family in self.emotions.items() if family == row["family"] and e != row["emotion"])
+        changes = [{**row, "emotion": e} for e in others if counts[row["emotion"]] > low and counts[e] < high]
+        urgency = Counter(r["urgency"] for r in design)
+        changes += [{**row, "urgency": u} for u in sorted(self.urgency) if u != row["urgency"]
+                    and urgency[row["urgency"]] > self.urgency[row["urgency"]] - WIDEN_DRIFT
+                    and urgency[u] < self.urgency[u] + WIDEN_DRIFT]
+        for mine in changes:
+            if not taken[condition_id(mine)] and fits.misfit(mine) is None:
+                design[j] = mine
+                return True
+        return False
+
+
+def widen(build: Build) -> bool:
+    """Once, when the candidates run out short of `n`: WIDEN_CANDIDATES more, each open condition free to change
+    as `Widening` allows; False when the build is full, has widened already, or may not (`Build.widen_by`)."""
+    if len(build.accepted) >= build.n or build.widening is not None or not build.widen_by:
+        return False
+    build.widening = Widening(build.emotions, Counter(r["urgency"] for r in build.design))
+    build.limit += build.widen_by
+    return True
+
+
 def finish_one(build: Build, felt: Felt, k: int) -> Task:
     """Accepted task number `k` with its emotion block (an anchor from its own stream), its feelings and its
     intent plan."""
@@ -468,12 +524,14 @@ def occasion_for(occasions: list[tuple[str, int, str]], condition: dict[str, str
 
 
 def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata: dict[str, dict[str, Counter]],
-                   occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1) -> dict[str, str]:
+                   occasions: list[tuple[str, int, str]], allowed: bool, slack: float = 1,
+                   widening: Widening | None = None) -> dict[str, str]:
     """The condition task `k` gets: a later condition whose emotion needs an occasion when the candidate can take
     one, else the design's condition `k` when the candidate can take it, else the first later one it can take,
     swapped into place (the design keeps every condition once; a condition the candidate
     cannot take waits for a candidate that can), else a later one whose urgency, traded with another later
-    condition's, fits the candidate's dates and stakes (`_retarget`); a Reject when none fits."""
+    condition's, fits the candidate's dates and stakes (`_retarget`), else (a widened build only) a later one
+    changed as `widening` allows; a Reject when none fits."""
     fits = Fits(cand, occasions, allowed, strata, slack)  # what the candidate can take, asked once per condition
     taken = Counter(condition_id(row) for row in design)  # swaps keep it; a retarget changes it and returns
     # an emotion that needs an occasion (sorrow) fits few candidates: take it whenever one can, so it does not
@@ -493,6 +551,10 @@ def take_condition(design: list[dict[str, str]], k: int, cand: Candidate, strata
             return design[k]
     for j in range(k, len(design)):
         if _retarget(design, k, j, fits, taken):
+            design[k], design[j] = design[j], design[k]
+            return design[k]
+    for j in range(k, len(design) if widening is not None else k):
+        if widening.change(design, j, fits, taken):
             design[k], design[j] = design[j], design[k]
             return design[k]
     raise first

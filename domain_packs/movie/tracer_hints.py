@@ -357,7 +357,10 @@ def ground_exchange_tickets(ctx: GroundingContext) -> IntentDraft | None:
     # a refused request's event never tells the refusal's reason ("I missed my showing" says it has started)
     mood = Mood("{{I}} still want to see the film and hope to find another time" if missed else
                 "{{my}} plans changed and {{I}} need another showing", "negative" if missed else "neutral", 1,
-                None if missed else days_between(TODAY, old["start"]))
+                None if missed else days_between(TODAY, old["start"]),
+                # the same move lived as a clash still in the way (what dislike and aversion rest on)
+                others=() if missed else (Mood("the showing {{I}} booked clashes with something {{I}} cannot move",
+                                               "negative", 1, days_between(TODAY, old["start"])),))
     if ctx.want_challenge:
         looks = ["list_showtimes", "get_seat_map"] if refusal.reason in ("age_rating", "credit_format") else []
         return draft(refusal.kind, "exchange_tickets", args, request, ref, facts=facts, refusal=refusal,
@@ -460,7 +463,10 @@ def ground_change_membership_tier(ctx: GroundingContext) -> IntentDraft | None:
     facts = {"new_tier": name, "member_number": member["member_number"]}
     reads = {"get_membership_details": [{"membership_id": member["membership_id"]}]}
     mood = Mood("{{I}} " + ("go to the cinema more often now" if up else "want to spend less on the cinema"),
-                "neutral", 1, None)
+                "neutral", 1, None,
+                # a move down lived as a fee the customer finds too high (what distaste at a charge rests on)
+                others=() if up else (Mood("the monthly fee of {{my}} tier is more than {{I}} want to pay for how "
+                                           "often {{I}} go", "negative", 1, None),))
     if ctx.want_challenge:
         table = {"tier_change_once_per_month": Refusal("tier_changed_this_month", "once per calendar month", "tier_twice"),
                  "tier_change_needs_active_membership": Refusal("membership_inactive", "paused", "tier_paused")}

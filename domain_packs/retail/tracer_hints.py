@@ -223,7 +223,10 @@ def ground_modify_pending_order_address(ctx: GroundingContext) -> IntentDraft | 
                  [f"ship order {oid} to {_address(new)} instead",
                   f"change the shipping address of order {oid} to {_address(new)}"], _order(order),
                  facts={"new_address": dict(new)},
-                 mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1))
+                 mood=Mood("{{I}} will not be at the old address when the parcel arrives", "neutral", 1,
+                           # the same redirection lived as a harm still ahead (what fear at stakes 2 rests on)
+                           others=(Mood("the parcel will sit outside {{my}} old flat with nobody there to take it in",
+                                        "negative", 2),)))
 
 def ground_modify_pending_order_payment(ctx: GroundingContext) -> IntentDraft | None:
     order = need(pick_fresh(ctx, [o for o in _orders(ctx, "pending") if sum(

@@ -61,7 +61,7 @@ def situation(state: Any, cand: Any) -> str | None:
     if BEREAVED_MOVE in occasion and not any(d.kind in ADDRESS_CHANGES for d in cand.drafts):
         return f"occasion '{cand.occasion}' for a task that changes no address"
     if HOUSEBOUND in occasion:
-        moving = [d for d in cand.drafts if "moving" in d.mood.event.lower() or "not be at" in d.mood.event.lower()]
+        moving = [d for d in cand.drafts if any(w in d.mood.event.lower() for w in ("moving", "not be at", "old flat"))]
         if moving:
             return f"occasion '{cand.occasion}' with {moving[0].kind}, whose user '{moving[0].mood.event}'"
     if MOVING_SOON in occasion:

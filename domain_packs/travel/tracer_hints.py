@@ -12,6 +12,7 @@ refusal reasons. Decision rules weigh a booking's total, a date change's cost an
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from tau_emotion.domain_packs.travel.rules import POINTS_BLOCK, TOUR_CANCELLATION_DAYS
@@ -320,7 +321,9 @@ def ground_change_hotel_stay_dates(ctx: GroundingContext) -> IntentDraft | None:
                  policy_values=[CHANGE_FEE], decline="keep {{my}} stay's dates as they are", mood=mood)
 
 def ground_cancel_hotel_stay(ctx: GroundingContext) -> IntentDraft | None:
-    mood = Mood("{{I}} no longer need that hotel", "negative", 1, None)
+    # the same cancellation lived as a hotel that put the traveller off (what dislike and distaste rest on)
+    mood = Mood("{{I}} no longer need that hotel", "negative", 1, None,
+                others=(Mood("the hotel's recent reviews say it is not what its listing shows", "negative", 1, None),))
     if ctx.want_challenge:
         trip, stay, _, refusal = _stay_challenge(ctx, "cancel_hotel_stay")
         ref = _part_ref(ctx, trip, stay, "stays")
@@ -378,7 +381,9 @@ def ground_cancel_tour_booking(ctx: GroundingContext) -> IntentDraft | None:
     ref = _part_ref(ctx, trip, booking, "tour_bookings")
     args = {"tour_booking_id": booking["tour_booking_id"]}
     ctx.challenged("cancel_tour_booking", args)
-    mood = Mood("{{I}} cannot make the " + booking["tour"] + " after all", "negative", 1, days_until(booking["date"]))
+    mood = Mood("{{I}} cannot make the " + booking["tour"] + " after all", "negative", 1, days_until(booking["date"]),
+                others=(Mood("the " + booking["tour"] + " is not quite what {{I}} had in mind", "negative", 1,
+                             days_until(booking["date"])),))
     if late:
         return draft("tour_too_late", "cancel_tour_booking", args, [f"cancel {ref.phrase} and get a refund"], ref,
                      refusal=Refusal("tour_cancellation_window", "48 hours"), mood=mood,
@@ -459,6 +464,9 @@ def ground_cancel_car_rental(ctx: GroundingContext) -> IntentDraft | None:
         return draft("rental_started", "cancel_car_rental", args,
                      [f"cancel {ref.phrase} and get a refund, since {{{{I}}}} no longer need the car"], ref,
                      refusal=Refusal("rental_started", "before its pick-up date"), mood=mood)
+    # a rental not yet begun may also be called off over its price (what distaste at a charge rests on)
+    mood = dataclasses.replace(mood, others=(Mood("the rental charge for that car is more than {{I}} expected", "negative",
+                                                  1, None),))
     return _cancel("cancel_car", "cancel_car_rental", "car_rentals", rental, ref, mood)
 
 HINTS = TracerHints(
