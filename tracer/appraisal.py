@@ -70,7 +70,9 @@ def candidates(facts: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
         # refusal), not a change of plan the customer has settled ("my plans fell through" gives no distaste)
         "unwelcome": [c for c in blocked if not _says(c["text"], "settled_words")] + refusal,
         "fault": fault + refusal,
-        "offence": [c for c in fault if _says(c["text"], "offence_words")] + refusal,
+        # repugnance at a refusal needs a request that matters (stakes 2+): no "I'd find a refusal repugnant" over
+        # spending less on a game ticket (basketball-test-054)
+        "offence": [c for c in fault if _says(c["text"], "offence_words")] + [c for c in refusal if c["stakes"] >= 2],
         # a request the user will insist on when refused (told so by the instruction), or an event they blame
         "contested": ([{"text": insisted, "valence": "negative", "stakes": stakes, "source": "refusal"}]
                       if insisted and not facts.get("accepts_refusal") else fault),

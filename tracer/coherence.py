@@ -73,6 +73,7 @@ def grounds(situation: Mapping[str, Any]) -> dict[str, bool]:
     disputed = any(lexicon()["disputes"].search(e) for e in [*(situation.get("events") or []), situation.get("occasion") or ""])
     return {
         "history": bool(situation.get("history")),
+        "refused": refused,
         "contested": (refused or disputed) and not situation.get("accepts_refusal"),
         "no_near_date": days is None or days > CLOSE_DAYS,
         "close_date": days is not None and days <= CLOSE_DAYS,
@@ -107,7 +108,7 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
         return []
     lex, have = lexicon(), grounds(situation)
     found: list[Finding] = []
-    for name in ("presupposition", "insistence", "deadline", "imminent", "few_days", "pressing", "calm", "ahead",
+    for name in ("presupposition", "insistence", "exception", "deadline", "imminent", "few_days", "pressing", "calm", "ahead",
                  "obstacle", "loss", "threat", "offence", "good_fortune", "extreme", "clash"):
         rule = lex[name]
         match = rule["regex"].search(text)
@@ -126,7 +127,8 @@ def check_text(text: str, situation: Mapping[str, Any], kind: str = "feeling") -
     return found
 
 
-_RULE_NAMES = {"presupposition": "presupposition", "insistence": "presupposition", "deadline": "urgency against situation",
+_RULE_NAMES = {"presupposition": "presupposition", "insistence": "presupposition", "exception": "presupposition",
+               "deadline": "urgency against situation",
                "imminent": "urgency against situation", "few_days": "urgency against situation", "clash": "contradiction",
                "pressing": "urgency against situation", "calm": "urgency against situation", "ahead": "urgency against situation",
                "obstacle": "missing cause", "loss": "missing cause", "threat": "missing cause", "offence": "missing cause",

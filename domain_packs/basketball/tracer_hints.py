@@ -365,7 +365,11 @@ def ground_relocate_membership_seat(ctx: GroundingContext) -> IntentDraft | None
     up = section["season_price"] > _section(ctx, member["section_code"])["season_price"]
     mood = Mood("{{I}} want " + ("a better view" if up else "to spend less") + " for the rest of the season",
                 "neutral", 1, None, others=(Mood("the seats {{I}} have now are not what {{I}} hoped for", "negative", 1,
-                                                 None),))
+                                                 None),
+                                            # a whole season behind a railing: an obstacle that matters (anger at
+                                            # stakes 2 rests on it); a move to better seats only
+                                            *((Mood("a railing is blocking {{my}} view from the seats {{I}} have for "
+                                                    "the whole season", "negative", 2, None),) if up else ())))
     if refusal:
         return draft(refusal.kind, "relocate_membership_seat", args, request, refusal=refusal, facts=facts,
                      choices=choices, reads=reads, evidence=["get_membership_details"], mood=mood)

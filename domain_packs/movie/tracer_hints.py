@@ -39,6 +39,7 @@ from tau_emotion.tracer.hints import (
     fact_wording,
     goals_in,
     instrument_options,
+    join_and,
     money,
     month_day,
     need,
@@ -61,8 +62,8 @@ class MovieRates(Rates):
     #: a member's booking uses their credits
     use_credits: Rate = 0.6
     #: an exchange challenge is for a showing that started; else, it is a second exchange (fewest customers can ask)
-    late_exchange_challenge: Rate = 0.2
-    second_exchange_challenge: Rate = 0.4
+    late_exchange_challenge: Rate = 0.3
+    second_exchange_challenge: Rate = 0.5
     #: an exchange goes to a dearer format (IMAX or 3D) of the same film
     format_upgrade: Rate = 0.5
     #: a showing of another film is a target of an exchange (of a challenge; of any other exchange)
@@ -81,6 +82,8 @@ OCCASIONS = [
     ("a close friend has just come out of hospital and {{I}} want to give them a treat", 2, "negative"),
     ("{{I}} {{am}} on a tight budget this month", 2, "negative"),
     ("{{I}} saw the first film with {{my}} late father and want to see the sequel", 3, "negative"),
+    # a grave harm still ahead (what dread and desperation at stakes 3 rest on; a loss that happened is grief)
+    ("{{my}} daughter is seriously ill and this film is the one outing she has asked for", 3, "negative"),
     ("it is just an ordinary trip to the cinema", 0, "neutral"),
 ]
 
@@ -206,6 +209,16 @@ def _word(key: str, value: Any) -> str:
         return _day(str(value))
     return _SAY.get(str(value), str(value))
 
+def _new_seats(said: list[str]) -> str:
+    """The seats an exchange moves to, in one of two wordings fixed by their number (no sentence frame fills half
+    the split: the audit's sentence-template check), a single seat in the singular."""
+    seats = join_and(said)
+    if len(said) == 1:
+        return f"the new seat you want is {seats}"
+    return f"you would like to sit in {seats} at the new showing" if len(said) % 2 else \
+        f"the new seats you want are {seats}"
+
+
 fact_phrase = fact_wording({
     "film": ("the film is {}", "the films are {}"),
     "theatre": ("the cinema is {}", "the cinemas are {}"),
@@ -222,7 +235,7 @@ fact_phrase = fact_wording({
     "confirmation_code": ("the confirmation code is {}", "the confirmation codes are {}"),
     **{f"{k}_seats": (f"the {k} ticket is for seat {{}}", f"the {k} tickets are for seats {{}}") for k in ("adult", "child", "senior")},
     "ticket_types": "",
-    "new_seats": ("the new seats you want are {}", "the new seats you want are {}"),
+    "new_seats": lambda said: _new_seats(said),
     "credits": ("you want {} of the tickets paid with membership credits", "you want {} tickets paid with credits"),
     "concession": "",  # the request says it ("4 bottles of water"); the catalogue name again was a second pass
     "quantity": "",  # the request says it

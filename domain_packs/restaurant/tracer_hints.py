@@ -76,6 +76,8 @@ OCCASIONS = [
     ("{{my}} old school friends are in town for one weekend", 1, "positive"),
     ("{{I}} {{am}} recovering from an operation and do not get out much", 2, "negative"),
     ("{{I}} lost {{my}} partner this year and this meal matters to {{me}}", 3, "negative"),
+    # a grave harm still ahead (what dread and desperation at stakes 3 rest on; a loss that happened is grief)
+    ("{{my}} father is very ill and this may be his last birthday dinner with the family", 3, "negative"),
     ("it is just an ordinary night out", 0, "neutral"),
 ]
 

@@ -20,7 +20,7 @@ LUNCH_BEFORE = "16:00"
 FUNERAL_WITHIN_DAYS = 14
 #: occasion words -> the smallest party it fits
 PARTY_AT_LEAST = {"wedding anniversary": 3, "partner's parents": 3, "old school friends": 3, "important client": 2,
-                  "moving abroad": 2}
+                  "moving abroad": 2, "last birthday dinner with the family": 3}
 
 
 def meal(state: Any, draft: Any) -> dict | None:

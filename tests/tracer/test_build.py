@@ -123,15 +123,8 @@ README_FLAGS = {"test": {}, "train": {"min_calls": 5}}
 STALE_TRAIN = pytest.mark.skip(reason="committed train splits predate issue 34's generator: rebuild pending (issue 34)")
 
 
-#: the committed airline test split was built before the appraisal's kinds of cause (session 2026-12-03): its README
-#: command now stops at 57 of 58 (disgust at low urgency has too few causes in airline); it passes the audit as it is
-STALE_AIRLINE_TEST = pytest.mark.skip(reason="airline test split predates the appraisal's kinds of cause: its rebuild "
-                                             "stops at 57/58 (issue 34)")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("split", [pytest.param("test", marks=STALE_AIRLINE_TEST),
-                                   pytest.param("train", marks=STALE_TRAIN)])
+@pytest.mark.parametrize("split", ["test", pytest.param("train", marks=STALE_TRAIN)])
 def test_committed_split_is_what_its_seed_builds(airline, split, labeler, space):
     """Rebuilding from the recorded seed, as `tau tracer build` does (kept apart from the pack's other Tracer-built
     splits), reproduces the split: every task passed the validator."""

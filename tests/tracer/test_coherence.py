@@ -85,6 +85,15 @@ DEFECTS = [
      situation(events=["I think the fee was unfair"], valence="negative", stakes=1), "contradiction"),
     ("It is just a routine matter. I'm at my wit's end because Hiro has run out of Bupropion.", "feeling",
      situation(events=["Hiro has run out of Bupropion"], valence="negative", stakes=2), "contradiction"),
+    ("I have run out of Omeprazole. It is just a routine matter. I have run out of Omeprazole; I have a sinking "
+     "feeling and I fear the worst.", "feeling",  # telehealth-test-004 (session 2026-12-04)
+     situation(events=["I have run out of Omeprazole"], valence="negative", stakes=2), "contradiction"),
+    ("It is nothing out of the ordinary. My flight was cancelled by the airline; please help me, I have nowhere "
+     "else to turn.", "feeling", situation(events=["My flight was cancelled by the airline"], valence="negative",
+                                           stakes=3), "contradiction"),
+    ("Throughout the chat, the thought of the matter going wrong leaves you frantic. You beg for exceptions and "
+     "special help.", "anchor", situation(events=["I need to pay City of Cambridge Water"]),
+     "presupposition"),  # bank-test-021 (session 2026-12-04): nothing refused, nothing to except
     # the held-out reading of the ten test splits (session 2026-12-03, sample seed 20261203)
     ("I want to know where I stand before the month ends. It is just a routine matter. My phone service is not "
      "working properly, and frankly I find it disgusting.", "feeling",  # telecom-test-018

@@ -62,23 +62,16 @@ def test_feelings_fit_a_stated_misfortune(domains, pack):
             assert not [c for c in calm if c in feeling], (task.id, feeling)
 
 
-#: (split, check) pairs a committed split may fail: none since the Tracer part 3 rebuild (airline train's request kind
-#: balance, p ~ 0.003, went when the situation was chosen to fit the condition and request kinds became a stratum).
-#: The committed splits predate issue 34's appraisal: their tasks record no situation for the coherence check, which
-#: says so (NOT CHECKED) until they are rebuilt (`test_a_split_built_before_the_appraisal_is_not_judged_but_said`)
-#: The four test splits below were built before the anchor bank's compatibility tags (issue 34 item 2): their anchors
-#: still stitch clashing clauses ("you need a moment before answering" beside "you insist on speed"), which the
-#: coherence audit now catches; their README commands stop short (retail 57/58, basketball 57/58, movie 53/58,
-#: travel 51/58 after 58,000 candidates), so they are not rebuilt yet. Remove an entry when its split is rebuilt.
-KNOWN_FAILURES: dict[tuple[str, str], set[str]] = {
-    (pack, "test"): {"coherence"} for pack in ("retail", "basketball", "movie", "travel")}
+# Every committed split passes every check. The committed train splits predate issue 34's appraisal: their tasks
+# record no situation for the coherence check, which says so (NOT CHECKED) until they are rebuilt
+# (`test_a_split_built_before_the_appraisal_is_not_judged_but_said`).
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["test", "train"])
 def test_committed_airline_splits_pass_the_audit(airline, split, space):
     result = audit_split(airline, split, space=space, transfer_tool="transfer_to_human_agents")
-    assert not [c for c in result.checks if not c[1] and c[0] not in KNOWN_FAILURES.get(("airline", split), set())]
+    assert not [c for c in result.checks if not c[1]]
     assert result.tables["label agreement"]["family+emotion"] == f"{result.tables['tasks']['n']}/" \
                                                                  f"{result.tables['tasks']['n']}"
     assert result.tables["users"][f"shared with {'train' if split == 'test' else 'test'}"] == 0
@@ -96,8 +89,7 @@ def test_every_installed_tracer_built_split_passes_the_audit(domains, space):
         for split in sorted({t.split for t in domain.tasks(None) if t.meta.get("source") == "tracer"}):
             result = audit_split(domain, split, space=space, transfer_tool=load_hints(domain).handoff_tool)
             audited.append(f"{name}/{split}")
-            problems += [f"{name}/{split}: {check}: {detail}" for check, ok, detail in result.checks
-                         if not ok and check not in KNOWN_FAILURES.get((name, split), set())]
+            problems += [f"{name}/{split}: {check}: {detail}" for check, ok, detail in result.checks if not ok]
     assert not problems, problems
     assert {f"{p}/{s}" for p in ("airline", "retail", "telecom", "telehealth") for s in ("test", "train")} <= set(audited)
 
@@ -297,7 +289,7 @@ def test_audit_fails_a_split_whose_families_differ_in_intents(airline, monkeypat
     assert "challenge balance" not in failed
 
 
-# ---- issue 21's checks: what was promised (every committed split passes them but one: see KNOWN_FAILURES)
+# ---- issue 21's checks: what was promised (every committed split passes them)
 
 def _patched(monkeypatch, domain, tasks):
     monkeypatch.setattr(type(domain), "tasks", lambda self, split=None: tasks if split is None else

@@ -251,7 +251,9 @@ def test_appraisal_gives_each_emotion_its_cause_at_its_intensity():
     # a refusal the user accepts gives no argument; one they insist on does, said as "if I'm told no"
     refused = facts(("I want to cancel my booking", "neutral", 1), refusals=["I want to cancel my booking"],
                     insisted="I want to cancel my booking")
-    assert fits("argumentativeness", refused) and fits("repugnance", refused)
+    assert fits("argumentativeness", refused) and not fits("repugnance", refused)
+    # repugnance at a refusal needs a request that matters (basketball-test-054: a refused downgrade, stakes 1)
+    assert fits("repugnance", {**refused, "stakes": 2}) and fits("distaste", refused)
     assert cause({"emotion": "argumentativeness"}, refused)["source"] == "refusal"
     assert not fits("argumentativeness", {**refused, "accepts_refusal": True, "insisted": None})
     # urgency: no "no rush" beside a date tomorrow or a misfortune; a high urgency fits anywhere
