@@ -79,7 +79,10 @@ def candidates(facts: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "threat": [c for c in negative if (c["stakes"] >= 2 or pressing) and not _says(c["text"], "settled_words")],
         "loss": [c for c in negative if _says(c["text"], "loss_words") and (c["source"] == "occasion" or c["stakes"] >= 3)],
         "stake": [c for c in causes if (c["stakes"] >= 1 or near) and not _says(c["text"], "settled_words")],
-        "good": [] if misfortune or negative else (positive or calm),
+        # pride and relief need something that matters: not "I'm proud to be on top of things" beside "I am thinking
+        # of buying something" (retail-test-008, stakes 0)
+        "good": [] if misfortune or negative else ([c for c in positive if c["stakes"] >= 1]
+                                                     or [c for c in calm if c["stakes"] >= 1]),
         "upcoming": [] if misfortune or negative else positive,
         "calm": [] if misfortune or pressing or negative else calm,
         "any": causes,

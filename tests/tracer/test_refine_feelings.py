@@ -252,6 +252,11 @@ def test_appraisal_gives_each_emotion_its_cause_at_its_intensity():
     refused = facts(("I want to cancel my booking", "neutral", 1), refusals=["I want to cancel my booking"],
                     insisted="I want to cancel my booking")
     assert fits("argumentativeness", refused) and not fits("repugnance", refused)
+    # pride rests on something that matters, even beside a weightier neutral event (retail-test-008: "I am thinking
+    # of buying something; I'm proud to be on top of things")
+    browsing = ("I am thinking of buying something", "positive", 0)
+    assert not fits("pride", facts(browsing, stakes=1)) and fits("pride", facts(("I found a version I like better",
+                                                                                "positive", 1)))
     # repugnance at a refusal needs a request that matters (basketball-test-054: a refused downgrade, stakes 1)
     assert fits("repugnance", {**refused, "stakes": 2}) and fits("distaste", refused)
     assert cause({"emotion": "argumentativeness"}, refused)["source"] == "refusal"
