@@ -79,7 +79,9 @@ OCCASIONS = [
     ("{{I}} finally have a free evening after a hard month at work", 1, "positive"),
     ("{{I}} promised {{my}} niece a film after her exams", 1, "positive"),
     ("{{I}} {{am}} organising a night out for {{my}} book club", 1, "neutral"),
-    ("a close friend has just come out of hospital and {{I}} want to give them a treat", 2, "negative"),
+    # a friend still recovering is a worry, not a loss: no "I'm grieving, because a close friend has just come out
+    # of hospital" (movie-test-043); the treat is for two (`tracer_situation.PARTY`)
+    ("a close friend is recovering from a long illness and {{I}} want to give them a treat", 2, "negative"),
     ("{{I}} {{am}} on a tight budget this month", 2, "negative"),
     ("{{I}} saw the first film with {{my}} late father and want to see the sequel", 3, "negative"),
     # a grave harm still ahead (what dread and desperation at stakes 3 rest on; a loss that happened is grief)

@@ -17,7 +17,7 @@ from tau_emotion.domain_packs.movie.tools import hours_until
 #: occasion words -> (fewest tickets, a child's ticket needed)
 PARTY = {"son's ninth birthday": (2, True), "promised {{my}} niece": (2, True), "wedding anniversary": (2, False),
          "parents are visiting": (3, False), "grandmother": (2, False), "book club": (3, False),
-         "daughter is seriously ill": (2, True)}
+         "daughter is seriously ill": (2, True), "recovering from a long illness": (2, False)}
 
 
 def _tickets_and_show(state: Any, draft: Any) -> tuple[list[dict], dict] | None:

@@ -70,6 +70,32 @@ def stay_cities(state: Any, trip: dict) -> set[str]:
     return {state["stays"].peek(s)["city"] for s in trip["stay_ids"] if state["stays"].peek(s)["status"] == "confirmed"}
 
 
+def _double_stay(before: Any, after: Any, cand: Any) -> str | None:
+    """A stay the task asks to book or move (granted or refused) for a night another stay of the same trip holds
+    (check-out day excluded): another confirmed stay once the gold has run, or another stay the task asks for."""
+    asked = []  # (trip id, the stay moved or None, check-in, check-out) of every stay request
+    for draft in cand.drafts:
+        args = draft.arguments
+        trip = trip_of(before, args) or trip_of(after, args)
+        if draft.goal in STAY_WRITES and trip is not None:
+            asked.append((trip["itinerary_id"], args.get("stay_id"), args.get("check_in"), args.get("check_out")))
+    for k, (trip_id, moved, check_in, check_out) in enumerate(asked):
+        trip = after["itineraries"].peek(trip_id)
+        held = [(s["stay_id"], s["hotel"], s["check_in"], s["check_out"]) for s in _confirmed(after, "stays", trip["stay_ids"])]
+        # not the stay moved, nor the stay the gold booked for this request (new, on these dates)
+        others = [h for h in held if h[0] != moved and not (h[0] not in before["stays"] and (h[2], h[3]) == (check_in, check_out))] + \
+            [(m, "another stay asked for", a, b) for j, (t, m, a, b) in enumerate(asked) if j != k and t == trip_id]
+        for _, hotel, a, b in others:
+            if a and b and check_in and check_out and check_in < b and a < check_out:
+                return (f"asks for a stay from {check_in} to {check_out} on trip {trip['trip_number']}, which holds "
+                        f"{hotel} from {a} to {b}")
+    return None
+
+
+#: the goals that add a stay to a trip or move one's nights
+STAY_WRITES = frozenset({"book_hotel_stay", "change_hotel_stay_dates"})
+
+
 def _confirmed(state: Any, table: str, ids: list[str]) -> list[dict]:
     return [row for i in ids if (row := state[table].peek(i)) is not None and row["status"] == "confirmed"]
 
@@ -77,7 +103,12 @@ def _confirmed(state: Any, table: str, ids: list[str]) -> list[dict]:
 def world(before: Any, after: Any, cand: Any) -> str | None:
     """Why the task's itinerary does not hold together (`TracerHints.world`), or None: a tour departure or a car for
     days the trip already holds; a car cancelled as no longer needed and another rented for the same days; a car
-    picked up in a city where the trip has no stay (a tour is a day out, from any city of the trip)."""
+    picked up in a city where the trip has no stay (a tour is a day out, from any city of the trip); two stays of one
+    trip for the same night, one of them booked or moved by the task (travel-test-023 added a room at Marais Atelier
+    Hotel for September 21-23 and stretched the stay there to September 22)."""
+    clash = _double_stay(before, after, cand)
+    if clash:
+        return clash
     booked_cars = [d for d in cand.drafts if d.goal == "book_car_rental"]
     for draft in cand.drafts:
         args = draft.arguments

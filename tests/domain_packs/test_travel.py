@@ -314,3 +314,38 @@ def test_tracer_built_test_split_meets_its_targets_and_obeys_the_rules(domain):
             domain.toolset.call(state, action.name, action.arguments)
     train = domain.tasks("train") if "train" in domain.splits else []
     assert not {t.meta["user"] for t in tasks} & {t.meta["user"] for t in train}
+
+
+
+def _drafts(*calls):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(drafts=[SimpleNamespace(goal=name, arguments=dict(args)) for name, args in calls])
+
+
+def test_a_stay_asked_for_nights_its_trip_already_holds_is_no_itinerary(domain):
+    """Issue 34 item 5, itineraries that hold together: a stay asked for (granted or refused) on nights another stay
+    of the trip holds is rejected by the world check (travel-test-023 once added a room at Marais Atelier Hotel for
+    September 21-23 and asked to stretch the stay there to September 22); the night of a check-out is free."""
+    from tau_emotion.core.reward import replay
+    from tau_emotion.domain_packs.travel.tracer_situation import _double_stay
+
+    state = domain.database.state()
+    stay = next(s for _, s in state["stays"].scan() if s["status"] == "confirmed")
+    trip = stay["itinerary_id"]
+    end = (dt.date.fromisoformat(stay["check_out"]) + dt.timedelta(days=2)).isoformat()
+    same = _drafts(("book_hotel_stay", {"itinerary_id": trip, "check_in": stay["check_in"], "check_out": stay["check_out"]}))
+    assert "which holds" in _double_stay(state, state, same)
+    # the two requests of one task clash with each other even when the trip held neither
+    twice = _drafts(("book_hotel_stay", {"itinerary_id": trip, "check_in": stay["check_out"], "check_out": end}),
+                    ("book_hotel_stay", {"itinerary_id": trip, "check_in": stay["check_out"], "check_out": end}))
+    assert _double_stay(state, state, twice) is not None
+    after_checkout = _drafts(("book_hotel_stay", {"itinerary_id": trip, "check_in": stay["check_out"], "check_out": end}))
+    others = [s for s in state["stays"].scan() if s[1]["itinerary_id"] == trip and s[1]["status"] == "confirmed"
+              and s[1]["check_in"] < end and stay["check_out"] < s[1]["check_out"]]
+    assert (_double_stay(state, state, after_checkout) is None) == (not others)
+    # every committed test task's stay requests hold together (its gold's writes and its refused calls)
+    for task in domain.tasks("test"):
+        calls = [(a.name, a.arguments) for a in task.gold.actions if domain.toolset[a.name].writes]
+        calls += [(r.call.name, r.call.arguments) for r in (task.plan.refusals if task.plan else [])]
+        assert _double_stay(state, replay(domain, task), _drafts(*calls)) is None, task.id
