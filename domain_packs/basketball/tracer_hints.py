@@ -268,7 +268,9 @@ def ground_upgrade_tickets(ctx: GroundingContext) -> IntentDraft | None:
     else:
         section, args = ctx.choose([c for c in calls if not ctx.violations("upgrade_tickets", c[1])])
         refusal = None
-    request = [f"move {ref.phrase} to {section['name']}", f"upgrade {ref.phrase} to {section['name']}"]
+    # a move to a cheaper section is no upgrade (basketball-test-029 asked to "upgrade" to spend less)
+    down = refusal is not None and refusal.reason == "no_downgrade"
+    request = [f"move {ref.phrase} to {section['name']}"] + ([] if down else [f"upgrade {ref.phrase} to {section['name']}"])
     facts = {"section": section["name"]}
     choices = [_section_choice(ctx, section)]
     reads = {"get_seat_availability": [{"game_code": game["game_code"]}]}
